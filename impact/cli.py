@@ -1,0 +1,127 @@
+"""The `impact` command: argument parsing and exit codes only.
+
+Maintainers: each subcommand calls a library function; known errors become one
+`impact: error: ...` line and their exit code, anything else exit 4, and
+`--debug` re-raises so the traceback shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from impact.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_NONE, BadUsage, ImpactError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 3, as for any bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"impact: error: {message}; see '{self.prog} --help'\n")
+
+
+def _add_input_forms(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", default=".", help="the repository (default: the current folder)")
+    parser.add_argument("--base", help="the branch or commit the change is compared with")
+    parser.add_argument("--head", help="the branch or commit holding the change")
+    parser.add_argument("--range", metavar="A..B", help="a commit range, like --base A --head B")
+    parser.add_argument("--commit", metavar="C", help="one commit against its first parent")
+    parser.add_argument("--worktree", action="store_true",
+                        help="HEAD against uncommitted work: staged, unstaged and untracked files")
+    parser.add_argument("--target-tip", metavar="T",
+                        help="also analyse the head merged onto T (the target branch's tip)")
+
+
+def _add_output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="write the report to FILE (whole or not at all) instead of stdout")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="impact", description=(
+        "Which hand-kept Python/C++ kernel contracts a git change touches, and whether "
+        "it breaks them."))
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    report = sub.add_parser("report", help="report on a change (a PR, range, commit or worktree)")
+    _add_input_forms(report)
+    _add_output(report)
+    demo = sub.add_parser("demo", help="build a demo repository from the bundled fixture tree "
+                                       "and report on it")
+    demo.add_argument("--keep", metavar="DIR",
+                      help="build the demo repository in DIR (new or empty) and keep it")
+    _add_output(demo)
+    return parser
+
+
+def _write(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    target = Path(output)
+    if not target.parent.is_dir():
+        raise BadUsage(f"cannot write '{output}': its folder does not exist",
+                       "create the folder or pick another --output path")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _run(args: argparse.Namespace) -> int:
+    # Imported here so `impact --help` stays fast and import errors are reported as errors.
+    from impact.render import RENDERERS
+
+    if args.command == "demo":
+        from impact.demo import demo_report
+
+        report = demo_report(keep=args.keep)
+    else:
+        from impact.git import open_views
+        from impact.report import build_report
+
+        views = open_views(args.repo, base=args.base, head=args.head, range=args.range,
+                           commit=args.commit, worktree=args.worktree,
+                           target_tip=args.target_tip)
+        given = {k: getattr(args, k) for k in ("base", "head", "range", "commit", "target_tip")}
+        given = {k: v for k, v in given.items() if v}
+        if args.worktree:
+            given["worktree"] = "yes"
+        report = build_report(views, given)
+    _write(RENDERERS[args.format](report), args.output)
+    return EXIT_NONE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the documented exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except ImpactError as exc:
+        if args.debug:
+            raise
+        print(f"impact: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("impact: interrupted", file=sys.stderr)
+        return EXIT_INTERNAL
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"impact: internal error: {type(exc).__name__}: {exc} "
+              "(run again with --debug for the traceback, and report it)", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

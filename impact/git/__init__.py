@@ -1,0 +1,25 @@
+"""Everything that touches a repository, through dulwich only.
+
+Maintainers: this package reads git objects and, for `--worktree`, the files of
+the working tree. It never checks out, never writes to the analysed repository
+(new objects such as merged trees live in an in-memory store layered over it),
+and never runs a `git` subprocess.
+"""
+
+from impact.git.repository import Repository, Revision, open_repository
+from impact.git.snapshot import Entry, Snapshot, SnapshotDiff, diff_snapshots
+from impact.git.views import InputForm, View, Views, open_views
+
+__all__ = [
+    "Entry",
+    "InputForm",
+    "Repository",
+    "Revision",
+    "Snapshot",
+    "SnapshotDiff",
+    "View",
+    "Views",
+    "diff_snapshots",
+    "open_repository",
+    "open_views",
+]

@@ -1,0 +1,211 @@
+"""The views a report compares: base, head and (with a target tip) merged.
+
+Maintainers: turns the user's input form into commits and snapshots. A
+conflicted merge is a result, not an error: the merged snapshot keeps every
+cleanly merged path and names the conflicted ones.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass
+
+from dulwich.merge import Merger, three_way_merge
+from dulwich.object_store import iter_tree_contents
+from dulwich.objects import Commit
+
+from impact.errors import BadUsage, ImpactError, UnknownRevision
+from impact.git.repository import Repository, Revision, open_repository
+from impact.git.snapshot import Entry, Snapshot, SnapshotDiff, diff_snapshots
+from impact.git.worktree import worktree_entries, write_tree
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+WORKTREE = "WORKTREE"
+
+
+class InputForm(enum.StrEnum):
+    """How the user named the change."""
+
+    BASE_HEAD = "base-head"
+    RANGE = "range"
+    COMMIT = "commit"
+    WORKTREE = "worktree"
+
+
+@dataclass(frozen=True)
+class View:
+    """One comparison: `new` against `old`, with what changed between them."""
+
+    name: str
+    old: Snapshot
+    new: Snapshot | None
+    diff: SnapshotDiff
+    conflicts: tuple[str, ...] = ()
+    unavailable: str | None = None
+
+
+@dataclass(frozen=True)
+class Views:
+    """Everything later stages need about the revisions; nothing reaches back into git."""
+
+    repository: Repository
+    form: InputForm
+    revisions: dict[str, Revision]
+    merge_bases: dict[str, list[str]]
+    base: Snapshot
+    head: Snapshot
+    views: tuple[View, ...]
+
+    def view(self, name: str) -> View | None:
+        return next((v for v in self.views if v.name == name), None)
+
+
+def _snapshot(repository: Repository, tree_id: str, label: str,
+              conflicted: frozenset[str] = frozenset()) -> Snapshot:
+    entries: dict[str, Entry] = {}
+    try:
+        for item in iter_tree_contents(repository.objects, tree_id.encode()):
+            entries[item.path.decode()] = Entry(item.sha.decode(), item.mode)
+    except KeyError as exc:
+        missing = exc.args[0] if exc.args else b"?"
+        raise repository._missing(
+            missing.decode() if isinstance(missing, bytes) else str(missing)
+        ) from None
+    return Snapshot(entries, repository.read_blob, label=label, tree_id=tree_id,
+                    conflicted=conflicted)
+
+
+def _commit_snapshot(repository: Repository, sha: str, label: str) -> Snapshot:
+    return _snapshot(repository, repository.commit(sha).tree.decode(), label)
+
+
+def _split_range(spelled: str) -> tuple[str, str]:
+    sep = "..." if "..." in spelled else ".."
+    if sep not in spelled:
+        raise BadUsage(f"--range '{spelled}' has no '..'", "write it as A..B (or A...B)")
+    left, right = spelled.split(sep, 1)
+    return left or "HEAD", right or "HEAD"
+
+
+def _worktree_commit(repository: Repository, head: Revision | None, tree_id: str) -> Commit:
+    """A commit object, in the scratch store only, that holds the uncommitted work."""
+    commit = Commit()
+    commit.tree = tree_id.encode()
+    commit.parents = [head.sha.encode()] if head else []
+    commit.author = commit.committer = b"impact <impact@localhost>"
+    commit.author_time = commit.commit_time = 0
+    commit.author_timezone = commit.commit_timezone = 0
+    commit.message = b"uncommitted work\n"
+    repository.scratch.add_object(commit)
+    return commit
+
+
+def _merged_view(repository: Repository, base: Snapshot, head_commit: Commit,
+                 head_rev: Revision | None, tip: Revision,
+                 merge_bases: dict[str, list[str]]) -> View:
+    """Head merged onto the target tip, compared with `base`."""
+    anchor = head_rev or tip
+    try:
+        bases = repository.merge_bases(anchor.sha, tip.sha) if head_rev else []
+    except ImpactError as exc:
+        return View("merged", base, None, SnapshotDiff(), unavailable=str(exc))
+    merge_bases["head..target_tip"] = bases
+    if head_rev is None or not bases:
+        reason = f"head and target tip '{tip.spelled}' share no history"
+        return View("merged", base, None, SnapshotDiff(), unavailable=reason)
+    merger = Merger(repository.objects)
+    try:
+        tree, conflicts = three_way_merge(
+            repository.objects,
+            repository.commit(bases[0]),
+            repository.commit(tip.sha),
+            head_commit,
+            merger=merger,
+        )
+    except ImpactError as exc:
+        return View("merged", base, None, SnapshotDiff(), unavailable=str(exc))
+    repository.scratch.add_object(tree)
+    conflicted = frozenset(p.decode() for p in conflicts)
+    merged = _snapshot(repository, tree.id.decode(), "merged", conflicted)
+    return View("merged", base, merged, diff_snapshots(base, merged),
+                conflicts=tuple(sorted(conflicted)))
+
+
+def open_views(
+    repo: str | os.PathLike[str] = ".",
+    *,
+    base: str | None = None,
+    head: str | None = None,
+    range: str | None = None,
+    commit: str | None = None,
+    worktree: bool = False,
+    target_tip: str | None = None,
+) -> Views:
+    """Resolve one input form into the base, head and merged views.
+
+    Exactly one form: `base` with `head`, `range` ('A..B'), `commit`, or
+    `worktree` (HEAD against the working tree and index).
+    """
+    forms = [bool(base or head), bool(range), bool(commit), worktree]
+    if sum(forms) != 1:
+        raise BadUsage(
+            "give exactly one input form",
+            "use --base B --head H, --range A..B, --commit C or --worktree",
+        )
+    if (base or head) and not (base and head):
+        raise BadUsage("--base and --head go together", "give both --base and --head")
+
+    repository = open_repository(repo)
+    revisions: dict[str, Revision] = {}
+    merge_bases: dict[str, list[str]] = {}
+
+    if worktree:
+        form = InputForm.WORKTREE
+        try:
+            head_parent: Revision | None = repository.resolve("HEAD")
+        except UnknownRevision:
+            head_parent = None
+        if head_parent:
+            revisions["base"] = head_parent
+            base_snap = _commit_snapshot(repository, head_parent.sha, "base")
+        else:
+            base_snap = Snapshot({}, repository.read_blob, label="base", tree_id=EMPTY_TREE)
+        entries = worktree_entries(repository)
+        tree_id = write_tree(repository, entries)
+        head_commit = _worktree_commit(repository, head_parent, tree_id)
+        head_snap = Snapshot(entries, repository.read_blob, label="head", tree_id=tree_id)
+        head_rev = head_parent  # the merged view merges from HEAD's history
+    else:
+        if commit:
+            form = InputForm.COMMIT
+            head_rev = repository.resolve(commit)
+            parents = repository.commit(head_rev.sha).parents
+            if parents:
+                revisions["base"] = Revision(f"{commit}^", parents[0].decode())
+                base_snap = _commit_snapshot(repository, parents[0].decode(), "base")
+            else:
+                base_snap = Snapshot({}, repository.read_blob, label="base", tree_id=EMPTY_TREE)
+        else:
+            if range:
+                form = InputForm.RANGE
+                left, right = _split_range(range)
+            else:
+                form = InputForm.BASE_HEAD
+                left, right = base or "", head or ""
+            base_given = repository.resolve(left)
+            head_rev = repository.resolve(right)
+            revisions["base"] = base_given
+            mb = repository.merge_base(base_given, head_rev)
+            merge_bases["base..head"] = repository.merge_bases(base_given.sha, head_rev.sha)
+            base_snap = _commit_snapshot(repository, mb, "base")
+        revisions["head"] = head_rev
+        head_commit = repository.commit(head_rev.sha)
+        head_snap = _commit_snapshot(repository, head_rev.sha, "head")
+
+    views = [View("head", base_snap, head_snap, diff_snapshots(base_snap, head_snap))]
+    if target_tip:
+        tip = repository.resolve(target_tip)
+        revisions["target_tip"] = tip
+        views.append(_merged_view(repository, base_snap, head_commit, head_rev, tip, merge_bases))
+    return Views(repository, form, revisions, merge_bases, base_snap, head_snap, tuple(views))

@@ -1,0 +1,89 @@
+"""The working tree and index as an in-memory tree, for `--worktree`.
+
+Maintainers: reads the index and the files of the working tree; hashes changed
+files into the repository object's scratch store (memory), never into the
+repository, and never updates the index.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from dulwich.index import (
+    ConflictedIndexEntry,
+    Index,
+    blob_from_path_and_stat,
+    cleanup_mode,
+    commit_tree,
+    get_unstaged_changes,
+)
+from dulwich.porcelain import get_untracked_paths
+
+from impact.errors import BadUsage
+from impact.git.repository import Repository
+from impact.git.snapshot import Entry
+
+
+def _working_entry(repository: Repository, root: str, path: str) -> Entry | None:
+    """The working file at `path` hashed into the scratch store; None when it is gone."""
+    full = os.path.join(root, path)
+    try:
+        st = os.lstat(full)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        # A directory where the index has a file: a nested repository or a
+        # submodule checkout. Its content is not ours to hash; drop the file.
+        return None
+    blob = blob_from_path_and_stat(os.fsencode(full), st)
+    repository.scratch.add_object(blob)
+    return Entry(blob.id.decode(), cleanup_mode(st.st_mode))
+
+
+def worktree_entries(repository: Repository) -> dict[str, Entry]:
+    """Path -> entry for HEAD's successor: staged, unstaged, deleted and untracked work.
+
+    Untracked files count unless git would ignore them.
+    """
+    repo = repository.repo
+    if repo.bare:
+        raise BadUsage(
+            f"'{repository.path}' is a bare repository with no working tree",
+            "run --worktree inside a checkout, or compare commits with --base/--head",
+        )
+    root = repo.path
+    index = repo.open_index() if os.path.exists(repo.index_path()) else Index(
+        repo.index_path(), read=False
+    )
+    entries: dict[str, Entry] = {}
+    conflicted: list[str] = []
+    for raw_path, value in index.items():
+        path = raw_path.decode()
+        if isinstance(value, ConflictedIndexEntry):
+            conflicted.append(path)
+            continue
+        entries[path] = Entry(value.sha.decode(), cleanup_mode(value.mode))
+
+    changed = {p.decode() for p in get_unstaged_changes(index, root)} | set(conflicted)
+    for path in sorted(changed):
+        working = _working_entry(repository, root, path)
+        if working is None:
+            entries.pop(path, None)
+        else:
+            entries[path] = working
+
+    for path in get_untracked_paths(root, root, index, exclude_ignored=True, repo=repo):
+        rel = path.replace(os.sep, "/")
+        if rel.endswith("/") or rel in entries:
+            continue
+        working = _working_entry(repository, root, rel)
+        if working is not None:
+            entries[rel] = working
+    return entries
+
+
+def write_tree(repository: Repository, entries: dict[str, Entry]) -> str:
+    """Store `entries` as tree objects in the scratch store; the root tree id."""
+    blobs = [(p.encode(), e.sha.encode(), e.mode) for p, e in sorted(entries.items())]
+    return commit_tree(repository.scratch, blobs).decode()

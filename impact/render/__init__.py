@@ -1,0 +1,12 @@
+"""Renderers: one module per output format; all wording lives here.
+
+Maintainers: renderers take the report document and return text; they never
+compute facts or decide anything.
+"""
+
+from impact.render.json_format import render_json
+from impact.render.text import render_text
+
+RENDERERS = {"text": render_text, "json": render_json}
+
+__all__ = ["RENDERERS", "render_json", "render_text"]

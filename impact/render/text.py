@@ -1,0 +1,55 @@
+"""The text report, for a person at a terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _short(sha: str | None) -> str:
+    return sha[:12] if sha else "-"
+
+
+def _view_lines(view: dict[str, Any]) -> list[str]:
+    title = {
+        "head": "head view (merge base -> head)",
+        "merged": "merged view (merge base -> head merged onto the target tip)",
+    }[view["name"]]
+    if view["unavailable"]:
+        return [f"{title}: could not be computed: {view['unavailable']}"]
+    rows = (
+        [("A", p) for p in view["added"]]
+        + [("D", p) for p in view["removed"]]
+        + [("M", p) for p in view["modified"]]
+        + [("R", f"{r['from']} -> {r['to']}") for r in view["renamed"]]
+    )
+    rows.sort(key=lambda row: row[1])
+    count = len(rows)
+    head = f"{title}: {count} path{'s' if count != 1 else ''} changed"
+    head += f" (tree {_short(view['old_tree'])} -> {_short(view['new_tree'])})"
+    lines = [head]
+    conflicts = set(view["conflicts"])
+    lines += [f"  {kind} {path}" + ("  [conflicted]" if path in conflicts else "")
+              for kind, path in rows]
+    for path in sorted(conflicts - {p for _, p in rows}):
+        lines.append(f"  C {path}  [conflicted]")
+    if conflicts:
+        lines.append(f"  {len(conflicts)} conflicted; every other path merged cleanly")
+    return lines
+
+
+def render_text(report: dict[str, Any]) -> str:
+    """Revisions, merge bases, then each view's changed paths."""
+    args = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in report["input"]["arguments"].items())
+    lines = [f"impact {report['tool']['version']} report on {report['repository']}",
+             f"input: {report['input']['form']} ({args})", "", "revisions:"]
+    for role, rev in report["revisions"].items():
+        lines.append(f"  {role:<11} {rev['sha']}  ({rev['spelled']})")
+    if report["input"]["form"] == "worktree":
+        lines.append(f"  {'head':<11} the working tree and index (uncommitted work)")
+    if report["merge_bases"]:
+        lines.append("merge bases:")
+        for pair, shas in report["merge_bases"].items():
+            lines.append(f"  {pair:<17} {', '.join(shas) if shas else 'none'}")
+    for view in report["views"]:
+        lines += ["", *_view_lines(view)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,156 @@
+"""The command line: output formats, exit codes and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from impact.cli import main
+from impact.contracts import REPORT_SCHEMA, validate
+from impact.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_NONE
+from impact.fixtures import Change, Scenario
+
+SCENARIO = Scenario(
+    base={"a.py": "A = 1\n", "b.py": "B = 1\n"},
+    head=(Change("h", write={"a.py": "A = 2\n"}, rename={"b.py": "c.py"}),),
+    target=(Change("t", write={"a.py": "A = 3\n"}),),
+)
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_text_report_names_revisions_and_paths(build, capsys) -> None:
+    repo = build(SCENARIO)
+    code, out, err = run(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+                          "--target-tip", "target"], capsys)
+    assert code == EXIT_NONE, err
+    assert repo.head in out and repo.target in out and repo.base in out
+    assert "M a.py" in out and "R b.py -> c.py" in out
+    assert "[conflicted]" in out
+
+
+def test_json_report_fits_its_schema_and_is_deterministic(build, capsys) -> None:
+    repo = build(SCENARIO)
+    argv = ["report", "--repo", str(repo.path), "--range", "base..head", "--target-tip",
+            "target", "--format", "json"]
+    code, first, _ = run(argv, capsys)
+    assert code == EXIT_NONE
+    _, second, _ = run(argv, capsys)
+    assert first == second
+    doc = json.loads(first)
+    validate(doc, REPORT_SCHEMA)
+    assert doc["revisions"]["head"]["sha"] == repo.head
+    merged = doc["views"][1]
+    assert merged["name"] == "merged" and merged["conflicts"] == ["a.py"]
+
+
+def test_output_file_is_written_whole(build, capsys, tmp_path: Path) -> None:
+    repo = build(SCENARIO)
+    out = tmp_path / "r.json"
+    code, stdout, _ = run(["report", "--repo", str(repo.path), "--commit", "head",
+                           "--format", "json", "-o", str(out)], capsys)
+    assert code == EXIT_NONE and stdout == ""
+    validate(json.loads(out.read_text()), REPORT_SCHEMA)
+    leftovers = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("repo"))
+    assert leftovers == ["r.json"]
+
+
+def _one_line_error(err: str, *needles: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("impact: error: ")
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in lines[0]
+
+
+@pytest.mark.parametrize(("argv", "needles"), [
+    (["--base", "base", "--head", "nope"], ["unknown revision 'nope'"]),
+    (["--base", "base"], ["--base and --head go together"]),
+    (["--range", "base"], ["no '..'"]),
+    (["--commit", "head", "--worktree"], ["exactly one input form"]),
+    ([], ["exactly one input form"]),
+    (["--base", "base", "--head", "head", "--target-tip", "gone"], ["unknown revision 'gone'"]),
+])
+def test_bad_input_is_one_line_and_exit_3(build, capsys, argv, needles) -> None:
+    repo = build(SCENARIO)
+    code, out, err = run(["report", "--repo", str(repo.path), *argv], capsys)
+    assert code == EXIT_BAD_INPUT and out == ""
+    _one_line_error(err, *needles)
+
+
+def test_not_a_repository_exit_3(tmp_path: Path, capsys) -> None:
+    code, _, err = run(["report", "--repo", str(tmp_path), "--commit", "HEAD"], capsys)
+    assert code == EXIT_BAD_INPUT
+    _one_line_error(err, "is not a git repository")
+
+
+def test_no_merge_base_exit_3(build, capsys) -> None:
+    repo = build(SCENARIO)
+    from dulwich.repo import Repo
+
+    other = build(Scenario(base={"z": "z\n"}))
+    source, target = Repo(str(other.path)), Repo(str(repo.path))
+    for sha in source.object_store:
+        target.object_store.add_object(source.object_store[sha])
+    target.refs[b"refs/heads/orphan"] = other.base.encode()
+    code, _, err = run(["report", "--repo", str(repo.path), "--base", "orphan", "--head",
+                        "head"], capsys)
+    assert code == EXIT_BAD_INPUT
+    _one_line_error(err, "share no history")
+
+
+def test_shallow_clone_exit_3(build, capsys) -> None:
+    repo = build(Scenario(base={"a": "1\n"}, head=(Change("h", write={"a": "2\n"}),),
+                          target=(Change("t", write={"b": "1\n"}),)))
+    Path(repo.path, ".git", "shallow").write_text(repo.head_commits[0] + "\n")
+    code, _, err = run(["report", "--repo", str(repo.path), "--base", "target", "--head",
+                        "head"], capsys)
+    assert code == EXIT_BAD_INPUT
+    _one_line_error(err, "shallow", "--unshallow")
+
+
+def test_usage_error_is_exit_3(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--format", "yaml"])
+    assert exc.value.code == EXIT_BAD_INPUT
+    _one_line_error(capsys.readouterr().err, "--format")
+
+
+def test_output_folder_missing_writes_nothing(build, capsys, tmp_path: Path) -> None:
+    repo = build(SCENARIO)
+    code, _, err = run(["report", "--repo", str(repo.path), "--commit", "head", "-o",
+                        str(tmp_path / "no" / "r.json")], capsys)
+    assert code == EXIT_BAD_INPUT
+    _one_line_error(err, "folder does not exist")
+    assert not (tmp_path / "no").exists()
+
+
+def test_internal_error_is_exit_4_without_traceback(build, capsys, monkeypatch) -> None:
+    repo = build(SCENARIO)
+
+    def boom(*_args, **_kwargs):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr("impact.report.build_report", boom)
+    code, _, err = run(["report", "--repo", str(repo.path), "--commit", "head"], capsys)
+    assert code == EXIT_INTERNAL
+    assert "kaboom" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    with pytest.raises(RuntimeError):
+        main(["report", "--repo", str(repo.path), "--commit", "head", "--debug"])
+
+
+def test_console_script_runs_as_a_module(build) -> None:
+    repo = build(SCENARIO)
+    proc = subprocess.run([sys.executable, "-m", "impact", "report", "--repo", str(repo.path),
+                           "--commit", "nope"], capture_output=True, text=True, check=False)
+    assert proc.returncode == EXIT_BAD_INPUT
+    _one_line_error(proc.stderr, "unknown revision 'nope'")
