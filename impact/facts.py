@@ -1,0 +1,42 @@
+"""The Fact: one thing a parser saw in one file, as data.
+
+Maintainers: every extractor (impact/python, impact/cpp, impact/descriptors)
+returns a list of Facts and never raises on bad input: a file it cannot parse
+yields one `parse-failure` Fact naming the reason. Facts hold plain
+JSON-ready data so `impact facts` can print them and checks can compare them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PARSE_FAILURE = "parse-failure"
+
+
+@dataclass(frozen=True)
+class Fact:
+    """`kind` says what was seen (e.g. 'function', 'kernel-argument-list'), `name` of what,
+    `line` where (1-based; 0 for the whole file), `data` the kind's own fields."""
+
+    kind: str
+    name: str
+    line: int
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "line": self.line, "data": dict(self.data)}
+
+    def sort_key(self) -> tuple[int, str, str]:
+        return (self.line, self.kind, self.name)
+
+
+def parse_failure(path: str, reason: str, line: int = 0) -> Fact:
+    """The one Fact a file yields when its parser cannot read it."""
+    return Fact(PARSE_FAILURE, path, line, {"reason": reason})
+
+
+def sorted_facts(facts: list[Fact]) -> list[Fact]:
+    """Facts in a stable order: by line, then kind, then name."""
+    return sorted(facts, key=Fact.sort_key)
