@@ -35,6 +35,10 @@ def _add_input_forms(parser: argparse.ArgumentParser) -> None:
                         help="HEAD against uncommitted work: staged, unstaged and untracked files")
     parser.add_argument("--target-tip", metavar="T",
                         help="also analyse the head merged onto T (the target branch's tip)")
+    parser.add_argument("--surface-map", metavar="NAME|PATH",
+                        help="which paths are which surface: a built-in map name (hipdnn) or a "
+                             ".toml file; default: the repository's .impact/surface.toml, "
+                             "else hipdnn")
 
 
 def _add_output(parser: argparse.ArgumentParser) -> None:
@@ -89,6 +93,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         from impact.git import open_views
         from impact.report import build_report
+        from impact.surface import load_surface_map
 
         views = open_views(args.repo, base=args.base, head=args.head, range=args.range,
                            commit=args.commit, worktree=args.worktree,
@@ -97,7 +102,9 @@ def _run(args: argparse.Namespace) -> int:
         given = {k: v for k, v in given.items() if v}
         if args.worktree:
             given["worktree"] = "yes"
-        report = build_report(views, given)
+        if args.surface_map:
+            given["surface_map"] = args.surface_map
+        report = build_report(views, given, load_surface_map(args.surface_map, views.head))
     _write(RENDERERS[args.format](report), args.output)
     return EXIT_NONE
 

@@ -22,6 +22,7 @@ from impact.fixtures.edits import (
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import open_views
 from impact.report import build_report
+from impact.surface import load_surface_map
 
 
 def demo_scenario() -> Scenario:
@@ -55,4 +56,5 @@ def demo_report(*, keep: str | None = None) -> dict[str, Any]:
 def _report(where: Path) -> dict[str, Any]:
     built = build_repository(demo_scenario(), where, checkout=True)
     views = open_views(built.path, base="base", head="head", target_tip="target")
-    return build_report(views, {"base": "base", "head": "head", "target_tip": "target"})
+    return build_report(views, {"base": "base", "head": "head", "target_tip": "target"},
+                        load_surface_map(None, views.head))

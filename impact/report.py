@@ -10,8 +10,9 @@ from importlib import metadata
 from typing import Any
 
 from impact.git import View, Views
+from impact.surface import SurfaceMap
 
-SCHEMA_VERSION = "0.1"
+SCHEMA_VERSION = "0.2"
 
 
 def tool_version() -> str:
@@ -21,9 +22,19 @@ def tool_version() -> str:
         return "0+unknown"
 
 
-def _view(view: View) -> dict[str, Any]:
+def _surfaces(view: View, surface: SurfaceMap) -> list[dict[str, str]]:
+    rows = []
+    for path in view.diff.paths:
+        entry = surface.classify(path)
+        rows.append({"path": path, "kind": entry.kind if entry else "outside",
+                     "lane": entry.lane if entry else "NONE"})
+    return rows
+
+
+def _view(view: View, surface: SurfaceMap) -> dict[str, Any]:
     diff = view.diff
     return {
+        "surfaces": _surfaces(view, surface),
         "name": view.name,
         "old_tree": view.old.tree_id,
         "new_tree": view.new.tree_id if view.new is not None else None,
@@ -36,9 +47,11 @@ def _view(view: View) -> dict[str, Any]:
     }
 
 
-def build_report(views: Views, arguments: dict[str, str]) -> dict[str, Any]:
-    """The report as data: what was resolved and what changed in each view."""
+def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap) -> dict[str, Any]:
+    """The report as data: what was resolved, what changed in each view and on which surface."""
     return {
+        "surface_map": {"name": surface.name, "source": surface.source,
+                        "sha256": surface.sha256},
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "impact", "version": tool_version()},
         "repository": str(views.repository.path),
@@ -48,5 +61,5 @@ def build_report(views: Views, arguments: dict[str, str]) -> dict[str, Any]:
             for role, rev in sorted(views.revisions.items())
         },
         "merge_bases": dict(sorted(views.merge_bases.items())),
-        "views": [_view(v) for v in views.views],
+        "views": [_view(v, surface) for v in views.views],
     }

@@ -28,8 +28,17 @@ def _view_lines(view: dict[str, Any]) -> list[str]:
     head += f" (tree {_short(view['old_tree'])} -> {_short(view['new_tree'])})"
     lines = [head]
     conflicts = set(view["conflicts"])
-    lines += [f"  {kind} {path}" + ("  [conflicted]" if path in conflicts else "")
-              for kind, path in rows]
+    surface = {row["path"]: row for row in view["surfaces"]}
+
+    def tag(shown: str) -> str:
+        path = shown.split(" -> ")[-1]
+        row = surface.get(path)
+        label = row["kind"] if row else "outside"
+        if row and row["lane"] not in ("IMPACT", "NONE"):
+            label += f", {row['lane']} lane"
+        return f"[{label}]" + (" [conflicted]" if path in conflicts else "")
+
+    lines += [f"  {kind} {path}  {tag(path)}" for kind, path in rows]
     for path in sorted(conflicts - {p for _, p in rows}):
         lines.append(f"  C {path}  [conflicted]")
     if conflicts:
@@ -40,8 +49,10 @@ def _view_lines(view: dict[str, Any]) -> list[str]:
 def render_text(report: dict[str, Any]) -> str:
     """Revisions, merge bases, then each view's changed paths."""
     args = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in report["input"]["arguments"].items())
+    surface = report["surface_map"]
     lines = [f"impact {report['tool']['version']} report on {report['repository']}",
-             f"input: {report['input']['form']} ({args})", "", "revisions:"]
+             f"input: {report['input']['form']} ({args})",
+             f"surface map: {surface['name']} ({surface['source']})", "", "revisions:"]
     for role, rev in report["revisions"].items():
         lines.append(f"  {role:<11} {rev['sha']}  ({rev['spelled']})")
     if report["input"]["form"] == "worktree":

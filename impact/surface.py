@@ -1,0 +1,127 @@
+"""The surface map: which paths of a repository are which runtime surface.
+
+Maintainers: loads a map (built in, a file, or `.impact/surface.toml` in the
+analysed tree), validates it against `contracts/surface.schema.json`, and
+classifies paths with git's wildmatch patterns. It reads no git objects
+itself: a repository's own map arrives as a Snapshot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from dulwich.wildmatch import MalformedPattern, translate
+
+from impact.contracts import load_schema
+from impact.errors import ImpactError
+from impact.git import Snapshot
+
+SURFACE_SCHEMA = "surface.schema.json"
+REPOSITORY_MAP = ".impact/surface.toml"
+BUILTIN_MAPS = ("hipdnn",)
+DEFAULT_MAP = "hipdnn"
+
+
+class BadSurfaceMap(ImpactError):
+    """A surface map that is not TOML, does not fit its schema, or holds a bad pattern."""
+
+
+@dataclass(frozen=True)
+class SurfaceEntry:
+    """One kind of surface: the patterns that select it and the lane that owns it."""
+
+    kind: str
+    lane: str
+    language: str
+    patterns: tuple[str, ...]
+    regexes: tuple[re.Pattern[bytes], ...]
+    description: str = ""
+
+    def matches(self, path: str) -> bool:
+        raw = path.encode()
+        return any(rx.fullmatch(raw) for rx in self.regexes)
+
+
+@dataclass(frozen=True)
+class SurfaceMap:
+    """A validated map, with where it came from so a report can name it."""
+
+    name: str
+    source: str
+    sha256: str
+    entries: tuple[SurfaceEntry, ...]
+    python_roots: tuple[str, ...]
+    include_roots: tuple[str, ...]
+
+    def classify(self, path: str) -> SurfaceEntry | None:
+        """The first entry whose pattern matches `path`; None when it is outside every surface."""
+        return next((entry for entry in self.entries if entry.matches(path)), None)
+
+
+def parse_surface_map(data: bytes, source: str) -> SurfaceMap:
+    """Validate and compile a map; every problem in it is named at once."""
+    where = f"surface map {source}"
+    fix = "correct the map (its schema is impact/contracts/surface.schema.json)"
+    try:
+        doc: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise BadSurfaceMap(f"{where} is not valid TOML ({exc})", fix) from None
+    validator = jsonschema.Draft202012Validator(load_schema(SURFACE_SCHEMA))
+    problems = [
+        f"{'/'.join(str(p) for p in err.absolute_path) or '(top)'}: {err.message}"
+        for err in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.path)))
+    ]
+    entries: list[SurfaceEntry] = []
+    if not problems:
+        for index, item in enumerate(doc["surface"]):
+            regexes = []
+            for pattern in item["patterns"]:
+                try:
+                    regexes.append(re.compile(translate(pattern.encode())))
+                except (MalformedPattern, re.error) as exc:
+                    problems.append(f"surface/{index}: bad pattern {pattern!r} ({exc})")
+            entries.append(SurfaceEntry(item["kind"], item["lane"], item["language"],
+                                        tuple(item["patterns"]), tuple(regexes),
+                                        item.get("description", "")))
+    if problems:
+        raise BadSurfaceMap(f"{where} is malformed: {'; '.join(problems)}", fix)
+    return SurfaceMap(
+        name=doc["name"],
+        source=source,
+        sha256=hashlib.sha256(data).hexdigest(),
+        entries=tuple(entries),
+        python_roots=tuple(doc.get("python_roots", ())),
+        include_roots=tuple(doc.get("include_roots", ())),
+    )
+
+
+def builtin_map(name: str) -> SurfaceMap:
+    """One of the maps shipped in impact/contracts."""
+    if name not in BUILTIN_MAPS:
+        raise BadSurfaceMap(f"no built-in surface map named '{name}'",
+                            f"use one of {', '.join(BUILTIN_MAPS)} or a path to a .toml file")
+    data = resources.files("impact.contracts").joinpath(f"{name}.surface.toml").read_bytes()
+    return parse_surface_map(data, f"builtin:{name}")
+
+
+def load_surface_map(choice: str | None = None, tree: Snapshot | None = None) -> SurfaceMap:
+    """The map to use: `choice` (a built-in name or a file path), else the tree's own
+    `.impact/surface.toml`, else the built-in hipDNN map."""
+    if choice:
+        if choice in BUILTIN_MAPS:
+            return builtin_map(choice)
+        path = Path(choice)
+        if not path.is_file():
+            raise BadSurfaceMap(f"surface map '{choice}' is neither a built-in map nor a file",
+                                f"use one of {', '.join(BUILTIN_MAPS)} or a path to a .toml file")
+        return parse_surface_map(path.read_bytes(), f"file:{path}")
+    if tree is not None and REPOSITORY_MAP in tree:
+        return parse_surface_map(tree.read(REPOSITORY_MAP), f"repository:{REPOSITORY_MAP}")
+    return builtin_map(DEFAULT_MAP)

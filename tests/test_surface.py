@@ -1,0 +1,129 @@
+"""The surface map: classification of real hipDNN paths, loading, and bad maps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from impact.cli import main
+from impact.errors import EXIT_BAD_INPUT, EXIT_NONE
+from impact.fixtures import Change, Scenario
+from impact.fixtures.tree import rocke_tree_files
+from impact.git import Snapshot
+from impact.surface import BadSurfaceMap, load_surface_map, parse_surface_map
+
+HKP = "dnn-providers/hip-kernel-provider"
+ENGINE = f"{HKP}/src/engines/kernel_ingestor_engine"
+
+CLASSIFY = [
+    (f"{HKP}/rocke/library/kernels/gfx950/attention_dense.py", "rocke-library", "IMPACT"),
+    (f"{HKP}/rocke/library/kernels/common/__init__.py", "rocke-library", "IMPACT"),
+    (f"{HKP}/rocke/platform/python/rocke/core/lower_llvm.py", "rocke-platform", "IMPACT"),
+    (f"{HKP}/rocke/platform/python/rocke/runtime/launcher.py", "rocke-runtime", "IMPACT"),
+    (f"{HKP}/descriptor-packaging/python/hkp_pack/rocke_compile.py", "hkp-pack", "IMPACT"),
+    (f"{ENGINE}/packs/Gfx950AttentionDenseNative.cpp", "ingestor-pack", "IMPACT"),
+    (f"{ENGINE}/packs/Gfx950AttentionDenseGeometry.hpp", "ingestor-pack", "IMPACT"),
+    (f"{ENGINE}/IngestorPacks.cpp", "ingestor-engine", "IMPACT"),
+    (f"{ENGINE}/descriptors/rocKE/gfx950_attention_dense/gfx950_attention_dense.kdp.json",
+     "descriptor", "IMPACT"),
+    (f"{ENGINE}/descriptors/rocKE/x/kernel_dtype_matches_graph.umd.json", "descriptor", "IMPACT"),
+    (f"{ENGINE}/descriptors/hip/pointwise_add/pointwise_add.cpp", "descriptor-kernel-source",
+     "IMPACT"),
+    (f"{HKP}/src/tests/engines/kernel_ingestor_engine/packs/TestGfx950AttentionDensePacks.cpp",
+     "test-pin", "IMPACT"),
+    ("projects/hipdnn/tools/IngestorGenerator/configs/gfx950_attention_dense.profile.yaml",
+     "launch-surface-profile", "IMPACT"),
+    ("projects/hipdnn/flatbuffers_sdk/schemas/sdpa_attributes.fbs", "flatbuffers-schema",
+     "IMPACT"),
+    ("projects/hipdnn/flatbuffers_sdk/flatc_flags.txt", "flatc-flags", "IMPACT"),
+    ("projects/hipdnn/flatbuffers_sdk/include/hipdnn_flatbuffers_sdk/data_objects/"
+     "sdpa_attributes_generated.h", "generated-header", "IMPACT"),
+    ("projects/hipdnn/plugin_sdk/include/hipdnn_plugin_sdk/GenericTargets.hpp",
+     "generic-target", "IMPACT"),
+    ("projects/hipdnn/plugin_sdk/include/hipdnn_plugin_sdk/ingestor/Descriptors.hpp",
+     "sdk-header", "IMPACT"),
+    (f"{ENGINE}/CMakeLists.txt", "build", "BUILD"),
+    ("cmake/HkpPackaging.cmake", "build", "BUILD"),
+    (f"{HKP}/rocke/library/requirements.txt", "deps", "DEPS"),
+    (f"{HKP}/rocke/platform/pyproject.toml", "deps", "DEPS"),
+    (f"{HKP}/rocke/library/tests/reference_bundles/gfx942.tar.gz.dvc", "dvc-pointer", "IMPACT"),
+]
+
+
+@pytest.mark.parametrize(("path", "kind", "lane"), CLASSIFY)
+def test_builtin_map_classifies_real_paths(path: str, kind: str, lane: str) -> None:
+    entry = load_surface_map().classify(path)
+    assert entry is not None and (entry.kind, entry.lane) == (kind, lane)
+
+
+@pytest.mark.parametrize("path", [
+    "docs/hipdnn/kernel_ingestor.md",
+    "projects/hipdnn/tools/unrelated_lint/lint.py",
+    "README.md",
+    f"{HKP}/rocke/library/kernels/gfx950/attention_dense.py.orig",
+])
+def test_paths_outside_every_surface(path: str) -> None:
+    assert load_surface_map().classify(path) is None
+
+
+def test_every_fixture_file_outside_the_map_is_documentation_or_tooling() -> None:
+    surface = load_surface_map()
+    outside = [p for p in rocke_tree_files() if surface.classify(p) is None]
+    assert outside and all(
+        p.endswith((".md", "lint.py")) or p.endswith("gfx950_attention_dense.yaml")
+        for p in outside), outside
+
+
+MINIMAL = b'''schema_version = 1
+name = "mine"
+[[surface]]
+kind = "kernels"
+lane = "IMPACT"
+language = "python"
+patterns = ["src/**/*.py"]
+'''
+
+
+def test_repository_map_is_used_and_named() -> None:
+    tree = Snapshot.from_files({".impact/surface.toml": MINIMAL, "src/a/b.py": "x = 1\n"})
+    surface = load_surface_map(None, tree)
+    assert surface.name == "mine" and surface.source == "repository:.impact/surface.toml"
+    assert surface.classify("src/a/b.py").kind == "kernels"
+    assert load_surface_map("hipdnn", tree).name == "hipdnn"
+
+
+@pytest.mark.parametrize(("data", "needles"), [
+    (b"schema_version = 1\nname = [", ["not valid TOML"]),
+    (b'schema_version = 2\nname = "x"\nsurface = []\n', ["schema_version", "surface"]),
+    (MINIMAL.replace(b'"IMPACT"', b'"LATER"'), ["LATER"]),
+    (MINIMAL.replace(b'"src/**/*.py"', b'"src/[a"'), ["bad pattern"]),
+])
+def test_malformed_maps_name_every_problem(data: bytes, needles: list[str]) -> None:
+    with pytest.raises(BadSurfaceMap) as exc:
+        parse_surface_map(data, "test")
+    for needle in needles:
+        assert needle in str(exc.value)
+
+
+def test_cli_surface_map_option(build, capsys, tmp_path: Path) -> None:
+    repo = build(Scenario(base={"src/a.py": "A = 1\n"},
+                          head=(Change("h", write={"src/a.py": "A = 2\n", "doc.md": "d\n"}),)))
+    own = tmp_path / "own.toml"
+    own.write_bytes(MINIMAL)
+    argv = ["report", "--repo", str(repo.path), "--commit", "head", "--format", "json"]
+    assert main([*argv, "--surface-map", str(own)]) == EXIT_NONE
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["surface_map"]["name"] == "mine"
+    assert doc["views"][0]["surfaces"] == [
+        {"path": "doc.md", "kind": "outside", "lane": "NONE"},
+        {"path": "src/a.py", "kind": "kernels", "lane": "IMPACT"},
+    ]
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"name = 1\n")
+    assert main([*argv, "--surface-map", str(bad)]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is malformed" in err[0]
+    assert main([*argv, "--surface-map", "no-such-map"]) == EXIT_BAD_INPUT
+    assert "neither a built-in map nor a file" in capsys.readouterr().err
