@@ -1,0 +1,543 @@
+"""C++ facts: argument lists, launch calls, metadata reads and the rest, from one source.
+
+Maintainers: this module parses the bytes it is handed with tree-sitter-cpp and must not
+touch git or the filesystem. `extract_cpp_facts` never raises: a file it cannot read
+fully yields one `parse-failure` fact beside whatever its clean parts showed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import tree_sitter
+import tree_sitter_cpp
+
+from impact.facts import Fact, parse_failure, sorted_facts
+
+_PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
+
+KERNEL_ARGUMENT_LIST = "kernel-argument-list"
+LAUNCH_CALL = "launch-call"
+CONSTEXPR_STRING = "constexpr-string"
+METADATA_READ = "metadata-read"
+GEOMETRY_CALL = "geometry-call"
+INCLUDE = "include"
+PACK_ROW = "pack-row"
+FUNCTION_DEFINITION = "function-definition"
+
+_METADATA_METHODS = {"getIntMetadata", "getStringMetadata"}
+_GEOMETRY_METHODS = {"setGridSize", "setBlockSize"}
+_GROWING_METHODS = {"push_back", "emplace_back", "insert", "emplace", "resize", "assign"}
+_ENTRY_FIELDS = ("kind", "size", "offset", "name")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'", "?": "?"}
+_INT_SUFFIX = re.compile(r"[uUlLzZ]+$")
+
+
+def extract_cpp_facts(path: str, source: bytes) -> list[Fact]:
+    """Every fact one C++ source states, sorted; never raises.
+
+    Parse errors do not hide the clean parts: their facts come back with one
+    `parse-failure` fact naming the first broken line.
+    """
+    try:
+        source.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return [parse_failure(path, f"not UTF-8: {err.reason}")]
+    try:
+        if not source.endswith(b"\n"):
+            source += b"\n"  # a last `#include` or `#endif` needs its line ended
+        tree = _PARSER.parse(source)
+        walker = _Walker(source)
+        walker.visit(tree.root_node, _Scope())
+        facts = walker.finish()
+        if tree.root_node.has_error:
+            line = _first_error_line(tree.root_node)
+            facts.append(parse_failure(path, "C++ syntax error", line))
+        return sorted_facts(facts)
+    except RecursionError:
+        return [parse_failure(path, "C++ source nested too deeply")]
+    except Exception as err:  # an extractor reports, never raises
+        return [parse_failure(path, f"C++ extractor error: {type(err).__name__}")]
+
+
+def _first_error_line(root: tree_sitter.Node) -> int:
+    node = root
+    while True:
+        if node.type == "ERROR" or node.is_missing:
+            return node.start_point.row + 1
+        bad = [child for child in node.children if child.has_error]
+        if not bad:
+            return node.start_point.row + 1
+        node = bad[0]
+
+
+def _line(node: tree_sitter.Node) -> int:
+    return node.start_point.row + 1
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """Where a node sits: namespaces, classes and the enclosing function."""
+
+    namespaces: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
+    function: str | None = None
+
+    def with_namespace(self, name: str) -> _Scope:
+        return _Scope((*self.namespaces, name), self.classes, self.function)
+
+    def with_class(self, name: str) -> _Scope:
+        return _Scope(self.namespaces, (*self.classes, name), self.function)
+
+    def in_function(self, name: str, owner: str | None) -> _Scope:
+        classes = self.classes + ((owner,) if owner else ())
+        return _Scope(self.namespaces, classes, name)
+
+    @property
+    def cls(self) -> str | None:
+        return self.classes[-1] if self.classes else None
+
+    @property
+    def namespace(self) -> str | None:
+        named = [n for n in self.namespaces if n]
+        return "::".join(named) if named else None
+
+
+@dataclass
+class _ArgList:
+    """A kernel argument list under construction (variables can grow after declaration)."""
+
+    name: str
+    line: int
+    function: str | None
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    dynamic: bool = False
+
+
+class _Walker:
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.facts: list[Fact] = []
+        self.lists: dict[tuple[str | None, str], _ArgList] = {}
+        self.metadata: list[tuple[tree_sitter.Node, str, _Scope, str | None, str | None]] = []
+        self.constants: dict[str, str] = {}
+        self.returns_arguments = False
+
+    def text(self, node: tree_sitter.Node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def finish(self) -> list[Fact]:
+        for node, method, scope, literal, constant in self.metadata:
+            value = literal
+            if constant is not None:
+                value = self.constants.get(constant.split("::")[-1])
+            self.facts.append(
+                Fact(
+                    METADATA_READ,
+                    value or constant or "",
+                    _line(node),
+                    {
+                        "method": method,
+                        "function": scope.function,
+                        "field": value,
+                        "field_constant": constant,
+                    },
+                )
+            )
+        for arglist in self.lists.values():
+            self.facts.append(
+                Fact(
+                    KERNEL_ARGUMENT_LIST,
+                    arglist.name,
+                    arglist.line,
+                    {
+                        "function": arglist.function,
+                        "entries": arglist.entries,
+                        "dynamic": arglist.dynamic,
+                    },
+                )
+            )
+        return self.facts
+
+    # -- walking -----------------------------------------------------------------------
+
+    def visit(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        kind = node.type
+        if kind == "ERROR":
+            return
+        if kind == "preproc_include":
+            self.include(node)
+            return
+        if kind == "namespace_definition":
+            name_node = node.child_by_field_name("name")
+            inner = scope.with_namespace(self.text(name_node) if name_node else "")
+            self.visit_children(node, inner)
+            return
+        if kind in ("class_specifier", "struct_specifier") and node.child_by_field_name("body"):
+            name_node = node.child_by_field_name("name")
+            inner = scope.with_class(self.text(name_node) if name_node else "")
+            self.visit_children(node, inner)
+            return
+        if kind == "function_definition":
+            self.function_definition(node, scope)
+            return
+        if kind in ("declaration", "field_declaration"):
+            self.declaration(node, scope)
+        elif kind == "return_statement":
+            self.return_statement(node, scope)
+        elif kind == "call_expression":
+            self.call(node, scope)
+        self.visit_children(node, scope)
+
+    def visit_children(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        for child in node.named_children:
+            self.visit(child, scope)
+
+    # -- includes ----------------------------------------------------------------------
+
+    def include(self, node: tree_sitter.Node) -> None:
+        path = node.child_by_field_name("path")
+        if path is None or node.has_error:
+            return
+        raw = self.text(path).strip()
+        quoted = raw.startswith('"')
+        header = raw[1:-1] if len(raw) >= 2 and raw[0] in '"<' else raw
+        line = _line(node)
+        self.facts.append(Fact(INCLUDE, header, line, {"quoted": quoted, "line": line}))
+
+    # -- functions ---------------------------------------------------------------------
+
+    def function_definition(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        declarator = _function_declarator(node.child_by_field_name("declarator"))
+        name_node = declarator.child_by_field_name("declarator") if declarator else None
+        if declarator is None or name_node is None:
+            self.visit_children(node, scope)
+            return
+        full = self.text(name_node)
+        parts = [p.strip() for p in full.split("::")]
+        short = parts[-1]
+        owner = parts[-2] if len(parts) > 1 else None
+        inner = scope.in_function(short, owner)
+        qualified = "::".join([n for n in scope.namespaces if n] + list(scope.classes) + parts)
+        if not declarator.has_error:
+            params = declarator.child_by_field_name("parameters")
+            self.facts.append(
+                Fact(
+                    FUNCTION_DEFINITION,
+                    qualified,
+                    _line(node),
+                    {
+                        "parameters": self.parameters(params) if params else [],
+                        "line_end": node.end_point.row + 1,
+                        "class": inner.cls,
+                        "namespace": scope.namespace,
+                    },
+                )
+            )
+        return_type = node.child_by_field_name("type")
+        returns = return_type is not None and _mentions_kernel_argument(self.text(return_type))
+        body = node.child_by_field_name("body")
+        if body is not None:
+            self.visit_function_body(body, inner, returns)
+
+    def visit_function_body(self, body: tree_sitter.Node, scope: _Scope, returns: bool) -> None:
+        saved = self.returns_arguments
+        self.returns_arguments = returns
+        try:
+            self.visit(body, scope)
+        finally:
+            self.returns_arguments = saved
+
+    def parameters(self, params: tree_sitter.Node) -> list[dict[str, str | None]]:
+        out: list[dict[str, str | None]] = []
+        for param in params.named_children:
+            if param.type == "comment":
+                continue
+            name_node = _declared_identifier(param.child_by_field_name("declarator"))
+            skip = [c for c in param.children if c.type == "comment"]
+            if name_node is not None:
+                skip.append(name_node)
+            default = param.child_by_field_name("default_value")
+            end = param.end_byte
+            if default is not None:
+                end = default.start_byte
+            pieces: list[str] = []
+            pos = param.start_byte
+            for gap in sorted(skip, key=lambda n: n.start_byte):
+                if gap.start_byte >= end:
+                    break
+                pieces.append(self.source[pos : gap.start_byte].decode("utf-8", "replace"))
+                pos = gap.end_byte
+            pieces.append(self.source[pos:end].decode("utf-8", "replace"))
+            type_text = " ".join("".join(pieces).replace("=", " ").split())
+            out.append({"type": type_text, "name": self.text(name_node) if name_node else None})
+        return out
+
+    # -- declarations ------------------------------------------------------------------
+
+    def declaration(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        type_node = node.child_by_field_name("type")
+        type_text = self.text(type_node) if type_node else ""
+        specifiers = {
+            self.text(c)
+            for c in node.children
+            if c.type in ("type_qualifier", "storage_class_specifier")
+        }
+        for declarator in node.children_by_field_name("declarator"):
+            value = declarator.child_by_field_name("value")
+            if value is None and declarator.type == "init_declarator":
+                value = next(
+                    (
+                        c
+                        for c in declarator.named_children
+                        if c.type in ("initializer_list", "argument_list")
+                    ),
+                    None,
+                )
+            if value is None:
+                value = node.child_by_field_name("default_value")
+            name_node = _declared_identifier(declarator)
+            if name_node is None:
+                continue
+            name = self.text(name_node)
+            if "constexpr" in specifiers and value is not None and not node.has_error:
+                string = self.string_value(value)
+                if string is not None and _is_string_type(type_text, declarator):
+                    self.constants[name] = string
+                    self.facts.append(
+                        Fact(
+                            CONSTEXPR_STRING,
+                            name,
+                            _line(node),
+                            {
+                                "value": string,
+                                "namespace": scope.namespace,
+                            },
+                        )
+                    )
+            if name == "s_packs" and value is not None and value.type == "initializer_list":
+                self.pack_rows(value)
+            if _mentions_kernel_argument(type_text) and not _is_function_declarator(declarator):
+                self.argument_variable(name, value, node, scope)
+
+    def argument_variable(
+        self, name: str, value: tree_sitter.Node | None, node: tree_sitter.Node, scope: _Scope
+    ) -> None:
+        qualified = f"{scope.function}.{name}" if scope.function else name
+        arglist = _ArgList(qualified, _line(node), scope.function)
+        if value is not None and value.type == "initializer_list":
+            self.fill_entries(arglist, value)
+        elif value is not None:
+            arglist.dynamic = True
+        self.lists[(scope.function, name)] = arglist
+
+    def return_statement(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        if not self.returns_arguments or scope.function is None:
+            return
+        value = next((c for c in node.named_children if c.type != "comment"), None)
+        if value is None:
+            return
+        if value.type == "identifier" and (scope.function, self.text(value)) in self.lists:
+            return
+        key = (scope.function, "")
+        arglist = self.lists.get(key)
+        if arglist is None:
+            arglist = _ArgList(scope.function, _line(node), scope.function)
+            self.lists[key] = arglist
+        if value.type == "initializer_list":
+            self.fill_entries(arglist, value)
+        else:
+            arglist.dynamic = True
+
+    def fill_entries(self, arglist: _ArgList, init: tree_sitter.Node) -> None:
+        if init.has_error:
+            arglist.dynamic = True
+        for item in init.named_children:
+            if item.type == "comment":
+                continue
+            if item.type == "compound_literal_expression":
+                inner = item.child_by_field_name("value")
+                item = inner if inner is not None else item
+            if item.type != "initializer_list":
+                arglist.dynamic = True
+                continue
+            entry = self.entry(item)
+            if entry is None:
+                arglist.dynamic = True
+                continue
+            arglist.entries.append(entry)
+            if any(entry[key] is None for key in _ENTRY_FIELDS):
+                arglist.dynamic = True
+
+    def entry(self, item: tree_sitter.Node) -> dict[str, Any] | None:
+        values = [c for c in item.named_children if c.type != "comment"]
+        if len(values) != 4:
+            return None
+        kind, size, offset, name = values
+        return {
+            "kind": self.string_value(kind),
+            "size": _int_value(self.text(size)) if size.type == "number_literal" else None,
+            "offset": _int_value(self.text(offset)) if offset.type == "number_literal" else None,
+            "name": self.string_value(name),
+            "line": _line(item),
+        }
+
+    def pack_rows(self, init: tree_sitter.Node) -> None:
+        for row in init.named_children:
+            if row.type != "initializer_list" or row.has_error:
+                continue
+            values = [c for c in row.named_children if c.type != "comment"]
+            if len(values) != 4:
+                continue
+            engine = self.string_value(values[0])
+            if engine is None:
+                continue
+            self.facts.append(
+                Fact(
+                    PACK_ROW,
+                    engine,
+                    _line(row),
+                    {
+                        "register": self.text(values[1]).lstrip("&").strip(),
+                        "owns_module_cache": self.text(values[2]),
+                        "reset": self.text(values[3]).lstrip("&").strip(),
+                    },
+                )
+            )
+
+    # -- calls -------------------------------------------------------------------------
+
+    def call(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        if node.has_error:
+            return
+        function = node.child_by_field_name("function")
+        arguments = node.child_by_field_name("arguments")
+        if function is None or arguments is None:
+            return
+        receiver: str | None = None
+        if function.type == "field_expression":
+            field_node = function.child_by_field_name("field")
+            argument = function.child_by_field_name("argument")
+            method = self.text(field_node) if field_node else ""
+            receiver = self.text(argument) if argument else None
+        else:
+            method = self.text(function).split("::")[-1]
+        args = [a for a in arguments.named_children if a.type != "comment"]
+        texts = [self.text(a) for a in args]
+        if method == "launch" and receiver is not None and scope.function is not None:
+            self.facts.append(
+                Fact(
+                    LAUNCH_CALL,
+                    f"{scope.function}:{receiver}",
+                    _line(node),
+                    {
+                        "receiver": receiver,
+                        "function": scope.function,
+                        "class": scope.cls,
+                        "arguments": texts,
+                    },
+                )
+            )
+        elif method in _GEOMETRY_METHODS:
+            self.facts.append(
+                Fact(
+                    GEOMETRY_CALL,
+                    method,
+                    _line(node),
+                    {
+                        "function": scope.function,
+                        "arguments": texts,
+                    },
+                )
+            )
+        elif method in _METADATA_METHODS and args:
+            literal = self.string_value(args[0])
+            constant = None
+            if literal is None and args[0].type in ("identifier", "qualified_identifier"):
+                constant = texts[0]
+            if literal is not None or constant is not None:
+                self.metadata.append((node, method, scope, literal, constant))
+        elif method in _GROWING_METHODS and receiver is not None:
+            arglist = self.lists.get((scope.function, receiver))
+            if arglist is not None:
+                arglist.dynamic = True
+
+    # -- literals ----------------------------------------------------------------------
+
+    def string_value(self, node: tree_sitter.Node) -> str | None:
+        """The value of a string literal (plain, prefixed, raw or concatenated), else None."""
+        if node.has_error:
+            return None
+        if node.type == "raw_string_literal":
+            content = next((c for c in node.children if c.type == "raw_string_content"), None)
+            return self.text(content) if content is not None else ""
+        if node.type == "string_literal":
+            pieces: list[str] = []
+            for child in node.children:
+                if child.type == "string_content":
+                    pieces.append(self.text(child))
+                elif child.type == "escape_sequence":
+                    raw = self.text(child)
+                    pieces.append(_ESCAPES.get(raw[1:], raw))
+            return "".join(pieces)
+        if node.type == "concatenated_string":
+            parts = [self.string_value(c) for c in node.named_children if c.type != "comment"]
+            if any(p is None for p in parts):
+                return None
+            return "".join(p for p in parts if p is not None)
+        return None
+
+
+def _int_value(text: str) -> int | None:
+    cleaned = _INT_SUFFIX.sub("", text.replace("'", ""))
+    try:
+        if len(cleaned) > 1 and cleaned[0] == "0" and cleaned[1].isdigit():
+            return int(cleaned, 8)
+        return int(cleaned, 0)
+    except ValueError:
+        return None
+
+
+def _mentions_kernel_argument(type_text: str) -> bool:
+    return re.search(r"\bKernelArgument\b", type_text) is not None
+
+
+def _is_string_type(type_text: str, declarator: tree_sitter.Node) -> bool:
+    if "string_view" in type_text or "string" in type_text.split("::")[-1]:
+        return True
+    return "char" in type_text and _has_pointer_or_array(declarator)
+
+
+def _has_pointer_or_array(node: tree_sitter.Node | None) -> bool:
+    while node is not None:
+        if node.type in ("pointer_declarator", "array_declarator"):
+            return True
+        node = node.child_by_field_name("declarator")
+    return False
+
+
+def _is_function_declarator(node: tree_sitter.Node | None) -> bool:
+    while node is not None:
+        if node.type == "function_declarator":
+            return True
+        node = node.child_by_field_name("declarator")
+    return False
+
+
+def _function_declarator(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    while node is not None and node.type != "function_declarator":
+        node = node.child_by_field_name("declarator")
+    return node
+
+
+def _declared_identifier(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    while node is not None:
+        if node.type in ("identifier", "field_identifier", "qualified_identifier"):
+            return node
+        inner = node.child_by_field_name("declarator")
+        if inner is None and node.type == "reference_declarator":
+            inner = next((c for c in node.named_children if c.type != "comment"), None)
+        node = inner
+    return None
