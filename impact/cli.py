@@ -56,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="report on a change (a PR, range, commit or worktree)")
     _add_input_forms(report)
     _add_output(report)
+    facts = sub.add_parser("facts", help="print, as JSON, the facts impact sees in some files")
+    facts.add_argument("--repo", default=".", help="the repository (default: the current folder)")
+    facts.add_argument("--rev", default="HEAD", help="the revision to read (default: HEAD)")
+    facts.add_argument("--surface-map", metavar="NAME|PATH", help="as for report")
+    facts.add_argument("paths", nargs="+", metavar="PATH", help="repository-relative file paths")
+    facts.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    facts.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     demo = sub.add_parser("demo", help="build a demo repository from the bundled fixture tree "
                                        "and report on it")
     demo.add_argument("--keep", metavar="DIR",
@@ -86,6 +93,11 @@ def _run(args: argparse.Namespace) -> int:
     # Imported here so `impact --help` stays fast and import errors are reported as errors.
     from impact.render import RENDERERS
 
+    if args.command == "facts":
+        from impact.factsdoc import facts_document
+
+        _write(facts_document(args.repo, args.rev, args.paths, args.surface_map), args.output)
+        return EXIT_NONE
     if args.command == "demo":
         from impact.demo import demo_report
 

@@ -8,7 +8,7 @@ and never runs a `git` subprocess.
 
 from impact.git.repository import Repository, Revision, open_repository
 from impact.git.snapshot import Entry, Snapshot, SnapshotDiff, diff_snapshots
-from impact.git.views import InputForm, View, Views, open_views
+from impact.git.views import InputForm, View, Views, open_snapshot, open_views
 
 __all__ = [
     "Entry",
@@ -21,5 +21,6 @@ __all__ = [
     "Views",
     "diff_snapshots",
     "open_repository",
+    "open_snapshot",
     "open_views",
 ]

@@ -209,3 +209,10 @@ def open_views(
         revisions["target_tip"] = tip
         views.append(_merged_view(repository, base_snap, head_commit, head_rev, tip, merge_bases))
     return Views(repository, form, revisions, merge_bases, base_snap, head_snap, tuple(views))
+
+
+def open_snapshot(repo: str | os.PathLike[str], rev: str) -> tuple[Revision, Snapshot]:
+    """One revision's tree, for commands that look at a single commit."""
+    repository = open_repository(repo)
+    revision = repository.resolve(rev)
+    return revision, _commit_snapshot(repository, revision.sha, rev)

@@ -1,0 +1,523 @@
+"""Facts about one Python (rocKE) source file: defs, imports, builder params and signatures."""
+
+# Maintainers: this module reads the bytes it is handed and nothing else; it must never touch git
+# or the filesystem. Every failure to read a file becomes one parse-failure Fact.
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import (
+    ExpressionContext,
+    ExpressionContextProvider,
+    MetadataWrapper,
+    PositionProvider,
+)
+
+from impact.facts import Fact, parse_failure, sorted_facts
+from impact.python.digest import body_digest, expression_digest
+
+INTERNAL_ERROR = "internal error"
+VALUE_LIMIT = 200
+# libcst's native parser overflows the C stack (a crash, not an exception) on very deep
+# bracket nesting, so such files are refused before parsing.
+MAX_BRACKET_DEPTH = 500
+_CONSTANTS = frozenset({"True", "False", "None"})
+
+FUNCTION = "function"
+CLASS = "class"
+ASSIGNMENT = "assignment"
+IMPORT = "import"
+RE_EXPORT = "re-export"
+PARAM = "param"
+SIGNATURE_BUILDER = "signature-builder"
+KERNEL_MODULE = "kernel-module"
+READS = "reads"
+
+
+def module_name_for(path: str, roots: list[str]) -> str | None:
+    """Dotted module name of `path` under the longest matching root, or None.
+
+    `roots[i]/kernels/common/__init__.py` is `kernels.common`; a root of "" or "." is the
+    repository root. Paths that are not `.py` files or hold non-identifier parts give None.
+    """
+    path = posixpath.normpath(path)
+    best: str | None = None
+    best_len = -1
+    for root in roots:
+        root = posixpath.normpath(root) if root not in ("", ".") else ""
+        rel = path if not root else None
+        if root and path.startswith(root + "/"):
+            rel = path[len(root) + 1 :]
+        if rel is None or not rel.endswith(".py") or len(root) <= best_len:
+            continue
+        parts = rel[: -len(".py")].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts and all(part.isidentifier() for part in parts):
+            best, best_len = ".".join(parts), len(root)
+    return best
+
+
+def package_name_for(path: str, roots: list[str]) -> str | None:
+    """The package relative imports in `path` resolve against (Python's `__package__`)."""
+    module = module_name_for(path, roots)
+    if module is None or posixpath.basename(path) == "__init__.py":
+        return module
+    return module.rpartition(".")[0] or None
+
+
+def extract_python_facts(path: str, source: bytes, *, package: str | None = None) -> list[Fact]:
+    """All facts of one Python file, sorted; never raises.
+
+    `package` is the package the file lives in (see `package_name_for`); with it relative
+    imports are recorded as absolute modules, without it as their relative spelling.
+    A file that is not UTF-8 or that libcst cannot parse yields exactly one parse-failure Fact.
+    """
+    try:
+        text = source.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return [parse_failure(path, f"not UTF-8: {exc}")]
+    if _bracket_depth(text) > MAX_BRACKET_DEPTH:
+        return [parse_failure(path, f"brackets nested deeper than {MAX_BRACKET_DEPTH}")]
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(text))
+    except cst.ParserSyntaxError as exc:
+        return [parse_failure(path, f"syntax error: {exc.message}", exc.raw_line)]
+    except Exception as exc:  # libcst may raise other errors on hostile input
+        return [parse_failure(path, f"cannot parse: {type(exc).__name__}: {exc}")]
+    try:
+        return sorted_facts(_Extractor(path, wrapper, package).run())
+    except Exception as exc:  # fail closed for users; tests assert this never happens
+        return [parse_failure(path, f"{INTERNAL_ERROR}: {type(exc).__name__}: {exc}")]
+
+
+def _bracket_depth(text: str) -> int:
+    """Deepest bracket nesting, counting brackets inside strings too (errs on the safe side)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}" and depth:
+            depth -= 1
+    return deepest
+
+
+@dataclass
+class _FunctionState:
+    """What one function's own body (nested defs excluded) holds, gathered in one walk."""
+
+    name: str
+    calls: list[tuple[cst.Call, str]] = field(default_factory=list)
+    bound: dict[str, cst.Call] = field(default_factory=dict)
+    reads: set[str] = field(default_factory=set)
+
+
+class _Collector(cst.CSTVisitor):
+    """Calls, call-bound names and reads of one piece of a function, not entering nested defs."""
+
+    def __init__(self, extractor: _Extractor, state: _FunctionState, guard: str) -> None:
+        super().__init__()
+        self.extractor = extractor
+        self.state = state
+        self.guard = guard
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        self.state.calls.append((node, self.guard))
+        return True
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        if isinstance(node.value, cst.Call):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.state.bound[target.target.value] = node.value
+        return True
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # the keyword is not a read
+        return False
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        loaded = self.extractor.context.get(node) == ExpressionContext.LOAD
+        if loaded and node.value not in _CONSTANTS:
+            self.state.reads.add(node.value)
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        chain = _dotted(node)
+        if chain is not None and self.extractor.context.get(node) == ExpressionContext.LOAD:
+            self.state.reads.add(chain)
+        node.value.visit(self)
+        return False
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else f"{head}.{node.attr.value}"
+    return None
+
+
+def _literal(node: cst.BaseExpression) -> str | None:
+    if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        return None
+    try:
+        value = node.evaluated_value
+    except (SyntaxError, ValueError):  # escapes libcst accepted but Python does not
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _join_guard(guard: list[str]) -> str:
+    return " and ".join(guard) if guard else "always"
+
+
+def _chain_root(call: cst.Call) -> cst.BaseExpression:
+    node: cst.BaseExpression = call
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        node = node.func.value
+    return node
+
+
+def _calls_name(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Call) and _dotted(node.func) in (name, f"rocke.core.ir.{name}")
+
+
+class _Extractor:
+    def __init__(self, path: str, wrapper: MetadataWrapper, package: str | None) -> None:
+        self.path = path
+        self.module = wrapper.module
+        self.package = package
+        self.positions = wrapper.resolve(PositionProvider)
+        self.context = wrapper.resolve(ExpressionContextProvider)
+        self.facts: list[Fact] = []
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.positions[node].start.line
+
+    def text(self, node: cst.CSTNode) -> str:
+        code = self.module.code_for_node(node).strip()
+        return " ".join(code.split()) if "\n" in code else code
+
+    def arg_text(self, arg: cst.Arg) -> str:
+        """`k=v`, `*v` or `v` without the separating comma."""
+        star = arg.star if isinstance(arg.star, str) else ""
+        keyword = f"{arg.keyword.value}=" if arg.keyword is not None else ""
+        return f"{star}{keyword}{self.text(arg.value)}"
+
+    def opt_text(self, node: cst.CSTNode | None) -> str | None:
+        return None if node is None else self.text(node)
+
+    # -- walking -------------------------------------------------------------------------
+
+    def run(self) -> list[Fact]:
+        self.block(self.module.body, [], [], [], None)
+        return self.facts
+
+    def block(
+        self,
+        stmts: Any,
+        qual: list[str],
+        scope: list[str],
+        guard: list[str],
+        func: _FunctionState | None,
+    ) -> None:
+        for stmt in stmts:
+            self.statement(stmt, qual, scope, guard, func)
+
+    def scan(self, node: cst.CSTNode | None, guard: list[str], func: _FunctionState | None) -> None:
+        if node is not None and func is not None:
+            node.visit(_Collector(self, func, _join_guard(guard)))
+
+    def suite(self, body: cst.BaseSuite, qual, scope, guard, func) -> None:
+        if isinstance(body, cst.SimpleStatementSuite):
+            for small in body.body:
+                self.small(small, qual, scope, guard, func)
+        else:
+            self.block(body.body, qual, scope, guard, func)
+
+    def statement(self, stmt: cst.CSTNode, qual, scope, guard, func) -> None:
+        if isinstance(stmt, cst.FunctionDef):
+            self.function(stmt, qual, scope)
+        elif isinstance(stmt, cst.ClassDef):
+            self.klass(stmt, qual, scope)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.small(small, qual, scope, guard, func)
+        elif isinstance(stmt, cst.If):
+            self.if_(stmt, qual, scope, guard, func, "if")
+        elif isinstance(stmt, cst.With):
+            self.scan_all(stmt.items, guard, func)
+            header = "with " + ", ".join(self.text(item) for item in stmt.items)
+            self.suite(stmt.body, qual, [*scope, header], guard, func)
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+            self.try_(stmt, qual, scope, guard, func)
+        elif isinstance(stmt, cst.For):
+            self.scan(stmt.iter, guard, func)
+            self.scan(stmt.target, guard, func)
+            loop = f"{self.text(stmt.target)} in {self.text(stmt.iter)}"
+            self.suite(stmt.body, qual, [*scope, f"for {loop}"], [*guard, f"loop: {loop}"], func)
+            if stmt.orelse is not None:
+                self.suite(stmt.orelse.body, qual, [*scope, f"else of for {loop}"], guard, func)
+        elif isinstance(stmt, cst.While):
+            self.scan(stmt.test, guard, func)
+            cond = self.text(stmt.test)
+            self.suite(stmt.body, qual, [*scope, f"while {cond}"], [*guard, f"loop: {cond}"], func)
+            if stmt.orelse is not None:
+                self.suite(stmt.orelse.body, qual, [*scope, f"else of while {cond}"], guard, func)
+        elif isinstance(stmt, cst.Match):
+            self.scan(stmt.subject, guard, func)
+            subject = self.text(stmt.subject)
+            for case in stmt.cases:
+                cond = f"match {subject}: case {self.text(case.pattern)}"
+                self.suite(case.body, qual, [*scope, cond], [*guard, cond], func)
+        else:
+            self.scan(stmt, guard, func)
+
+    def scan_all(self, nodes: Any, guard: list[str], func: _FunctionState | None) -> None:
+        for node in nodes:
+            self.scan(node, guard, func)
+
+    def if_(self, stmt: cst.If, qual, scope, guard, func, keyword: str) -> None:
+        self.scan(stmt.test, guard, func)
+        cond = self.text(stmt.test)
+        always = isinstance(stmt.test, cst.Name) and stmt.test.value == "True"
+        taken = guard if always else [*guard, cond]
+        self.suite(stmt.body, qual, [*scope, f"{keyword} {cond}"], taken, func)
+        if stmt.orelse is None:
+            return
+        negated = [*guard, f"not ({cond})"]
+        other = [*scope, f"else of {keyword} {cond}"]
+        if isinstance(stmt.orelse, cst.If):
+            self.if_(stmt.orelse, qual, other, negated, func, "elif")
+        else:
+            self.suite(stmt.orelse.body, qual, other, negated, func)
+
+    def try_(self, stmt: cst.Try | cst.TryStar, qual, scope, guard, func) -> None:
+        self.suite(stmt.body, qual, [*scope, "try"], guard, func)
+        for handler in stmt.handlers:
+            caught = "except" if handler.type is None else f"except {self.text(handler.type)}"
+            self.scan(handler.type, guard, func)
+            self.suite(handler.body, qual, [*scope, caught], [*guard, caught], func)
+        if stmt.orelse is not None:
+            self.suite(stmt.orelse.body, qual, [*scope, "else of try"], guard, func)
+        if stmt.finalbody is not None:
+            self.suite(stmt.finalbody.body, qual, [*scope, "finally"], guard, func)
+
+    def small(self, small: cst.CSTNode, qual, scope, guard, func) -> None:
+        self.scan(small, guard, func)
+        if qual:
+            return
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            self.imports(small)
+        elif isinstance(small, cst.Assign):
+            for target in small.targets:
+                self.assignment(target.target, small.value)
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+            self.assignment(small.target, small.value)
+
+    # -- module-level facts --------------------------------------------------------------
+
+    def assignment(self, target: cst.CSTNode, value: cst.BaseExpression | None) -> None:
+        data: dict[str, Any] = {"value_digest": None, "value": None}
+        if value is not None:
+            data = {
+                "value_digest": expression_digest(value),
+                "value": self.module.code_for_node(value).strip()[:VALUE_LIMIT],
+            }
+        self.facts.append(Fact(ASSIGNMENT, self.text(target), self.line(target), data))
+
+    def resolve(self, level: int, module: str | None) -> str:
+        if level == 0:
+            return module or ""
+        parts = self.package.split(".") if self.package else []
+        if self.package is None or level - 1 >= len(parts):
+            return "." * level + (module or "")
+        base = ".".join(parts[: len(parts) - (level - 1)])
+        return f"{base}.{module}" if module else base
+
+    def imports(self, node: cst.Import | cst.ImportFrom) -> None:
+        line = self.line(node)
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                dotted = self.text(alias.name)
+                asname = self.alias(alias)
+                data = {"module": dotted, "name": None, "alias": asname, "level": 0, "star": False}
+                self.facts.append(Fact(IMPORT, asname or dotted, line, data))
+            return
+        level = len(node.relative)
+        written = None if node.module is None else self.text(node.module)
+        module = self.resolve(level, written)
+        is_init = posixpath.basename(self.path) == "__init__.py"
+        from_sub = level == 1 and written is not None
+        if self.package and written and level == 0:
+            from_sub = written.startswith(self.package + ".")
+        if isinstance(node.names, cst.ImportStar):
+            data = {"module": module, "name": "*", "alias": None, "level": level, "star": True}
+            self.facts.append(Fact(IMPORT, "*", line, data))
+            return
+        for alias in node.names:
+            name = self.text(alias.name)
+            asname = self.alias(alias)
+            data = {"module": module, "name": name, "alias": asname, "level": level, "star": False}
+            self.facts.append(Fact(IMPORT, asname or name, line, data))
+            if is_init and from_sub:
+                exported = {"module": module, "name": name}
+                self.facts.append(Fact(RE_EXPORT, asname or name, line, exported))
+
+    def alias(self, alias: cst.ImportAlias) -> str | None:
+        return None if alias.asname is None else self.text(alias.asname.name)
+
+    # -- defs ----------------------------------------------------------------------------
+
+    def klass(self, node: cst.ClassDef, qual: list[str], scope: list[str]) -> None:
+        name = ".".join([*qual, node.name.value])
+        bases = [self.arg_text(arg) for arg in [*node.bases, *node.keywords]]
+        data = {"bases": bases, "digest": body_digest(node)}
+        self.facts.append(Fact(CLASS, name, self.line(node), data))
+        self.suite(node.body, [*qual, node.name.value], [], [], None)
+
+    def params(self, params: cst.Parameters) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+
+        def add(param: cst.Param, kind: str) -> None:
+            annotation = None if param.annotation is None else param.annotation.annotation
+            out.append({
+                "name": param.name.value,
+                "kind": kind,
+                "default": self.opt_text(param.default),
+                "annotation": self.opt_text(annotation),
+            })
+
+        for param in list(params.posonly_params) + list(params.params):
+            add(param, "positional")
+        if isinstance(params.star_arg, cst.Param):
+            add(params.star_arg, "var-positional")
+        for param in params.kwonly_params:
+            add(param, "keyword-only")
+        if isinstance(params.star_kwarg, cst.Param):
+            add(params.star_kwarg, "var-keyword")
+        return out
+
+    def function(self, node: cst.FunctionDef, qual: list[str], scope: list[str]) -> None:
+        name = ".".join([*qual, node.name.value])
+        line = self.line(node)
+        returns = None if node.returns is None else node.returns.annotation
+        data = {
+            "params": self.params(node.params),
+            "digest": body_digest(node),
+            "decorators": [self.text(dec.decorator) for dec in node.decorators],
+            "scope": list(scope),
+            "returns": self.opt_text(returns),
+        }
+        self.facts.append(Fact(FUNCTION, name, line, data))
+        state = _FunctionState(name)
+        for param in node.params.params:
+            self.scan(param.default, [], state)
+        self.suite(node.body, [*qual, node.name.value, "<locals>"], [], [], state)
+        self.function_facts(state, line)
+
+    def function_facts(self, state: _FunctionState, line: int) -> None:
+        self.facts.append(Fact(READS, state.name, line, {"names": sorted(state.reads)}))
+        calls = sorted(state.calls, key=lambda item: self.call_position(item[0]))
+        params = [(call, guard) for call, guard in calls if self.is_param_call(call)]
+        for index, (call, guard) in enumerate(params):
+            self.param_fact(state.name, index, call, guard)
+        bound = state.bound.items()
+        builders = {var for var, call in bound if _calls_name(call, "SignatureBuilder")}
+        modules = {var for var, call in bound if _calls_name(call, "KernelModule")}
+        if any(_calls_name(call, "SignatureBuilder") for call, _ in calls):
+            entries = [self.signature_entry(call, guard) for call, guard in calls
+                       if self.on_root(call, builders, "SignatureBuilder", ("ptr", "scalar"))]
+            self.facts.append(Fact(SIGNATURE_BUILDER, state.name, line, {"entries": entries}))
+        if any(_calls_name(call, "KernelModule") for call, _ in calls):
+            kernels: list[dict[str, Any]] = []
+            for call, guard in calls:
+                if _calls_name(call, "KernelModule"):
+                    kernels.extend(self.listed_kernels(call, guard))
+                elif self.on_root(call, modules, "KernelModule", ("add",)):
+                    kernels.append(self.added_kernel(call, guard))
+            self.facts.append(Fact(KERNEL_MODULE, state.name, line, {"kernels": kernels}))
+
+    def call_position(self, call: cst.Call) -> tuple[int, int]:
+        anchor: cst.CSTNode = call.func.attr if isinstance(call.func, cst.Attribute) else call
+        start = self.positions[anchor].start
+        return (start.line, start.column)
+
+    @staticmethod
+    def is_param_call(call: cst.Call) -> bool:
+        func = call.func
+        return (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "param"
+            and isinstance(func.value, cst.Name)
+            and bool(call.args)
+            and call.args[0].keyword is None
+            and _literal(call.args[0].value) is not None
+        )
+
+    @staticmethod
+    def on_root(call: cst.Call, bound: set[str], ctor: str, methods: tuple[str, ...]) -> bool:
+        if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in methods:
+            return False
+        root = _chain_root(call)
+        return (isinstance(root, cst.Name) and root.value in bound) or _calls_name(root, ctor)
+
+    def positional(self, call: cst.Call) -> list[cst.BaseExpression]:
+        return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+
+    def param_fact(self, function: str, index: int, call: cst.Call, guard: str) -> None:
+        args = self.positional(call)
+        param = _literal(args[0])
+        attrs = {arg.keyword.value: self.text(arg.value) for arg in call.args if arg.keyword}
+        type_node = args[1] if len(args) > 1 else None
+        data = {
+            "function": function,
+            "index": index,
+            "param": param,
+            "type": self.opt_text(type_node),
+            "attrs": attrs,
+            "guard": guard,
+        }
+        self.facts.append(Fact(PARAM, f"{function}:{param}", self.line(call.func), data))
+
+    def signature_entry(self, call: cst.Call, guard: str) -> dict[str, Any]:
+        assert isinstance(call.func, cst.Attribute)
+        args = self.positional(call)
+        name = None
+        if args:
+            name = _literal(args[0]) or self.text(args[0])
+        return {
+            "method": call.func.attr.value,
+            "name": name,
+            "type": self.opt_text(args[1]) if len(args) > 1 else None,
+            "guard": guard,
+        }
+
+    def listed_kernels(self, call: cst.Call, guard: str) -> list[dict[str, Any]]:
+        out = []
+        for arg in self.positional(call):
+            if isinstance(arg, (cst.List, cst.Tuple)):
+                for element in arg.elements:
+                    out.append({"name": None, "kernel": self.text(element.value), "guard": guard})
+        return out
+
+    def added_kernel(self, call: cst.Call, guard: str) -> dict[str, Any]:
+        args = self.positional(call)
+        name = (_literal(args[0]) or self.text(args[0])) if args else None
+        kernel = self.text(args[-1]) if len(args) > 1 else None
+        return {"name": name, "kernel": kernel, "guard": guard}
