@@ -12,19 +12,13 @@ from collections.abc import Callable, Iterable
 from impact.cpp import extract_cmake_facts, extract_cpp_facts
 from impact.facts import Fact, parse_failure
 from impact.git import Snapshot
+from impact.python import extract_python_facts
 from impact.surface import SurfaceMap
 
 Extractor = Callable[[str, bytes], list[Fact]]
 
-
-def _python(path: str, source: bytes) -> list[Fact]:
-    from impact.python import extract_python_facts
-
-    return extract_python_facts(path, source)
-
-
 EXTRACTORS: dict[str, Extractor] = {
-    "python": _python,
+    "python": extract_python_facts,
     "cpp": extract_cpp_facts,
     "cmake": extract_cmake_facts,
 }
@@ -48,23 +42,9 @@ class FactCache:
         return self._facts[key]
 
 
-def language_of(path: str, surface: SurfaceMap) -> str:
-    """The language the surface map gives `path`, guessed from the suffix when it is outside."""
-    entry = surface.classify(path)
-    if entry is not None:
-        return entry.language
-    if path.endswith(".py"):
-        return "python"
-    if path.endswith((".cpp", ".hpp", ".h", ".cc", ".cxx", ".hip", ".cu")):
-        return "cpp"
-    if path.endswith(("CMakeLists.txt", ".cmake")):
-        return "cmake"
-    return "text"
-
-
 def snapshot_facts(snapshot: Snapshot, paths: Iterable[str], surface: SurfaceMap,
                    cache: FactCache | None = None) -> dict[str, list[Fact]]:
     """Path -> its facts, for each path present in `snapshot`."""
     cache = cache or FactCache()
-    return {path: cache.facts(snapshot, path, language_of(path, surface))
+    return {path: cache.facts(snapshot, path, surface.describe(path).language)
             for path in sorted(set(paths)) if path in snapshot}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from impact.contracts import validate
 from impact.errors import BadUsage
-from impact.extract import FactCache, language_of
+from impact.extract import snapshot_facts
 from impact.git import open_snapshot
 from impact.surface import load_surface_map
 
@@ -22,20 +22,17 @@ def facts_document(repo: str, rev: str, paths: list[str], surface_map: str | Non
         raise BadUsage(f"no file {', '.join(missing)} at {rev}",
                        "give repository-relative paths of files that exist at that revision")
     surface = load_surface_map(surface_map, snapshot)
-    cache = FactCache()
-    files = {}
-    for path in sorted(set(paths)):
-        entry = surface.classify(path)
-        language = language_of(path, surface)
-        files[path] = {
+    files = {
+        path: {
             "blob": snapshot[path].sha,
-            "language": language,
-            "surface": entry.kind if entry else "outside",
-            "facts": [f.to_json() for f in cache.facts(snapshot, path, language)],
+            "language": surface.describe(path).language,
+            "surface": surface.describe(path).kind,
+            "facts": [f.to_json() for f in facts],
         }
+        for path, facts in snapshot_facts(snapshot, paths, surface).items()
+    }
     doc = {"schema_version": "0.1", "repository": str(Path(repo).resolve()),
            "revision": {"spelled": revision.spelled, "sha": revision.sha},
            "surface_map": surface.source, "files": files}
     validate(doc, FACTS_SCHEMA)
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-

@@ -23,12 +23,8 @@ def tool_version() -> str:
 
 
 def _surfaces(view: View, surface: SurfaceMap) -> list[dict[str, str]]:
-    rows = []
-    for path in view.diff.paths:
-        entry = surface.classify(path)
-        rows.append({"path": path, "kind": entry.kind if entry else "outside",
-                     "lane": entry.lane if entry else "NONE"})
-    return rows
+    described = ((path, surface.describe(path)) for path in view.diff.paths)
+    return [{"path": path, "kind": what.kind, "lane": what.lane} for path, what in described]
 
 
 def _view(view: View, surface: SurfaceMap) -> dict[str, Any]:

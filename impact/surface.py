@@ -64,6 +64,35 @@ class SurfaceMap:
         """The first entry whose pattern matches `path`; None when it is outside every surface."""
         return next((entry for entry in self.entries if entry.matches(path)), None)
 
+    def describe(self, path: str) -> PathSurface:
+        """Kind, lane and language of `path`; outside every surface the language is guessed
+        from the suffix, so `impact facts` can still show what a parser sees."""
+        entry = self.classify(path)
+        if entry is not None:
+            return PathSurface(entry.kind, entry.lane, entry.language)
+        return PathSurface(OUTSIDE, "NONE", _language_by_suffix(path))
+
+
+OUTSIDE = "outside"
+_SUFFIX_LANGUAGES = (
+    ((".py",), "python"),
+    ((".cpp", ".hpp", ".h", ".cc", ".cxx", ".hip", ".cu"), "cpp"),
+    (("CMakeLists.txt", ".cmake"), "cmake"),
+)
+
+
+def _language_by_suffix(path: str) -> str:
+    return next((lang for ends, lang in _SUFFIX_LANGUAGES if path.endswith(ends)), "text")
+
+
+@dataclass(frozen=True)
+class PathSurface:
+    """What the map says of one path."""
+
+    kind: str
+    lane: str
+    language: str
+
 
 def parse_surface_map(data: bytes, source: str) -> SurfaceMap:
     """Validate and compile a map; every problem in it is named at once."""

@@ -6,10 +6,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from dulwich.repo import Repo
 
 from impact.fixtures import BuiltRepository, Scenario, build_repository
 
 Build = Callable[..., BuiltRepository]
+
+
+def add_orphan_branch(repo: BuiltRepository, other: BuiltRepository, name: str = "orphan") -> None:
+    """Copy `other`'s objects into `repo` and point branch `name` at its unrelated root."""
+    source, target = Repo(str(other.path)), Repo(str(repo.path))
+    for sha in source.object_store:
+        target.object_store.add_object(source.object_store[sha])
+    target.refs[f"refs/heads/{name}".encode()] = other.base.encode()
 
 
 @pytest.fixture

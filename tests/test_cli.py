@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import add_orphan_branch
 
 from impact.cli import main
 from impact.contracts import REPORT_SCHEMA, validate
@@ -95,13 +96,7 @@ def test_not_a_repository_exit_3(tmp_path: Path, capsys) -> None:
 
 def test_no_merge_base_exit_3(build, capsys) -> None:
     repo = build(SCENARIO)
-    from dulwich.repo import Repo
-
-    other = build(Scenario(base={"z": "z\n"}))
-    source, target = Repo(str(other.path)), Repo(str(repo.path))
-    for sha in source.object_store:
-        target.object_store.add_object(source.object_store[sha])
-    target.refs[b"refs/heads/orphan"] = other.base.encode()
+    add_orphan_branch(repo, build(Scenario(base={"z": "z\n"})))
     code, _, err = run(["report", "--repo", str(repo.path), "--base", "orphan", "--head",
                         "head"], capsys)
     assert code == EXIT_BAD_INPUT

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import add_orphan_branch
 from dulwich.repo import Repo
 
 from impact.errors import NoMergeBase, NotARepository, ShallowHistory, UnknownRevision
@@ -194,13 +195,7 @@ def test_unknown_revision(build) -> None:
 
 def test_no_merge_base(build, tmp_path: Path) -> None:
     repo = build(PR)
-    # An unrelated root commit on its own branch.
-    other = build(Scenario(base={"z": "z\n"}))
-    source = Repo(str(other.path))
-    target = Repo(str(repo.path))
-    for sha in source.object_store:
-        target.object_store.add_object(source.object_store[sha])
-    target.refs[b"refs/heads/orphan"] = other.base.encode()
+    add_orphan_branch(repo, build(Scenario(base={"z": "z\n"})))
     with pytest.raises(NoMergeBase):
         open_views(repo.path, base="orphan", head="head")
     # For the merged view the missing base is recorded, not fatal.
@@ -215,3 +210,20 @@ def test_shallow_clone_missing_the_merge_base(build) -> None:
     Path(repo.path, ".git", "shallow").write_text(repo.head_commits[0] + "\n")
     with pytest.raises(ShallowHistory, match="shallow"):
         open_views(repo.path, base="target", head="head")
+
+
+def test_worktree_keeps_a_staged_submodule_as_recorded(build) -> None:
+    from dulwich.index import IndexEntry
+
+    repo = build(PR, checkout=True)
+    dulwich_repo = Repo(str(repo.path))
+    index = dulwich_repo.open_index()
+    gitlink = "1" * 40
+    index[b"vendor/sub"] = IndexEntry(
+        ctime=(0, 0), mtime=(0, 0), dev=0, ino=0, mode=0o160000, uid=0, gid=0, size=0,
+        sha=gitlink.encode())
+    index.write()
+    Path(repo.path, "vendor", "sub").mkdir(parents=True)
+    views = open_views(repo.path, worktree=True)
+    assert views.head["vendor/sub"].sha == gitlink and views.head["vendor/sub"].is_submodule
+    assert views.view("head").diff.added == ("vendor/sub",)

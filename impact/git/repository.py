@@ -51,9 +51,10 @@ class Repository:
         try:
             return self.objects[sha]
         except KeyError:
-            raise self._missing(sha.decode()) from None
+            raise self.missing_object(sha.decode()) from None
 
-    def _missing(self, sha: str) -> ShallowHistory:
+    def missing_object(self, sha: str) -> ShallowHistory:
+        """The error for an object this clone lacks: shallow history or a partial clone."""
         if self.shallow:
             return ShallowHistory(
                 f"object {sha} is not in this shallow clone",
@@ -132,7 +133,7 @@ class Repository:
         except KeyError as exc:
             missing = exc.args[0] if exc.args else b"?"
             text = missing.decode() if isinstance(missing, bytes) else str(missing)
-            raise self._missing(text) from None
+            raise self.missing_object(text) from None
         return sorted(base.decode() for base in bases)
 
     def merge_base(self, a: Revision, b: Revision) -> str:

@@ -69,7 +69,7 @@ def _snapshot(repository: Repository, tree_id: str, label: str,
             entries[item.path.decode()] = Entry(item.sha.decode(), item.mode)
     except KeyError as exc:
         missing = exc.args[0] if exc.args else b"?"
-        raise repository._missing(
+        raise repository.missing_object(
             missing.decode() if isinstance(missing, bytes) else str(missing)
         ) from None
     return Snapshot(entries, repository.read_blob, label=label, tree_id=tree_id,
@@ -105,13 +105,15 @@ def _merged_view(repository: Repository, base: Snapshot, head_commit: Commit,
                  head_rev: Revision | None, tip: Revision,
                  merge_bases: dict[str, list[str]]) -> View:
     """Head merged onto the target tip, compared with `base`."""
-    anchor = head_rev or tip
+    if head_rev is None:
+        reason = "the uncommitted work has no commit history to merge from"
+        return View("merged", base, None, SnapshotDiff(), unavailable=reason)
     try:
-        bases = repository.merge_bases(anchor.sha, tip.sha) if head_rev else []
+        bases = repository.merge_bases(head_rev.sha, tip.sha)
     except ImpactError as exc:
         return View("merged", base, None, SnapshotDiff(), unavailable=str(exc))
     merge_bases["head..target_tip"] = bases
-    if head_rev is None or not bases:
+    if not bases:
         reason = f"head and target tip '{tip.spelled}' share no history"
         return View("merged", base, None, SnapshotDiff(), unavailable=reason)
     merger = Merger(repository.objects)

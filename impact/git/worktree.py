@@ -33,8 +33,7 @@ def _working_entry(repository: Repository, root: str, path: str) -> Entry | None
     except FileNotFoundError:
         return None
     if stat.S_ISDIR(st.st_mode):
-        # A directory where the index has a file: a nested repository or a
-        # submodule checkout. Its content is not ours to hash; drop the file.
+        # A directory where the index had a file: the file is gone from the work.
         return None
     blob = blob_from_path_and_stat(os.fsencode(full), st)
     repository.scratch.add_object(blob)
@@ -64,9 +63,10 @@ def worktree_entries(repository: Repository) -> dict[str, Entry]:
             conflicted.append(path)
             continue
         entries[path] = Entry(value.sha.decode(), cleanup_mode(value.mode))
+    submodules = {p for p, e in entries.items() if e.is_submodule}
 
     changed = {p.decode() for p in get_unstaged_changes(index, root)} | set(conflicted)
-    for path in sorted(changed):
+    for path in sorted(changed - submodules):
         working = _working_entry(repository, root, path)
         if working is None:
             entries.pop(path, None)
