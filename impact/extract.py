@@ -12,39 +12,52 @@ from collections.abc import Callable, Iterable
 from impact.cpp import extract_cmake_facts, extract_cpp_facts
 from impact.facts import Fact, parse_failure
 from impact.git import Snapshot
-from impact.python import extract_python_facts
+from impact.python import extract_python_facts, package_name_for
 from impact.surface import SurfaceMap
 
-Extractor = Callable[[str, bytes], list[Fact]]
+Extractor = Callable[[str, bytes, SurfaceMap], list[Fact]]
+
+
+def _python(path: str, source: bytes, surface: SurfaceMap) -> list[Fact]:
+    package = package_name_for(path, list(surface.python_roots))
+    return extract_python_facts(path, source, package=package)
+
 
 EXTRACTORS: dict[str, Extractor] = {
-    "python": extract_python_facts,
-    "cpp": extract_cpp_facts,
-    "cmake": extract_cmake_facts,
+    "python": _python,
+    "cpp": lambda path, source, _surface: extract_cpp_facts(path, source),
+    "cmake": lambda path, source, _surface: extract_cmake_facts(path, source),
 }
 
 
 class FactCache:
-    """Facts keyed by (language, blob id): a blob is parsed once per run, whatever views hold it."""
+    """Facts keyed by (path, blob id): a file is parsed once per run, however many views
+    hold that same blob. The path is part of the key because facts name their file and
+    relative imports resolve against it."""
 
-    def __init__(self) -> None:
+    def __init__(self, surface: SurfaceMap) -> None:
+        self.surface = surface
         self._facts: dict[tuple[str, str], list[Fact]] = {}
 
-    def facts(self, snapshot: Snapshot, path: str, language: str) -> list[Fact]:
-        key = (language, snapshot[path].sha)
+    def facts(self, snapshot: Snapshot, path: str) -> list[Fact]:
+        key = (path, snapshot[path].sha)
         if key not in self._facts:
+            language = self.surface.describe(path).language
             extractor = EXTRACTORS.get(language)
             if extractor is None:
                 found = [parse_failure(path, f"no {language} extractor yet: not understood")]
             else:
-                found = extractor(path, snapshot.read(path))
+                try:
+                    source = snapshot.read(path)
+                except Exception as exc:  # a missing blob in a partial clone, a submodule
+                    found = [parse_failure(path, f"content not readable: {exc}")]
+                else:
+                    found = extractor(path, source, self.surface)
             self._facts[key] = found
         return self._facts[key]
 
 
-def snapshot_facts(snapshot: Snapshot, paths: Iterable[str], surface: SurfaceMap,
-                   cache: FactCache | None = None) -> dict[str, list[Fact]]:
+def snapshot_facts(snapshot: Snapshot, paths: Iterable[str],
+                   cache: FactCache) -> dict[str, list[Fact]]:
     """Path -> its facts, for each path present in `snapshot`."""
-    cache = cache or FactCache()
-    return {path: cache.facts(snapshot, path, surface.describe(path).language)
-            for path in sorted(set(paths)) if path in snapshot}
+    return {path: cache.facts(snapshot, path) for path in sorted(set(paths)) if path in snapshot}

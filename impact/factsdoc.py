@@ -7,7 +7,7 @@ from pathlib import Path
 
 from impact.contracts import validate
 from impact.errors import BadUsage
-from impact.extract import snapshot_facts
+from impact.extract import FactCache, snapshot_facts
 from impact.git import open_snapshot
 from impact.surface import load_surface_map
 
@@ -29,7 +29,7 @@ def facts_document(repo: str, rev: str, paths: list[str], surface_map: str | Non
             "surface": surface.describe(path).kind,
             "facts": [f.to_json() for f in facts],
         }
-        for path, facts in snapshot_facts(snapshot, paths, surface).items()
+        for path, facts in snapshot_facts(snapshot, paths, FactCache(surface)).items()
     }
     doc = {"schema_version": "0.1", "repository": str(Path(repo).resolve()),
            "revision": {"spelled": revision.spelled, "sha": revision.sha},

@@ -12,6 +12,7 @@ from impact.fixtures import Scenario
 from impact.fixtures.edits import GFX950_DENSE_KDP, GFX950_DENSE_PACK
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import Snapshot
+from impact.surface import load_surface_map
 
 
 def test_facts_of_a_pack_and_a_descriptor(build, capsys) -> None:
@@ -42,10 +43,17 @@ def test_missing_path_is_bad_input(build, capsys) -> None:
 def test_a_blob_is_parsed_once(monkeypatch) -> None:
     calls: list[str] = []
     real = EXTRACTORS["cpp"]
-    monkeypatch.setitem(EXTRACTORS, "cpp", lambda p, s: calls.append(p) or real(p, s))
-    snap = Snapshot.from_files({"a.cpp": "int f();\n", "b.cpp": "int f();\n"})
-    cache = FactCache()
-    cache.facts(snap, "a.cpp", "cpp")
-    cache.facts(snap, "b.cpp", "cpp")
-    cache.facts(snap, "a.cpp", "cpp")
-    assert calls == ["a.cpp"]
+    monkeypatch.setitem(EXTRACTORS, "cpp", lambda p, s, m: calls.append(p) or real(p, s, m))
+    base = Snapshot.from_files({"a.cpp": "int f();\n", "b.cpp": "int g();\n"})
+    head = Snapshot.from_files({"a.cpp": "int f();\n", "b.cpp": "int h();\n"})
+    cache = FactCache(load_surface_map())
+    for snap in (base, head, base):
+        cache.facts(snap, "a.cpp")
+        cache.facts(snap, "b.cpp")
+    assert calls == ["a.cpp", "b.cpp", "b.cpp"]
+
+
+def test_unreadable_content_is_a_parse_failure() -> None:
+    snap = Snapshot(dict(Snapshot.from_files({"a.cpp": "x"})), lambda sha: 1 / 0, label="t")
+    facts = FactCache(load_surface_map()).facts(snap, "a.cpp")
+    assert [f.kind for f in facts] == ["parse-failure"]

@@ -1,0 +1,441 @@
+"""The symbol graph of one snapshot, built with networkx, and the queries checks need.
+
+Maintainers: builds from facts only (through a FactCache); never reads git or
+parses source itself. Nodes are strings with a `kind` attribute; edges carry a
+`kind` too. Names the graph cannot resolve inside the repository (the standard
+library, third-party packages) simply get no edge.
+
+Node ids:
+    module:<dotted>                 a Python module or package
+    py:<module>:<qualname>          a function, class or module-level assignment
+    cpp:<path>                      a C++ file
+    cpplist:<path>:<name>           a KernelArgument list
+    launch:<path>:<name>            a positional launch() call
+    variant:<path>:<name>           a shipped descriptor variant
+    symbol:<value>                  a symbol string named by descriptors or packs
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from impact.cpp import resolve_include
+from impact.extract import FactCache
+from impact.facts import PARSE_FAILURE, Fact
+from impact.git import Snapshot
+from impact.python import module_name_for
+
+DEFINITION_KINDS = ("function", "class", "assignment")
+NAME_EDGES = frozenset({"reads", "inherits"})
+
+
+def module_node(module: str) -> str:
+    return f"module:{module}"
+
+
+def symbol_node(module: str, name: str) -> str:
+    return f"py:{module}:{name}"
+
+
+@dataclass
+class _ModuleInfo:
+    path: str
+    bindings: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    reexports: dict[str, str] = field(default_factory=dict)
+    reads: dict[str, list[str]] = field(default_factory=dict)
+    bases: dict[str, list[str]] = field(default_factory=dict)
+
+
+class SymbolGraph:
+    """One snapshot's modules, definitions, imports, C++ lists and calls, headers and
+    descriptor variants, with the edges between them."""
+
+    def __init__(self, snapshot: Snapshot, cache: FactCache) -> None:
+        self.snapshot = snapshot
+        self.cache = cache
+        self.surface = cache.surface
+        self.graph: nx.MultiDiGraph = nx.MultiDiGraph()
+        self.parse_failures: dict[str, str] = {}
+        self._modules: dict[str, _ModuleInfo] = {}
+        self._build()
+
+    # ----------------------------------------------------------------- building
+    def _files(self, language: str) -> Iterator[tuple[str, list[Fact]]]:
+        for path in self.snapshot:
+            what = self.surface.describe(path)
+            if what.kind != "outside" and what.language == language:
+                facts = self.cache.facts(self.snapshot, path)
+                for fact in facts:
+                    if fact.kind == PARSE_FAILURE:
+                        self.parse_failures[path] = str(fact.data.get("reason", ""))
+                yield path, facts
+
+    def _edge(self, source: str, target: str, kind: str, **attrs: Any) -> None:
+        if not self.graph.has_edge(source, target, key=kind):
+            self.graph.add_edge(source, target, key=kind, kind=kind, **attrs)
+
+    def _build(self) -> None:
+        roots = list(self.surface.python_roots)
+        for path, facts in self._files("python"):
+            module = module_name_for(path, roots) or f"<{path}>"
+            self._add_python(module, path, facts)
+        for module in self._modules:
+            self._link_python(module)
+        self._add_descriptors()
+        self._add_cpp()
+        self._pair_lists()
+
+    def _add_python(self, module: str, path: str, facts: list[Fact]) -> None:
+        info = _ModuleInfo(path)
+        self._modules[module] = info
+        mod = module_node(module)
+        self.graph.add_node(mod, kind="module", module=module, path=path)
+        for fact in facts:
+            if fact.kind in DEFINITION_KINDS:
+                node = symbol_node(module, fact.name)
+                if node not in self.graph:
+                    self.graph.add_node(node, kind=fact.kind, module=module, name=fact.name,
+                                        path=path, sites=[])
+                self.graph.nodes[node]["sites"].append({"line": fact.line, **fact.data})
+                self._edge(mod, node, "defines")
+                if fact.kind == "class":
+                    info.bases[fact.name] = list(fact.data.get("bases", []))
+            elif fact.kind == "import" and not fact.data.get("star"):
+                target = fact.data.get("module") or ""
+                if int(fact.data.get("level") or 0) == 0:
+                    info.bindings[fact.name] = (target, fact.data.get("name"))
+            elif fact.kind == "re-export":
+                info.reexports[fact.name] = str(fact.data.get("module"))
+            elif fact.kind == "reads":
+                info.reads[fact.name] = list(fact.data.get("names", []))
+            elif fact.kind == "param":
+                node = symbol_node(module, str(fact.data["function"]))
+                self.graph.add_node(node)
+                self.graph.nodes[node].setdefault("params", []).append(
+                    {"line": fact.line, **fact.data})
+            elif fact.kind == "signature-builder":
+                node = symbol_node(module, fact.name)
+                self.graph.add_node(node)
+                self.graph.nodes[node]["signature"] = list(fact.data.get("entries", []))
+
+    def _link_python(self, module: str) -> None:
+        info = self._modules[module]
+        mod = module_node(module)
+        for target_module, name in info.bindings.values():
+            for imported in self._imported_modules(target_module, name):
+                self._edge(mod, module_node(imported), "imports")
+        for function, names in info.reads.items():
+            reader = symbol_node(module, function)
+            for name in names:
+                target = self.resolve(module, name)
+                if target is not None and target != reader:
+                    self._edge(reader, target, "reads", name=name)
+        for cls, bases in info.bases.items():
+            for base in bases:
+                target = self.resolve(module, base)
+                if target is not None:
+                    self._edge(symbol_node(module, cls), target, "inherits")
+
+    def _imported_modules(self, target: str, name: str | None) -> list[str]:
+        """Every repository module an import statement runs or reaches: the target, its
+        parent packages, a submodule imported by name, and the module a package
+        re-exports the name from."""
+        found = []
+        parts = target.split(".")
+        for i in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:i])
+            if prefix in self._modules:
+                found.append(prefix)
+        if name is not None:
+            if f"{target}.{name}" in self._modules:
+                found.append(f"{target}.{name}")
+            defining = self._defining_module(target, name)
+            if defining is not None:
+                found.append(defining)
+        return found
+
+    def _defining_module(self, module: str, name: str, depth: int = 0) -> str | None:
+        """Follow package re-exports from `module` to the module that defines `name`."""
+        info = self._modules.get(module)
+        if info is None or depth > 20:
+            return None
+        if symbol_node(module, name) in self.graph and self.graph.nodes[
+                symbol_node(module, name)].get("kind") in DEFINITION_KINDS:
+            return module
+        if name in info.reexports:
+            return self._defining_module(info.reexports[name], name, depth + 1)
+        if name in info.bindings:
+            target, imported = info.bindings[name]
+            if imported is not None:
+                return self._defining_module(target, imported, depth + 1)
+        return None
+
+    def resolve(self, module: str, dotted: str) -> str | None:
+        """The node a name read in `module` stands for, following imports, module aliases
+        and package re-exports; None when it leaves the repository or is a local."""
+        info = self._modules.get(module)
+        if info is None:
+            return None
+        parts = dotted.split(".")
+        local = symbol_node(module, parts[0])
+        if local in self.graph and self.graph.nodes[local].get("kind") in DEFINITION_KINDS:
+            return self._member(module, parts[0], parts[1:])
+        for cut in range(len(parts), 0, -1):
+            bound = ".".join(parts[:cut])
+            if bound not in info.bindings:
+                continue
+            target, name = info.bindings[bound]
+            rest = parts[cut:]
+            if name is None:
+                return self._in_module(target, rest)
+            defining = self._defining_module(target, name)
+            if defining is not None:
+                return self._member(defining, name, rest)
+            if f"{target}.{name}" in self._modules:
+                return self._in_module(f"{target}.{name}", rest)
+            return None
+        return None
+
+    def _in_module(self, module: str, rest: list[str]) -> str | None:
+        if module not in self._modules:
+            return None
+        if not rest:
+            return module_node(module)
+        if f"{module}.{rest[0]}" in self._modules:
+            return self._in_module(f"{module}.{rest[0]}", rest[1:])
+        defining = self._defining_module(module, rest[0])
+        if defining is None:
+            return None
+        return self._member(defining, rest[0], rest[1:])
+
+    def _member(self, module: str, name: str, rest: list[str]) -> str:
+        node = symbol_node(module, name)
+        if rest and symbol_node(module, f"{name}.{rest[0]}") in self.graph:
+            return symbol_node(module, f"{name}.{rest[0]}")
+        return node
+
+    def _add_descriptors(self) -> None:
+        for language in ("json", "yaml"):
+            for path, facts in self._files(language):
+                file_node = f"descriptor:{path}"
+                self.graph.add_node(file_node, kind="descriptor-file", path=path)
+                for fact in facts:
+                    self._add_descriptor_fact(path, file_node, fact)
+
+    def _add_descriptor_fact(self, path: str, file_node: str, fact: Fact) -> None:
+        if fact.kind == "variant":
+            node = f"variant:{path}:{fact.name}"
+            self.graph.add_node(node, kind="variant", path=path, line=fact.line, **fact.data)
+            self._edge(file_node, node, "contains")
+            for launch in fact.data.get("launches", []):
+                source, builder = launch.get("source"), launch.get("builder")
+                if launch.get("kind") != "rocke" or not isinstance(source, str):
+                    continue
+                self._edge(node, module_node(source), "ships")
+                if isinstance(builder, str):
+                    self._edge(node, symbol_node(source, builder), "builds",
+                               launch=launch.get("launch"))
+        elif fact.kind == "symbol":
+            self.graph.add_node(f"symbol:{fact.name}", kind="symbol", value=fact.name)
+            self._edge(file_node, f"symbol:{fact.name}", "names-symbol", line=fact.line,
+                       **fact.data)
+        elif fact.kind == "launch-surface":
+            node = f"surface:{path}:{fact.name}"
+            self.graph.add_node(node, kind="launch-surface", path=path, line=fact.line,
+                                **fact.data)
+            self._edge(file_node, node, "contains")
+
+    def _add_cpp(self) -> None:
+        files = dict(self._files("cpp"))
+        existing = set(files)
+        roots = list(self.surface.include_roots)
+        for path, facts in files.items():
+            node = f"cpp:{path}"
+            self.graph.add_node(node, kind="cpp-file", path=path)
+            for fact in facts:
+                if fact.kind == "include":
+                    target = resolve_include(path, fact.name, bool(fact.data.get("quoted")),
+                                             existing, roots)
+                    if target is not None:
+                        self._edge(node, f"cpp:{target}", "includes", line=fact.line)
+                elif fact.kind == "kernel-argument-list":
+                    child = f"cpplist:{path}:{fact.name}"
+                    self.graph.add_node(child, kind="kernel-argument-list", path=path,
+                                        line=fact.line, **fact.data)
+                    self._edge(node, child, "contains")
+                elif fact.kind == "launch-call":
+                    child = f"launch:{path}:{fact.name}"
+                    self.graph.add_node(child, kind="launch-call", path=path, line=fact.line,
+                                        **fact.data)
+                    self._edge(node, child, "contains")
+                elif fact.kind == "constexpr-string":
+                    value = str(fact.data.get("value"))
+                    if f"symbol:{value}" in self.graph:
+                        self._edge(node, f"symbol:{value}", "declares-symbol", line=fact.line)
+
+    # ------------------------------------------------------------- list pairing
+    def builders(self) -> list[str]:
+        """Functions that declare kernel arguments with b.param (or build a signature)."""
+        return sorted(n for n, d in self.graph.nodes(data=True)
+                      if d.get("params") or d.get("signature"))
+
+    @staticmethod
+    def builder_names(data: dict[str, Any]) -> list[str]:
+        if data.get("params"):
+            return [p["param"] for p in sorted(data["params"], key=lambda p: p["index"])]
+        return [str(e.get("name")) for e in data.get("signature", [])]
+
+    def _declared_pairs(self) -> dict[tuple[str, str], str]:
+        """(cpp path, mirror function) -> builder node, from profile launch_surface entries."""
+        pairs = {}
+        roots = list(self.surface.python_roots)
+        for _node, data in self.graph.nodes(data=True):
+            if data.get("kind") != "launch-surface":
+                continue
+            mirror, source = data.get("cpp_mirror"), data.get("python_source")
+            if not (isinstance(mirror, dict) and isinstance(source, dict)):
+                continue
+            module = module_name_for(str(source.get("file")), roots)
+            if module and mirror.get("file") and mirror.get("symbol") and source.get("symbol"):
+                pairs[(mirror["file"], mirror["symbol"])] = symbol_node(module, source["symbol"])
+        return pairs
+
+    @staticmethod
+    def always_names(data: dict[str, Any]) -> list[str]:
+        """The arguments a builder declares on every path (guard 'always')."""
+        if data.get("params"):
+            ordered = sorted(data["params"], key=lambda p: p["index"])
+            return [p["param"] for p in ordered if p.get("guard") == "always"]
+        return [str(e.get("name")) for e in data.get("signature", [])
+                if e.get("guard", "always") == "always"]
+
+    def _pair_lists(self) -> None:
+        declared = self._declared_pairs()
+        builders = {
+            b: (self.builder_names(self.graph.nodes[b]), self.always_names(self.graph.nodes[b]),
+                bool(self.graph.nodes[b].get("params")))
+            for b in self.builders()
+        }
+        for node, data in list(self.graph.nodes(data=True)):
+            if data.get("kind") != "kernel-argument-list":
+                continue
+            key = (data["path"], str(data.get("function") or node.rsplit(":", 1)[-1]))
+            if key in declared:
+                self._edge(node, declared[key], "restates", how="declared")
+                continue
+            names = [str(e.get("name")) for e in data.get("entries", [])]
+            best = _best_builder(names, builders)
+            if best is not None:
+                self._edge(node, best[0], "restates", how=best[1])
+
+    # ------------------------------------------------------------------ queries
+    def edges_of(self, node: str, kinds: Iterable[str], *, reverse: bool = False) -> set[str]:
+        wanted = set(kinds)
+        edges = self.graph.in_edges(node, keys=True) if reverse else self.graph.out_edges(
+            node, keys=True)
+        return {(u if reverse else v) for u, v, k in edges if k in wanted}
+
+    def readers_of(self, node: str) -> set[str]:
+        """Functions that read `node` by name and modules that import it."""
+        readers = self.edges_of(node, {"reads", "inherits"}, reverse=True)
+        module = self.graph.nodes[node].get("module") if node in self.graph else None
+        name = self.graph.nodes[node].get("name") if node in self.graph else None
+        if module and name:
+            for other, info in self._modules.items():
+                if any(self._defining_module(t, n) == module and n == name.split(".")[0]
+                       for t, n in info.bindings.values() if n is not None):
+                    readers.add(module_node(other))
+        return readers
+
+    def reach(self, node: str) -> set[str]:
+        """Every definition `node` reaches by name within the repository (not itself)."""
+        seen: set[str] = set()
+        todo = deque([node])
+        while todo:
+            current = todo.popleft()
+            for nxt in self.edges_of(current, NAME_EDGES):
+                if self.graph.nodes[nxt].get("kind") not in DEFINITION_KINDS:
+                    continue  # a module read through an alias is not itself a definition
+                if nxt not in seen and nxt != node:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    def module_closure(self, modules: Iterable[str]) -> set[str]:
+        """Modules reachable from `modules` through imports (re-exports included)."""
+        seen: set[str] = set()
+        todo = deque(m for m in modules if m in self._modules)
+        seen.update(todo)
+        while todo:
+            current = todo.popleft()
+            for nxt in self.edges_of(module_node(current), {"imports"}):
+                name = self.graph.nodes[nxt]["module"]
+                if name not in seen:
+                    seen.add(name)
+                    todo.append(name)
+        return seen
+
+    def variants(self) -> list[str]:
+        return sorted(n for n, d in self.graph.nodes(data=True) if d.get("kind") == "variant")
+
+    def packer_modules(self) -> set[str]:
+        return {m for m, info in self._modules.items()
+                if self.surface.describe(info.path).kind == "hkp-pack"}
+
+    def shipped_closure(self) -> set[str]:
+        """Every module a shipped variant imports, directly or through re-exports, and
+        every module the packer reaches."""
+        roots = {self.graph.nodes[m]["module"] for v in self.variants()
+                 for m in self.edges_of(v, {"ships"}) if m in self._modules_nodes()}
+        return self.module_closure(roots | self.packer_modules())
+
+    def _modules_nodes(self) -> set[str]:
+        return {module_node(m) for m in self._modules}
+
+    def all_archs(self) -> set[str]:
+        return {a for v in self.variants() for a in self.graph.nodes[v].get("arch_expanded", [])}
+
+    def archs_of(self, module: str) -> set[str]:
+        """Architectures that ship `module`: every arch when the packer reaches it, else
+        those of the variants whose imports reach it."""
+        if module in self.module_closure(self.packer_modules()):
+            return self.all_archs()
+        archs: set[str] = set()
+        for variant in self.variants():
+            sources = {self.graph.nodes[m].get("module") for m in self.edges_of(
+                variant, {"ships"}) if m in self._modules_nodes()}
+            if module in self.module_closure(s for s in sources if s):
+                archs.update(self.graph.nodes[variant].get("arch_expanded", []))
+        return archs
+
+
+def _best_builder(names: list[str],
+                  builders: dict[str, tuple[list[str], list[str], bool]]) -> tuple[str, str] | None:
+    """The builder a C++ list restates by its argument names: a list equal to all its
+    arguments or to those it always declares (b.param builders before signature
+    factories), then the largest overlap that shares at least two names and half of
+    the list's own."""
+    if not names:
+        return None
+    exact = sorted((not uses_param, b) for b, (params, always, uses_param) in builders.items()
+                   if names in (params, always))
+    if exact:
+        return exact[0][1], "names"
+    scored = []
+    for builder, (params, _always, _uses_param) in builders.items():
+        common = len(set(names) & set(params))
+        if common >= 2 and common * 2 >= len(names):
+            scored.append((-common, abs(len(params) - len(names)), builder))
+    if not scored:
+        return None
+    return min(scored)[2], "closest"
+
+
+def build_graph(snapshot: Snapshot, cache: FactCache) -> SymbolGraph:
+    """The symbol graph of `snapshot`; facts come from (and stay in) `cache`."""
+    return SymbolGraph(snapshot, cache)

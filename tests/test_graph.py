@@ -1,0 +1,133 @@
+"""The symbol graph: imports, aliases, re-exports, readers, reach, includes, list pairing."""
+
+from __future__ import annotations
+
+import pytest
+
+from impact.extract import FactCache
+from impact.fixtures.tree import rocke_tree_files
+from impact.git import Snapshot
+from impact.graph import SymbolGraph, build_graph, module_node, symbol_node
+from impact.surface import load_surface_map, parse_surface_map
+
+MAP = parse_surface_map(b'''schema_version = 1
+name = "test"
+python_roots = ["lib"]
+include_roots = ["include"]
+[[surface]]
+kind = "code"
+lane = "IMPACT"
+language = "python"
+patterns = ["lib/**/*.py"]
+[[surface]]
+kind = "native"
+lane = "IMPACT"
+language = "cpp"
+patterns = ["include/**", "src/**"]
+''', "test")
+
+
+def graph_of(files: dict[str, str]) -> SymbolGraph:
+    return build_graph(Snapshot.from_files(files), FactCache(MAP))
+
+
+PKG = {
+    "lib/pkg/__init__.py": "from .impl import helper\n",
+    "lib/pkg/impl.py": "def helper(x):\n    return x + 1\n",
+    "lib/pkg/other.py": "def helper(x):\n    return x - 1\n",
+    "lib/user_a.py": "from pkg import helper\n\ndef run(x):\n    return helper(x)\n",
+    "lib/user_b.py": "import pkg.other as o\n\ndef run(x):\n    return o.helper(x)\n",
+    "lib/user_c.py": "from pkg.impl import helper as h\n\ndef run(x):\n    return h(x)\n",
+}
+
+
+def test_reexport_resolves_to_the_defining_module() -> None:
+    g = graph_of(PKG)
+    assert g.resolve("user_a", "helper") == symbol_node("pkg.impl", "helper")
+    assert "pkg.impl" in g.module_closure(["user_a"])
+    assert "pkg" in g.module_closure(["user_a"])
+
+
+@pytest.mark.parametrize(("module", "target"), [
+    ("user_a", "pkg.impl"),   # through the package __init__ re-export
+    ("user_b", "pkg.other"),  # through a module alias
+    ("user_c", "pkg.impl"),   # through an aliased name
+])
+def test_reads_edges(module: str, target: str) -> None:
+    g = graph_of(PKG)
+    assert g.reach(symbol_node(module, "run")) == {symbol_node(target, "helper")}
+
+
+def test_readers_stay_bound_to_their_module_when_names_collide() -> None:
+    g = graph_of(PKG)
+    impl_readers = g.readers_of(symbol_node("pkg.impl", "helper"))
+    other_readers = g.readers_of(symbol_node("pkg.other", "helper"))
+    assert symbol_node("user_a", "run") in impl_readers
+    assert symbol_node("user_c", "run") in impl_readers
+    assert symbol_node("user_b", "run") not in impl_readers
+    assert symbol_node("user_b", "run") in other_readers
+    assert module_node("user_a") in impl_readers
+
+
+def test_reach_follows_functions_and_base_classes() -> None:
+    g = graph_of({
+        "lib/base.py": "class Base:\n    def size(self):\n        return 4\n",
+        "lib/spec.py": "from base import Base\n\nLIMIT = 8\n\nclass Spec(Base):\n    pass\n\n"
+                       "def grid(s):\n    return clamp(s) + LIMIT\n\n"
+                       "def clamp(s):\n    return Spec()\n",
+    })
+    reached = g.reach(symbol_node("spec", "grid"))
+    assert reached == {symbol_node("spec", n) for n in ("clamp", "LIMIT", "Spec")} | {
+        symbol_node("base", "Base")}
+
+
+def test_function_defined_twice_keeps_both_sites() -> None:
+    g = graph_of({"lib/m.py": "import os\nif os.name == 'nt':\n    def f():\n        return 1\n"
+                              "else:\n    def f():\n        return 2\n"})
+    sites = g.graph.nodes[symbol_node("m", "f")]["sites"]
+    assert [s["line"] for s in sites] == [3, 6]
+    assert sites[0]["digest"] != sites[1]["digest"]
+
+
+def test_quoted_include_beside_the_header_and_angled_through_roots() -> None:
+    g = graph_of({
+        "include/sdk/Loader.hpp": '#include "Types.hpp"\n#include <sdk/Arch.hpp>\n',
+        "include/sdk/Types.hpp": "struct T {};\n",
+        "include/sdk/Arch.hpp": "struct A {};\n",
+        "src/Types.hpp": "struct Decoy {};\n",
+    })
+    assert g.edges_of("cpp:include/sdk/Loader.hpp", {"includes"}) == {
+        "cpp:include/sdk/Types.hpp", "cpp:include/sdk/Arch.hpp"}
+
+
+def test_unparsable_files_are_recorded() -> None:
+    g = graph_of({"lib/bad.py": "def (:\n", "src/bad.cpp": "int f( {\n"})
+    assert set(g.parse_failures) == {"lib/bad.py", "src/bad.cpp"}
+
+
+@pytest.fixture(scope="module")
+def tree_graph() -> SymbolGraph:
+    return build_graph(Snapshot.from_files(rocke_tree_files()), FactCache(load_surface_map()))
+
+
+PACKS = "dnn-providers/hip-kernel-provider/src/engines/kernel_ingestor_engine/packs"
+
+
+@pytest.mark.parametrize(("cpp_list", "builder"), [
+    (f"{PACKS}/Gfx950AttentionDenseNative.cpp:attentionDenseKernelSignature",
+     "kernels.gfx950.attention_dense:build_attention_dense"),
+    (f"{PACKS}/Gfx950UnifiedAttentionNative.cpp:unifiedAttentionReduceSignature",
+     "kernels.gfx950.unified_attention:build_unified_attention_reduce"),
+    (f"{PACKS}/Gfx950UnifiedAttentionNative.cpp:unifiedAttentionSegmentSignature",
+     "kernels.gfx950.unified_attention:build_unified_attention_segment"),
+    (f"{PACKS}/Gfx950AttentionTiled2dNative.cpp:attentionTiled2dKernelSignature",
+     "kernels.gfx950.attention_tiled_2d:build_attention_tiled_2d"),
+])
+def test_fixture_lists_pair_with_the_builder_they_restate(tree_graph, cpp_list, builder) -> None:
+    assert tree_graph.edges_of(f"cpplist:{cpp_list}", {"restates"}) == {f"py:{builder}"}
+
+
+def test_fixture_sdk_header_chain(tree_graph) -> None:
+    sdk = "cpp:projects/hipdnn/plugin_sdk/include/hipdnn_plugin_sdk"
+    included = tree_graph.edges_of(f"{sdk}/ingestor/DescriptorLoader.hpp", {"includes"})
+    assert f"{sdk}/ingestor/Descriptors.hpp" in included
