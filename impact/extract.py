@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from impact.cpp import extract_cmake_facts, extract_cpp_facts
+from impact.dvc import extract_dvc_facts
 from impact.facts import Fact, parse_failure
 from impact.git import Snapshot
 from impact.python import extract_python_facts, package_name_for
@@ -29,6 +30,12 @@ EXTRACTORS: dict[str, Extractor] = {
     "cmake": lambda path, source, _surface: extract_cmake_facts(path, source),
 }
 
+# Surface kinds whose files a general language parser would misread (a .dvc pointer is
+# YAML, but not a profile): these pick their extractor before the language does.
+KIND_EXTRACTORS: dict[str, Extractor] = {
+    "dvc-pointer": lambda path, source, _surface: extract_dvc_facts(path, source),
+}
+
 
 class FactCache:
     """Facts keyed by (path, blob id): a file is parsed once per run, however many views
@@ -42,10 +49,12 @@ class FactCache:
     def facts(self, snapshot: Snapshot, path: str) -> list[Fact]:
         key = (path, snapshot[path].sha)
         if key not in self._facts:
-            language = self.surface.describe(path).language
-            extractor = EXTRACTORS.get(language)
+            what = self.surface.describe(path)
+            extractor = KIND_EXTRACTORS.get(what.kind) or EXTRACTORS.get(what.language)
             if extractor is None:
-                found = [parse_failure(path, f"no {language} extractor yet: not understood")]
+                found = [parse_failure(
+                    path, f"no extractor for {what.kind} ({what.language}) files yet: "
+                          "not understood")]
             else:
                 try:
                     source = snapshot.read(path)
