@@ -84,6 +84,8 @@ class SymbolGraph:
         for path, facts in self._files("python"):
             module = module_name_for(path, roots) or f"<{path}>"
             self._add_python(module, path, facts)
+        for module in self._modules:  # bases first: reads of members follow them
+            self._link_bases(module)
         for module in self._modules:
             self._link_python(module)
         self._add_descriptors()
@@ -135,7 +137,9 @@ class SymbolGraph:
                 target = self.resolve(module, name)
                 if target is not None and target != reader:
                     self._edge(reader, target, "reads", name=name)
-        for cls, bases in info.bases.items():
+
+    def _link_bases(self, module: str) -> None:
+        for cls, bases in self._modules[module].bases.items():
             for base in bases:
                 target = self.resolve(module, base)
                 if target is not None:
@@ -214,9 +218,22 @@ class SymbolGraph:
         return self._member(defining, rest[0], rest[1:])
 
     def _member(self, module: str, name: str, rest: list[str]) -> str:
+        """`name` in `module`, or its member `rest[0]` when it is a class that defines or
+        inherits one (the member read through a subclass is the base class's)."""
         node = symbol_node(module, name)
-        if rest and symbol_node(module, f"{name}.{rest[0]}") in self.graph:
-            return symbol_node(module, f"{name}.{rest[0]}")
+        if not rest:
+            return node
+        todo, seen = deque([node]), {node}
+        while todo:
+            cls = todo.popleft()
+            data = self.graph.nodes[cls] if cls in self.graph else {}
+            member = symbol_node(str(data.get("module")), f"{data.get('name')}.{rest[0]}")
+            if data.get("kind") == "class" and member in self.graph:
+                return member
+            for base in self.edges_of(cls, {"inherits"}) if cls in self.graph else ():
+                if base not in seen:
+                    seen.add(base)
+                    todo.append(base)
         return node
 
     def _add_descriptors(self) -> None:

@@ -131,3 +131,13 @@ def test_fixture_sdk_header_chain(tree_graph) -> None:
     sdk = "cpp:projects/hipdnn/plugin_sdk/include/hipdnn_plugin_sdk"
     included = tree_graph.edges_of(f"{sdk}/ingestor/DescriptorLoader.hpp", {"includes"})
     assert f"{sdk}/ingestor/Descriptors.hpp" in included
+
+
+def test_member_read_through_a_subclass_is_the_base_classes() -> None:
+    g = graph_of({
+        "lib/base.py": "class Base:\n    def tile(self):\n        return 64\n",
+        "lib/sub.py": "from base import Base\n\nclass Sub(Base):\n    pass\n\n"
+                      "def use():\n    return Sub.tile(None)\n",
+    })
+    assert g.resolve("sub", "Sub.tile") == symbol_node("base", "Base.tile")
+    assert symbol_node("sub", "use") in g.readers_of(symbol_node("base", "Base.tile"))
