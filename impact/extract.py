@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from impact.cpp import extract_cmake_facts, extract_cpp_facts
+from impact.descriptors import extract_descriptor_facts, extract_profile_facts
 from impact.dvc import extract_dvc_facts
 from impact.facts import Fact, parse_failure
 from impact.git import Snapshot
@@ -34,6 +35,8 @@ EXTRACTORS: dict[str, Extractor] = {
 # YAML, but not a profile): these pick their extractor before the language does.
 KIND_EXTRACTORS: dict[str, Extractor] = {
     "dvc-pointer": lambda path, source, _surface: extract_dvc_facts(path, source),
+    "descriptor": lambda path, source, _surface: extract_descriptor_facts(path, source),
+    "launch-surface-profile": lambda path, source, _surface: extract_profile_facts(path, source),
 }
 
 

@@ -46,6 +46,7 @@ def symbol_node(module: str, name: str) -> str:
 class _ModuleInfo:
     path: str
     bindings: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    local_bindings: dict[str, dict[str, tuple[str, str | None]]] = field(default_factory=dict)
     reexports: dict[str, str] = field(default_factory=dict)
     reads: dict[str, list[str]] = field(default_factory=dict)
     bases: dict[str, list[str]] = field(default_factory=dict)
@@ -110,7 +111,10 @@ class SymbolGraph:
             elif fact.kind == "import" and not fact.data.get("star"):
                 target = fact.data.get("module") or ""
                 if int(fact.data.get("level") or 0) == 0:
-                    info.bindings[fact.name] = (target, fact.data.get("name"))
+                    function = fact.data.get("function")
+                    scope = (info.local_bindings.setdefault(function, {}) if function
+                             else info.bindings)
+                    scope[fact.name] = (target, fact.data.get("name"))
             elif fact.kind == "re-export":
                 info.reexports[fact.name] = str(fact.data.get("module"))
             elif fact.kind == "reads":
@@ -128,13 +132,14 @@ class SymbolGraph:
     def _link_python(self, module: str) -> None:
         info = self._modules[module]
         mod = module_node(module)
-        for target_module, name in info.bindings.values():
+        local = [b for scope in info.local_bindings.values() for b in scope.values()]
+        for target_module, name in [*info.bindings.values(), *local]:
             for imported in self._imported_modules(target_module, name):
                 self._edge(mod, module_node(imported), "imports")
         for function, names in info.reads.items():
             reader = symbol_node(module, function)
             for name in names:
-                target = self.resolve(module, name)
+                target = self.resolve(module, name, function=function)
                 if target is not None and target != reader:
                     self._edge(reader, target, "reads", name=name)
 
@@ -179,21 +184,24 @@ class SymbolGraph:
                 return self._defining_module(target, imported, depth + 1)
         return None
 
-    def resolve(self, module: str, dotted: str) -> str | None:
-        """The node a name read in `module` stands for, following imports, module aliases
-        and package re-exports; None when it leaves the repository or is a local."""
+    def resolve(self, module: str, dotted: str, *, function: str | None = None) -> str | None:
+        """The node a name read in `module` (inside `function`, whose own imports bind
+        first) stands for, following imports, module aliases and package re-exports;
+        None when it leaves the repository or is a local variable."""
         info = self._modules.get(module)
         if info is None:
             return None
         parts = dotted.split(".")
+        bindings = {**info.bindings, **info.local_bindings.get(function or "", {})}
         local = symbol_node(module, parts[0])
-        if local in self.graph and self.graph.nodes[local].get("kind") in DEFINITION_KINDS:
+        if parts[0] not in bindings and local in self.graph and self.graph.nodes[local].get(
+                "kind") in DEFINITION_KINDS:
             return self._member(module, parts[0], parts[1:])
         for cut in range(len(parts), 0, -1):
             bound = ".".join(parts[:cut])
-            if bound not in info.bindings:
+            if bound not in bindings:
                 continue
-            target, name = info.bindings[bound]
+            target, name = bindings[bound]
             rest = parts[cut:]
             if name is None:
                 return self._in_module(target, rest)

@@ -14,11 +14,13 @@ from impact.fixtures.tree import rocke_tree_files
 from impact.git import Snapshot
 from impact.surface import load_surface_map
 
+FBS = "projects/hipdnn/flatbuffers_sdk/schemas/sdpa_attributes.fbs"
+
 
 def test_facts_of_a_pack_and_a_descriptor(build, capsys) -> None:
     repo = build(Scenario(base=rocke_tree_files()))
     argv = ["facts", "--repo", str(repo.path), "--rev", "base", GFX950_DENSE_PACK,
-            GFX950_DENSE_KDP]
+            GFX950_DENSE_KDP, FBS]
     assert main(argv) == EXIT_NONE
     first = capsys.readouterr().out
     assert main(argv) == EXIT_NONE
@@ -29,9 +31,10 @@ def test_facts_of_a_pack_and_a_descriptor(build, capsys) -> None:
     assert pack["surface"] == "ingestor-pack" and pack["language"] == "cpp"
     lists = [f for f in pack["facts"] if f["kind"] == "kernel-argument-list"]
     assert [e["name"] for e in lists[0]["data"]["entries"]][-1] == "seqlen_kv"
-    # No JSON extractor yet: the descriptor is reported as not understood, never as empty.
     kdp = doc["files"][GFX950_DENSE_KDP]["facts"]
-    assert [f["kind"] for f in kdp] == ["parse-failure"]
+    assert sum(f["kind"] == "variant" for f in kdp) == 38
+    # No flatbuffers extractor yet: the schema is reported as not understood, never as empty.
+    assert [f["kind"] for f in doc["files"][FBS]["facts"]] == ["parse-failure"]
 
 
 def test_missing_path_is_bad_input(build, capsys) -> None:

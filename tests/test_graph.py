@@ -141,3 +141,39 @@ def test_member_read_through_a_subclass_is_the_base_classes() -> None:
     })
     assert g.resolve("sub", "Sub.tile") == symbol_node("base", "Base.tile")
     assert symbol_node("sub", "use") in g.readers_of(symbol_node("base", "Base.tile"))
+
+
+def test_function_local_import_reaches_and_ships() -> None:
+    g = graph_of({
+        "lib/compile.py": "def compile_kernel(k):\n    return k\n",
+        "lib/packer.py": "def pack(k):\n    import compile as c\n    return c.compile_kernel(k)\n",
+    })
+    assert g.reach(symbol_node("packer", "pack")) == {symbol_node("compile", "compile_kernel")}
+    assert g.module_closure(["packer"]) == {"packer", "compile"}
+
+
+def test_fixture_shipped_closure_and_archs(tree_graph) -> None:
+    shipped = tree_graph.shipped_closure()
+    # Through the package re-export, and through the packer's function-local import.
+    assert {"kernels.common.tiling", "rocke.helpers.compile", "rocke.core.lower_llvm"} <= shipped
+    assert "rocke.runtime.launcher" not in shipped
+    everything = tree_graph.all_archs()
+    assert tree_graph.archs_of("kernels.gfx950.attention_dense") == {"gfx950"}
+    # gfx942's KDP names gfx9-4-generic: its members ship the gfx942 module.
+    assert {"gfx940", "gfx941", "gfx942"} <= tree_graph.archs_of("kernels.gfx942.attention_dense")
+    assert tree_graph.archs_of("rocke.helpers.compile") == everything
+    assert tree_graph.archs_of("rocke.runtime.launcher") == set()
+
+
+def test_fixture_descriptors_link_variants_symbols_and_profiles(tree_graph) -> None:
+    g = tree_graph
+    assert len(g.variants()) >= 38
+    builds = {v for _u, v, k in g.graph.edges(keys=True) if k == "builds"}
+    assert "py:kernels.gfx950.unified_attention:build_unified_attention_reduce" in builds
+    declared = [(u, v) for u, v, k, d in g.graph.edges(keys=True, data=True)
+                if k == "restates" and d.get("how") == "declared"]
+    assert (f"cpplist:{PACKS}/Gfx950AttentionDenseNative.cpp:attentionDenseKernelSignature",
+            "py:kernels.gfx950.attention_dense:build_attention_dense") in declared
+    dense = f"cpp:{PACKS}/Gfx950AttentionDenseNative.cpp"
+    assert "symbol:hipkernel.gfx950_attention_dense.dispatch" in g.edges_of(
+        dense, {"declares-symbol"})

@@ -216,7 +216,17 @@ def test_assignments_at_module_level_only() -> None:
     ],
 )
 def test_import_table(source: str, package: str | None, name: str, data: dict) -> None:
-    assert dict(one(facts_of(source, package=package), "import", name).data) == data
+    # Module-level imports belong to no function.
+    expected = {**data, "function": None}
+    assert dict(one(facts_of(source, package=package), "import", name).data) == expected
+
+
+def test_function_local_import_is_bound_to_its_function() -> None:
+    facts = facts_of("def pack():\n    from rocke.helpers import compile as rc\n"
+                     "    return rc.compile_kernel\n")
+    data = one(facts, "import", "rc").data
+    assert data["module"] == "rocke.helpers" and data["name"] == "compile"
+    assert data["function"] == "pack"
 
 
 def test_reexport_through_common_init() -> None:

@@ -321,6 +321,11 @@ class _Extractor:
     def small(self, small: cst.CSTNode, qual, scope, guard, func) -> None:
         self.scan(small, guard, func)
         if qual:
+            # An import inside a function runs when the function does (the packer imports
+            # rocke.helpers.compile that way): record it, bound to that function.
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                owner = qual[:-1] if qual[-1] == "<locals>" else qual
+                self.imports(small, function=".".join(owner))
             return
         if isinstance(small, (cst.Import, cst.ImportFrom)):
             self.imports(small)
@@ -350,13 +355,14 @@ class _Extractor:
         base = ".".join(parts[: len(parts) - (level - 1)])
         return f"{base}.{module}" if module else base
 
-    def imports(self, node: cst.Import | cst.ImportFrom) -> None:
+    def imports(self, node: cst.Import | cst.ImportFrom, function: str | None = None) -> None:
         line = self.line(node)
         if isinstance(node, cst.Import):
             for alias in node.names:
                 dotted = self.text(alias.name)
                 asname = self.alias(alias)
-                data = {"module": dotted, "name": None, "alias": asname, "level": 0, "star": False}
+                data = {"module": dotted, "name": None, "alias": asname, "level": 0, "star": False,
+                        "function": function}
                 self.facts.append(Fact(IMPORT, asname or dotted, line, data))
             return
         level = len(node.relative)
@@ -367,15 +373,17 @@ class _Extractor:
         if self.package and written and level == 0:
             from_sub = written.startswith(self.package + ".")
         if isinstance(node.names, cst.ImportStar):
-            data = {"module": module, "name": "*", "alias": None, "level": level, "star": True}
+            data = {"module": module, "name": "*", "alias": None, "level": level, "star": True,
+                    "function": function}
             self.facts.append(Fact(IMPORT, "*", line, data))
             return
         for alias in node.names:
             name = self.text(alias.name)
             asname = self.alias(alias)
-            data = {"module": module, "name": name, "alias": asname, "level": level, "star": False}
+            data = {"module": module, "name": name, "alias": asname, "level": level, "star": False,
+                    "function": function}
             self.facts.append(Fact(IMPORT, asname or name, line, data))
-            if is_init and from_sub:
+            if is_init and from_sub and function is None:
                 exported = {"module": module, "name": name}
                 self.facts.append(Fact(RE_EXPORT, asname or name, line, exported))
 
