@@ -7,12 +7,17 @@ as not understood (changed), never as safe.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from collections.abc import Callable, Iterable
+
+import yaml
 
 from impact.cpp import extract_cmake_facts, extract_cpp_facts
 from impact.descriptors import extract_descriptor_facts, extract_profile_facts
 from impact.dvc import extract_dvc_facts
-from impact.facts import Fact, parse_failure
+from impact.facts import CONTENT, PARSE_FAILURE, Fact, content_fact, parse_failure
 from impact.git import Snapshot
 from impact.python import extract_python_facts, package_name_for
 from impact.surface import SurfaceMap
@@ -65,8 +70,36 @@ class FactCache:
                     found = [parse_failure(path, f"content not readable: {exc}")]
                 else:
                     found = extractor(path, source, self.surface)
+                    found = _with_content(path, what.language, source, found)
             self._facts[key] = found
         return self._facts[key]
+
+
+def _data_digest(language: str, source: bytes) -> str:
+    """Layout-blind digest of a data or build file: the parsed value for JSON and YAML
+    (key order and whitespace do not count), comment-free folded text for CMake."""
+    text = source.decode("utf-8")
+    if language == "json":
+        canonical = json.dumps(json.loads(text), sort_keys=True)
+    elif language == "yaml":
+        canonical = json.dumps(yaml.safe_load(text), sort_keys=True, default=str)
+    elif language == "cmake":
+        canonical = " ".join(re.sub(r"#[^\n]*", "", text).split())
+    else:
+        canonical = text
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _with_content(path: str, language: str, source: bytes, facts: list[Fact]) -> list[Fact]:
+    """Add a `content` fact to an understood file that lacks one."""
+    kinds = {fact.kind for fact in facts}
+    if CONTENT in kinds or PARSE_FAILURE in kinds:
+        return facts
+    try:
+        digest = _data_digest(language, source)
+    except (UnicodeDecodeError, ValueError, yaml.YAMLError):
+        return [*facts, parse_failure(path, "content could not be read for comparison")]
+    return [*facts, content_fact(path, digest)]
 
 
 def snapshot_facts(snapshot: Snapshot, paths: Iterable[str],

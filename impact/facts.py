@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PARSE_FAILURE = "parse-failure"
+CONTENT = "content"
+"""One per understood file: a digest of what it says, blind to comments and layout, so a
+comment-only or whitespace-only edit leaves it equal."""
 
 
 @dataclass(frozen=True)
@@ -40,3 +43,8 @@ def parse_failure(path: str, reason: str, line: int = 0) -> Fact:
 def sorted_facts(facts: list[Fact]) -> list[Fact]:
     """Facts in a stable order: by line, then kind, then name."""
     return sorted(facts, key=Fact.sort_key)
+
+
+def content_fact(path: str, digest: str) -> Fact:
+    """The `content` fact of a file whose layout-blind digest is `digest`."""
+    return Fact(CONTENT, path, 0, {"digest": digest})

@@ -7,6 +7,7 @@ fully yields one `parse-failure` fact beside whatever its clean parts showed.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import tree_sitter
 import tree_sitter_cpp
 
-from impact.facts import Fact, parse_failure, sorted_facts
+from impact.facts import Fact, content_fact, parse_failure, sorted_facts
 
 _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
 
@@ -55,11 +56,31 @@ def extract_cpp_facts(path: str, source: bytes) -> list[Fact]:
         if tree.root_node.has_error:
             line = _first_error_line(tree.root_node)
             facts.append(parse_failure(path, "C++ syntax error", line))
+        else:
+            facts.append(content_fact(path, _token_digest(tree.root_node)))
         return sorted_facts(facts)
     except RecursionError:
         return [parse_failure(path, "C++ source nested too deeply")]
     except Exception as err:  # an extractor reports, never raises
         return [parse_failure(path, f"C++ extractor error: {type(err).__name__}")]
+
+
+def _token_digest(root: tree_sitter.Node) -> str:
+    """sha256 of the leaf tokens in order, comments left out: blind to layout and comments.
+    Preprocessor lines keep their text (whitespace folded), since tree-sitter leaves
+    their arguments as one token."""
+    digest = hashlib.sha256()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            continue
+        if node.child_count == 0:
+            text = (node.text or b"")
+            digest.update(b" ".join(text.split()) + b"\x00")
+            continue
+        stack.extend(reversed(node.children))
+    return digest.hexdigest()
 
 
 def _first_error_line(root: tree_sitter.Node) -> int:

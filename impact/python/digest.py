@@ -76,6 +76,16 @@ def digest_code(code: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def module_digest(module: cst.Module) -> str:
+    """Digest of a whole module without any docstring, the module's own included."""
+    stripped = module.visit(_DropDocstrings())
+    assert isinstance(stripped, cst.Module)
+    body = list(stripped.body)
+    if body and _is_docstring(body[0]):
+        body = body[1:]
+    return digest_code(stripped.with_changes(body=body, header=[], footer=[]).code)
+
+
 def body_digest(node: cst.FunctionDef | cst.ClassDef) -> str:
     """Digest of a def's or class's body without its docstrings (nested ones too)."""
     stripped = node.visit(_DropDocstrings())

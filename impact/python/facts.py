@@ -17,8 +17,8 @@ from libcst.metadata import (
     PositionProvider,
 )
 
-from impact.facts import Fact, parse_failure, sorted_facts
-from impact.python.digest import body_digest, expression_digest
+from impact.facts import Fact, content_fact, parse_failure, sorted_facts
+from impact.python.digest import body_digest, expression_digest, module_digest
 
 INTERNAL_ERROR = "internal error"
 VALUE_LIMIT = 200
@@ -90,7 +90,9 @@ def extract_python_facts(path: str, source: bytes, *, package: str | None = None
     except Exception as exc:  # libcst may raise other errors on hostile input
         return [parse_failure(path, f"cannot parse: {type(exc).__name__}: {exc}")]
     try:
-        return sorted_facts(_Extractor(path, wrapper, package).run())
+        facts = _Extractor(path, wrapper, package).run()
+        facts.append(content_fact(path, module_digest(wrapper.module)))
+        return sorted_facts(facts)
     except Exception as exc:  # fail closed for users; tests assert this never happens
         return [parse_failure(path, f"{INTERNAL_ERROR}: {type(exc).__name__}: {exc}")]
 
