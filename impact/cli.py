@@ -8,6 +8,7 @@ Maintainers: each subcommand calls a library function; known errors become one
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 import tempfile
@@ -15,7 +16,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from impact.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_NONE, BadUsage, ImpactError
+from impact.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BREAKS,
+    EXIT_INTERNAL,
+    EXIT_NEEDS_DEVICE,
+    EXIT_NONE,
+    BadUsage,
+    ImpactError,
+)
+
+EXIT_BY_VERDICT = {"BREAKS": EXIT_BREAKS, "NEEDS-DEVICE": EXIT_NEEDS_DEVICE}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,7 +53,8 @@ def _add_input_forms(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_output(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--format", choices=["text", "json", "markdown"], default="text",
+                        help="text for people, json for tools, markdown for the review card")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="write the report to FILE (whole or not at all) instead of stdout")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
@@ -63,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     facts.add_argument("paths", nargs="+", metavar="PATH", help="repository-relative file paths")
     facts.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     facts.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    explain = sub.add_parser("explain", help="what a contract check checks, and why")
+    explain.add_argument("contract", help="a contract name, e.g. kernargs")
+    explain.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     demo = sub.add_parser("demo", help="build a demo repository from the bundled fixture tree "
                                        "and report on it")
     demo.add_argument("--keep", metavar="DIR",
@@ -93,6 +108,15 @@ def _run(args: argparse.Namespace) -> int:
     # Imported here so `impact --help` stays fast and import errors are reported as errors.
     from impact.render import RENDERERS
 
+    if args.command == "explain":
+        from impact.checks import REGISTRY, explain
+
+        text = explain(args.contract)
+        if text is None:
+            names = ", ".join(sorted(c.name for c in REGISTRY))
+            raise BadUsage(f"no contract named '{args.contract}'", f"use one of: {names}")
+        sys.stdout.write(inspect.cleandoc(text) + "\n")
+        return EXIT_NONE
     if args.command == "facts":
         from impact.factsdoc import facts_document
 
@@ -118,7 +142,9 @@ def _run(args: argparse.Namespace) -> int:
             given["surface_map"] = args.surface_map
         report = build_report(views, given, load_surface_map(args.surface_map, views.head))
     _write(RENDERERS[args.format](report), args.output)
-    return EXIT_NONE
+    if args.command == "demo":
+        return EXIT_NONE  # the demo ran; its verdict is in the output, not a failure
+    return EXIT_BY_VERDICT.get(report["verdict"]["kind"], EXIT_NONE)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

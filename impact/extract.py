@@ -45,17 +45,29 @@ KIND_EXTRACTORS: dict[str, Extractor] = {
 }
 
 
+_PROCESS_CACHE: dict[tuple[str, str, str], list[Fact]] = {}
+_PROCESS_CACHE_LIMIT = 200_000
+
+
+def clear_fact_cache() -> None:
+    """Forget every cached fact (tests that count parses start from here)."""
+    _PROCESS_CACHE.clear()
+
+
 class FactCache:
-    """Facts keyed by (path, blob id): a file is parsed once per run, however many views
-    hold that same blob. The path is part of the key because facts name their file and
-    relative imports resolve against it."""
+    """Facts keyed by (surface map, path, blob id): a file is parsed once per process,
+    however many views or reports hold that same blob. The path is part of the key because
+    facts name their file and relative imports resolve against it; the map, because it
+    picks the extractor."""
 
     def __init__(self, surface: SurfaceMap) -> None:
         self.surface = surface
-        self._facts: dict[tuple[str, str], list[Fact]] = {}
+        self._facts = _PROCESS_CACHE
+        if len(self._facts) > _PROCESS_CACHE_LIMIT:
+            self._facts.clear()
 
     def facts(self, snapshot: Snapshot, path: str) -> list[Fact]:
-        key = (path, snapshot[path].sha)
+        key = (self.surface.sha256, path, snapshot[path].sha)
         if key not in self._facts:
             what = self.surface.describe(path)
             extractor = KIND_EXTRACTORS.get(what.kind) or EXTRACTORS.get(what.language)

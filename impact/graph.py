@@ -425,6 +425,14 @@ class SymbolGraph:
     def all_archs(self) -> set[str]:
         return {a for v in self.variants() for a in self.graph.nodes[v].get("arch_expanded", [])}
 
+    def archs_of_descriptor(self, path: str) -> set[str]:
+        """Architectures of the variants a descriptor file holds."""
+        node = f"descriptor:{path}"
+        if node not in self.graph:
+            return set()
+        return {a for v in self.edges_of(node, {"contains"})
+                for a in self.graph.nodes[v].get("arch_expanded", [])}
+
     def archs_of(self, module: str) -> set[str]:
         """Architectures that ship `module`: every arch when the packer reaches it, else
         those of the variants whose imports reach it."""

@@ -9,10 +9,12 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Any
 
+from impact.checks import REGISTRY, CheckContext, run_checks
 from impact.git import View, Views
+from impact.rollup import rollup
 from impact.surface import SurfaceMap
 
-SCHEMA_VERSION = "0.2"
+SCHEMA_VERSION = "0.3"
 
 
 def tool_version() -> str:
@@ -44,8 +46,22 @@ def _view(view: View, surface: SurfaceMap) -> dict[str, Any]:
 
 
 def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap) -> dict[str, Any]:
-    """The report as data: what was resolved, what changed in each view and on which surface."""
+    """The report as data: what was resolved, what changed in each view and on which
+    surface, every contract row, and the verdict."""
+    ctx = CheckContext(views, surface)
+    rows = run_checks(ctx)
+    verdict = rollup(rows)
+    failures = sorted({path for view in ctx.available_views() for path in view.diff.paths
+                       for snap in (view.old, view.new) if snap is not None and path in snap
+                       and ctx.parse_failure(ctx.facts(snap, path))})
     return {
+        "rows": [row.to_json() for row in rows],
+        "verdict": {"kind": verdict.kind, "archs": list(verdict.archs),
+                    "other_lanes": list(verdict.other_lanes), "line": verdict.line},
+        "coverage": {
+            "contracts_checked": sorted(check.name for check in REGISTRY),
+            "parse_failures": failures,
+        },
         "surface_map": {"name": surface.name, "source": surface.source,
                         "sha256": surface.sha256},
         "schema_version": SCHEMA_VERSION,

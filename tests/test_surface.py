@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from impact.cli import main
-from impact.errors import EXIT_BAD_INPUT, EXIT_NONE
+from impact.errors import EXIT_BAD_INPUT, EXIT_NEEDS_DEVICE
 from impact.fixtures import Change, Scenario
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import Snapshot
@@ -113,8 +113,10 @@ def test_cli_surface_map_option(build, capsys, tmp_path: Path) -> None:
     own = tmp_path / "own.toml"
     own.write_bytes(MINIMAL)
     argv = ["report", "--repo", str(repo.path), "--commit", "head", "--format", "json"]
-    assert main([*argv, "--surface-map", str(own)]) == EXIT_NONE
+    # src/a.py is on this map's surface and its content changed: a device run must settle it.
+    assert main([*argv, "--surface-map", str(own)]) == EXIT_NEEDS_DEVICE
     doc = json.loads(capsys.readouterr().out)
+    assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE all-ingestor-archs"
     assert doc["surface_map"]["name"] == "mine"
     assert doc["views"][0]["surfaces"] == [
         {"path": "doc.md", "kind": "outside", "lane": "NONE"},

@@ -5,8 +5,9 @@ compute facts or decide anything.
 """
 
 from impact.render.json_format import render_json
+from impact.render.markdown import render_markdown
 from impact.render.text import render_text
 
-RENDERERS = {"text": render_text, "json": render_json}
+RENDERERS = {"text": render_text, "json": render_json, "markdown": render_markdown}
 
-__all__ = ["RENDERERS", "render_json", "render_text"]
+__all__ = ["RENDERERS", "render_json", "render_markdown", "render_text"]

@@ -63,4 +63,30 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"  {pair:<17} {', '.join(shas) if shas else 'none'}")
     for view in report["views"]:
         lines += ["", *_view_lines(view)]
+    lines += ["", *_row_lines(report["rows"]), "", report["verdict"]["line"]]
     return "\n".join(lines) + "\n"
+
+
+def _row_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """Rows grouped by view and contract; lane rows last, named as left to their lane."""
+    if not rows:
+        return ["contract rows: none (no changed file is on the runtime surface)"]
+    lines = ["contract rows:"]
+    ordered = sorted(rows, key=lambda r: (r["lane"] != "IMPACT", r["view"], r["contract"],
+                                          r["subject"]))
+    group = None
+    for row in ordered:
+        key = (row["view"], row["contract"], row["lane"])
+        if key != group:
+            group = key
+            lane = "" if row["lane"] == "IMPACT" else f", left to the {row['lane']} lane"
+            lines.append(f"  [{row['view']}] {row['contract']}{lane}")
+        flag = " (pre-existing)" if row["preexisting"] else ""
+        archs = f" [{', '.join(row['archs'])}]" if row["archs"] else ""
+        lines.append(f"    {row['status']}{flag}: {row['subject']}: {row['reason']}{archs}")
+        for side in row["sides"]:
+            where = f"{side['file']}:{side['line']}" if side["line"] else side["file"]
+            lines.append(f"      {side['role']:<11} {where} ({side['revision']})")
+        for hop in row["evidence"]:
+            lines.append(f"      -> {hop['file']}:{hop['line']}: {hop['says']}")
+    return lines

@@ -1,0 +1,41 @@
+"""The contract checks: one module per contract, one line each in REGISTRY.
+
+Maintainers: `run_checks` is the only caller. It drops rows of the merged view
+that read a conflicted file (the conflict row stands in for them) and sorts the
+rest, so every renderer sees the same order.
+"""
+
+from __future__ import annotations
+
+from impact.checks.base import Check, CheckContext
+from impact.checks.conflict import ConflictCheck
+from impact.checks.surface import SurfaceCheck
+from impact.rows import Row
+
+REGISTRY: tuple[Check, ...] = (
+    SurfaceCheck(),
+    ConflictCheck(),
+)
+
+
+def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> list[Row]:
+    """Every row of every registered check, conflicted merged-view reads dropped, sorted."""
+    rows: list[Row] = []
+    conflicts = {view.name: set(view.conflicts) for view in ctx.views.views}
+    for check in registry:
+        for row in check.check(ctx):
+            if row.contract != ConflictCheck.name and row.files & conflicts.get(row.view, set()):
+                continue
+            rows.append(row)
+    return sorted(rows, key=Row.sort_key)
+
+
+def explain(contract: str) -> str | None:
+    """The docstring of the check that owns `contract`, or None."""
+    for check in REGISTRY:
+        if check.name == contract:
+            return type(check).__doc__
+    return None
+
+
+__all__ = ["REGISTRY", "Check", "CheckContext", "explain", "run_checks"]

@@ -1,0 +1,91 @@
+"""What every check receives, and the protocol it implements.
+
+Maintainers: checks read views, facts and graphs through the CheckContext; they
+never touch git or parse files themselves. A check yields Rows and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import ClassVar, Protocol
+
+from impact.extract import FactCache
+from impact.facts import CONTENT, PARSE_FAILURE, Fact
+from impact.git import Snapshot, View, Views
+from impact.graph import SymbolGraph, build_graph
+from impact.python import module_name_for
+from impact.rows import ALL_ARCHS, Row
+from impact.surface import SurfaceMap
+
+_PATH_ARCH = re.compile(r"gfx[0-9]+[a-z]?", re.IGNORECASE)
+
+
+class Check(Protocol):
+    """One contract: a stable `name` (the `contract` of its rows) and a `check` method."""
+
+    name: ClassVar[str]
+
+    def check(self, ctx: CheckContext) -> Iterable[Row]: ...
+
+
+@dataclass
+class CheckContext:
+    """The views, the surface map, facts (cached by blob) and one graph per snapshot."""
+
+    views: Views
+    surface: SurfaceMap
+    cache: FactCache = field(init=False)
+    _graphs: dict[int, SymbolGraph] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.cache = FactCache(self.surface)
+
+    def available_views(self) -> Iterator[View]:
+        """The views that hold a snapshot to compare."""
+        return (v for v in self.views.views if v.new is not None)
+
+    def facts(self, snapshot: Snapshot, path: str) -> list[Fact]:
+        return self.cache.facts(snapshot, path) if path in snapshot else []
+
+    def graph(self, snapshot: Snapshot) -> SymbolGraph:
+        key = id(snapshot)
+        if key not in self._graphs:
+            self._graphs[key] = build_graph(snapshot, self.cache)
+        return self._graphs[key]
+
+    @staticmethod
+    def parse_failure(facts: list[Fact]) -> Fact | None:
+        return next((f for f in facts if f.kind == PARSE_FAILURE), None)
+
+    @staticmethod
+    def content(facts: list[Fact]) -> str | None:
+        return next((str(f.data["digest"]) for f in facts if f.kind == CONTENT), None)
+
+    def module_of(self, path: str) -> str | None:
+        return module_name_for(path, list(self.surface.python_roots))
+
+    @cached_property
+    def all_archs(self) -> frozenset[str]:
+        return frozenset(self.graph(self.views.base).all_archs() | self.graph(
+            self.views.head).all_archs())
+
+    def archs_for(self, path: str, *snapshots: Snapshot) -> tuple[str, ...]:
+        """The GPU architectures a change to `path` reaches in any of `snapshots`: those
+        that ship its module, or the variants a descriptor file holds; else the arch its
+        path names; else every ingestor arch."""
+        archs: set[str] = set()
+        module = self.module_of(path)
+        for snapshot in snapshots:
+            if path not in snapshot:
+                continue
+            graph = self.graph(snapshot)
+            if module is not None:
+                archs |= graph.archs_of(module)
+            archs |= graph.archs_of_descriptor(path)
+        if archs:
+            return tuple(sorted(archs))
+        named = {m.group(0).lower() for m in _PATH_ARCH.finditer(path)}
+        return tuple(sorted(named)) if named else (ALL_ARCHS,)

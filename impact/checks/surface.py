@@ -1,0 +1,94 @@
+"""Every changed surface file: did its content change, and can the tool understand it?"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import ClassVar
+
+from impact.checks.base import CheckContext
+from impact.git import View
+from impact.rows import Lane, Row, Side, Status
+
+_CONTRACT_BY_KIND = {
+    "build": "build",
+    "deps": "deps",
+    "dvc-pointer": "dvc",
+    "generated-header": "generated-header",
+    "flatbuffers-schema": "generated-header",
+    "flatc-flags": "generated-header",
+    "sdk-header": "sdk-header",
+    "generic-target": "sdk-header",
+}
+_REGENERATES = ("flatbuffers-schema", "flatc-flags")
+
+
+class SurfaceCheck:
+    """What it checks:
+        Every path a view changes that lies on the runtime surface (rocKE and packer
+        Python, native packs and engine sources, descriptors, test pins, profiles,
+        generated and SDK headers, build and dependency files, .dvc pointers).
+
+    Why a break hurts at run time:
+        A surface file feeds what a GPU runs; an edit to it can change a kernel, its launch
+        or its selection even when every hand-kept copy still agrees.
+
+    Example:
+        Breaks nothing by itself, but settles the rest: a body edit of a builder is
+        `changed` (a device run must show the kernel still computes the right answer);
+        a comment-only, whitespace-only or docstring-only edit is `inert`.
+
+    When it says changed instead:
+        A file that does not parse (at either revision), a file whose kind the tool has
+        no extractor for, an added or removed surface file, a .dvc pointer edit, and a
+        flatc `*_generated.h` edited without its schema or `flatc_flags.txt`.
+
+    Evidence:
+        The file at both revisions; the reason (content digest differs, parse failure,
+        added, removed); the architectures that ship the file's module.
+    """
+
+    name: ClassVar[str] = "surface"
+
+    def check(self, ctx: CheckContext) -> Iterable[Row]:
+        for view in ctx.available_views():
+            regenerated = any(
+                ctx.surface.describe(p).kind in _REGENERATES for p in view.diff.paths)
+            for path in view.diff.paths:
+                what = ctx.surface.describe(path)
+                if what.kind == "outside":
+                    continue
+                yield self._row(ctx, view, path, what.kind, what.lane, regenerated)
+
+    def _row(self, ctx: CheckContext, view: View, path: str, kind: str, lane: str,
+             regenerated: bool) -> Row:
+        assert view.new is not None
+        old, new = view.old, view.new
+        contract = _CONTRACT_BY_KIND.get(kind, self.name)
+        archs = ctx.archs_for(path, old, new)
+        sides = tuple(
+            Side(path, 0, label, "changed")
+            for label, snap in (("base", old), (view.name, new)) if path in snap)
+
+        def row(status: Status, reason: str) -> Row:
+            return Row(contract=contract, view=view.name, subject=path, status=status,
+                       reason=reason, lane=Lane(lane), archs=archs, sides=sides,
+                       details={"surface": kind})
+
+        if path not in old:
+            return row(Status.CHANGED, "surface file added")
+        if path not in new:
+            return row(Status.CHANGED, "surface file removed")
+        old_facts, new_facts = ctx.facts(old, path), ctx.facts(new, path)
+        broken_new, broken_old = ctx.parse_failure(new_facts), ctx.parse_failure(old_facts)
+        if broken_new is not None:
+            reason = broken_new.data.get("reason", "")
+            return row(Status.CHANGED, f"file cannot be understood: {reason}")
+        if broken_old is not None:
+            return row(Status.CHANGED, "file could not be understood at the base")
+        if kind == "dvc-pointer":
+            return row(Status.CHANGED, "data pointer changed: the data it names changed")
+        if ctx.content(old_facts) == ctx.content(new_facts):
+            return row(Status.INERT, "only comments, docstrings or layout changed")
+        if kind == "generated-header" and not regenerated:
+            return row(Status.CHANGED, "generated header edited without its schema or flags")
+        return row(Status.CHANGED, "content changed")

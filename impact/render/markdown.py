@@ -1,0 +1,58 @@
+"""The review card: the IMPACT lane of an automated PR review, in Markdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_FINDINGS = 5
+_SEVERITY = {"mismatch": 0, "changed": 1, "inert": 2, "outside": 3}
+
+
+def _where(side: dict[str, Any]) -> str:
+    return f"`{side['file']}:{side['line']}`" if side["line"] else f"`{side['file']}`"
+
+
+def _finding(row: dict[str, Any]) -> str:
+    sides = sorted(row["sides"], key=lambda s: (s["role"] != "changed", s["file"]))
+    traced = len({s["file"] for s in sides}) > 1 and all(s["line"] for s in sides)
+    tag = "[verified]" if traced else "[inferred]"
+    cited = "; ".join(
+        _where(s) + ("" if s["role"] == "changed" else " (counterpart)") for s in sides)
+    if row["status"] == "mismatch":
+        todo = "Make every copy of this contract agree before merging."
+    else:
+        archs = ", ".join(row["archs"]) or "the ingestor archs"
+        todo = f"Run the device check on {archs} before merging."
+    return (f"- **{row['status']}** {tag} `{row['contract']}` ({row['view']} view): "
+            f"{row['reason']}. {cited}. {todo}")
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """Verdict, the most severe findings with both sides cited, device runs, other lanes."""
+    rows = [r for r in report["rows"] if r["lane"] == "IMPACT" and not r["preexisting"]]
+    findings = sorted((r for r in rows if r["status"] in ("mismatch", "changed")),
+                      key=lambda r: (_SEVERITY[r["status"]], r["view"], r["contract"],
+                                     r["subject"]))
+    lines = [f"**{report['verdict']['line']}**", ""]
+    if findings:
+        lines.append("Findings:")
+        lines += [_finding(r) for r in findings[:MAX_FINDINGS]]
+        if len(findings) > MAX_FINDINGS:
+            lines.append(f"- … and {len(findings) - MAX_FINDINGS} more in the full report.")
+    else:
+        lines.append("No runtime contract needs attention.")
+    runs = sorted({(", ".join(r["archs"]) or "all-ingestor-archs", r["subject"])
+                   for r in rows if r["status"] == "changed"})
+    if runs:
+        lines += ["", "Device runs that would settle the `changed` rows:"]
+        lines += [f"- on {archs}: {subject}" for archs, subject in runs]
+    lanes = sorted({r["lane"] for r in report["rows"] if r["lane"] != "IMPACT"})
+    if lanes:
+        lines += ["", "Left to other lanes:"]
+        for lane in lanes:
+            subjects = sorted(r["subject"] for r in report["rows"] if r["lane"] == lane)
+            lines.append(f"- {lane}: " + ", ".join(f"`{s}`" for s in subjects))
+    pre = [r for r in report["rows"] if r["preexisting"]]
+    if pre:
+        lines += ["", f"Pre-existing (not charged to this change): {len(pre)} row(s)."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,97 @@
+"""The rollup table, and one shared set of rows through every renderer."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from impact.checks import REGISTRY
+from impact.cli import main
+from impact.render import RENDERERS
+from impact.rollup import rollup
+from impact.rows import ALL_ARCHS, Lane, Row, Side, Status
+
+M = Row("kernargs", "head", "pack:list", Status.MISMATCH, "argument added on the Python side only",
+        archs=("gfx950",), sides=(Side("k.py", 10, "head", "changed"),
+                                  Side("p.cpp", 20, "head", "counterpart")))
+C = Row("surface", "head", "k.py", Status.CHANGED, "content changed", archs=("gfx942",))
+C_ALL = Row("surface", "merged", "x.py", Status.CHANGED, "content changed")
+INERT = Row("surface", "head", "c.py", Status.INERT, "only comments changed")
+P = Row("surface", "head", "bad.py", Status.CHANGED, "file cannot be understood: syntax error")
+B = Row("build", "head", "CMakeLists.txt", Status.CHANGED, "content changed", lane=Lane.BUILD)
+D = Row("deps", "head", "requirements.txt", Status.CHANGED, "content changed", lane=Lane.DEPS)
+OLD = Row("kernargs", "head", "old:list", Status.MISMATCH, "argument order differs",
+          preexisting=True)
+
+ROLLUP = [
+    ([M, C, INERT], "Runtime impact: BREAKS"),
+    ([C, INERT], "Runtime impact: NEEDS-DEVICE gfx942"),
+    ([C, C_ALL], f"Runtime impact: NEEDS-DEVICE {ALL_ARCHS}, gfx942"),
+    ([INERT], "Runtime impact: NONE"),
+    ([], "Runtime impact: N/A"),
+    ([OLD, INERT], "Runtime impact: NONE"),
+    ([B], "Runtime impact: N/A (left to the BUILD lane)"),
+    ([B, D, INERT], "Runtime impact: NONE (left to the BUILD and DEPS lanes)"),
+    ([B, P], f"Runtime impact: NEEDS-DEVICE {ALL_ARCHS} (left to the BUILD lane)"),
+]
+
+
+@pytest.mark.parametrize(("rows", "line"), ROLLUP)
+def test_rollup(rows, line) -> None:
+    assert rollup(rows).line == line
+
+
+def sample_report() -> dict:
+    rows = sorted([M, C, INERT, P, B, OLD], key=Row.sort_key)
+    verdict = rollup(rows)
+    return {
+        "schema_version": "0.3", "tool": {"name": "impact", "version": "0"},
+        "repository": "/r", "input": {"form": "commit", "arguments": {"commit": "HEAD"}},
+        "revisions": {}, "merge_bases": {},
+        "surface_map": {"name": "hipdnn", "source": "builtin:hipdnn", "sha256": "0" * 64},
+        "views": [], "rows": [r.to_json() for r in rows],
+        "verdict": {"kind": verdict.kind, "archs": list(verdict.archs),
+                    "other_lanes": list(verdict.other_lanes), "line": verdict.line},
+        "coverage": {"contracts_checked": ["surface"], "parse_failures": ["bad.py"]},
+    }
+
+
+@pytest.mark.parametrize("fmt", sorted(RENDERERS))
+def test_failure_rows_travel_through_every_renderer(fmt: str) -> None:
+    out = RENDERERS[fmt](sample_report())
+    assert "Runtime impact: BREAKS" in out
+    for needle in ("argument added on the Python side only", "file cannot be understood"):
+        assert needle in out, (fmt, needle)
+
+
+def test_markdown_card_cites_both_sides_changed_first() -> None:
+    card = RENDERERS["markdown"](sample_report())
+    finding = next(line for line in card.splitlines() if "mismatch" in line)
+    assert "[verified]" in finding
+    assert finding.index("`k.py:10`") < finding.index("`p.cpp:20` (counterpart)")
+    assert "Left to other lanes:" in card and "BUILD" in card
+    assert "Pre-existing" in card
+
+
+def test_json_renderer_is_schema_checked() -> None:
+    doc = json.loads(RENDERERS["json"](sample_report()))
+    assert doc["verdict"]["kind"] == "BREAKS"
+
+
+HEADINGS = ("What it checks:", "Why a break hurts at run time:", "Example:",
+            "When it says changed instead:", "Evidence:")
+
+
+@pytest.mark.parametrize("check", REGISTRY, ids=lambda c: c.name)
+def test_every_check_documents_itself(check) -> None:
+    doc = type(check).__doc__ or ""
+    missing = [h for h in HEADINGS if h not in doc]
+    assert not missing, (check.name, missing)
+
+
+def test_explain_prints_the_docstring(capsys) -> None:
+    assert main(["explain", "surface"]) == 0
+    assert "What it checks:" in capsys.readouterr().out
+    assert main(["explain", "nonsense"]) == 3
+    assert "no contract named" in capsys.readouterr().err

@@ -1,0 +1,150 @@
+"""Scenario tests on the fixture tree, each with its expected verdict line.
+
+The kernel-argument scenarios live beside their check; these are the ones the
+surface, lane and conflict checks settle.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from impact.cli import main
+from impact.contracts import REPORT_SCHEMA, validate
+from impact.errors import EXIT_NEEDS_DEVICE, EXIT_NONE
+from impact.fixtures import Change, Scenario
+from impact.fixtures import edits as e
+from impact.fixtures.tree import rocke_tree_files
+
+TREE = rocke_tree_files()
+UED = f"{e.DESCRIPTORS}/gfx950_attention_dense/gfx950_attention_dense.ued.json"
+LOWER = f"{e.HKP}/rocke/platform/python/rocke/core/lower_llvm.py"
+
+
+def report(build, capsys, *changes: Change, target: tuple[Change, ...] = (),
+           base: dict[str, bytes] | None = None) -> tuple[int, dict]:
+    repo = build(Scenario(base=base or TREE, head=changes, target=target))
+    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+            "--format", "json"]
+    if target:
+        argv += ["--target-tip", "target"]
+    code = main(argv)
+    out = capsys.readouterr().out
+    doc = json.loads(out)
+    validate(doc, REPORT_SCHEMA)
+    return code, doc
+
+
+def statuses(doc: dict) -> set[tuple[str, str, str]]:
+    return {(r["view"], r["contract"], r["status"]) for r in doc["rows"]}
+
+
+def test_body_edit_needs_a_gfx950_device(build, capsys) -> None:
+    edit = e.replace(e.GFX950_DENSE, "return (spec.num_waves * 64, 1, 1)",
+                     "return (spec.num_waves * 64 + 0, 1, 1)")
+    code, doc = report(build, capsys, Change("body", edits=(edit,)))
+    assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE gfx950"
+    assert code == EXIT_NEEDS_DEVICE
+
+
+COSMETIC = [
+    e.edit_comment(e.GFX950_DENSE),
+    e.replace(e.GFX950_DENSE, '    """Build the dense attention kernel for ``spec``."""',
+              '    """Build the gfx950 dense attention kernel for ``spec``."""'),
+    e.replace(e.GFX950_DENSE_PACK, "    // Knob selection: whole K/V tiles only.",
+              "    // Knob selection: only whole K/V tiles."),
+    e.replace(e.GFX950_DENSE_PACK,
+              "        launcher.launch(q, k, v, o, scale, batch, seqlenQ, seqlenKv);",
+              "        launcher.launch(q, k, v, o, scale,\n"
+              "                        batch, seqlenQ, seqlenKv);"),
+    lambda files: files.__setitem__(  # the same document, re-indented and keys reordered
+        UED, json.dumps(json.loads(files[UED]), indent=4, sort_keys=True).encode()),
+]
+
+
+@pytest.mark.parametrize("edit", COSMETIC)
+def test_cosmetic_edits_are_none(build, capsys, edit) -> None:
+    code, doc = report(build, capsys, Change("cosmetic", edits=(edit,)))
+    assert doc["verdict"]["line"] == "Runtime impact: NONE"
+    assert code == EXIT_NONE
+    assert {r["status"] for r in doc["rows"]} == {"inert"}
+
+
+def test_all_cosmetic_edits_together_are_none(build, capsys) -> None:
+    _, doc = report(build, capsys, Change("cosmetic", edits=tuple(COSMETIC)))
+    assert doc["verdict"]["line"] == "Runtime impact: NONE"
+
+
+def test_outside_every_surface_is_na(build, capsys) -> None:
+    code, doc = report(build, capsys, Change("docs", edits=(
+        e.append("docs/hipdnn/kernel_ingestor.md", "\nMore words.\n"),
+        e.append("projects/hipdnn/tools/unrelated_lint/lint.py", "\n# more\n"))))
+    assert doc["verdict"]["line"] == "Runtime impact: N/A" and doc["rows"] == []
+    assert code == EXIT_NONE
+
+
+def test_surface_file_that_no_longer_parses_is_never_none(build, capsys) -> None:
+    broken = e.replace(e.GFX950_DENSE, "def attention_dense_block(spec)",
+                       "def attention_dense_block(spec")
+    code, doc = report(build, capsys, Change("broken", edits=(broken,)))
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE" and code == EXIT_NEEDS_DEVICE
+    assert e.GFX950_DENSE in doc["coverage"]["parse_failures"]
+    assert ("head", "surface", "changed") in statuses(doc)
+
+
+@pytest.mark.parametrize(("edit", "lane"), [
+    (e.append(e.ENGINE_CMAKE, "\ntarget_compile_options(hip_kernel_provider_impl PRIVATE -O2)\n"),
+     "BUILD"),
+    (e.replace(e.REQUIREMENTS, "numpy>=1.24,<3", "numpy>=2.0,<3"), "DEPS"),
+])
+def test_build_and_deps_changes_are_left_to_their_lanes(build, capsys, edit, lane) -> None:
+    code, doc = report(build, capsys, Change("lane", edits=(edit,)))
+    assert doc["verdict"]["line"] == f"Runtime impact: N/A (left to the {lane} lane)"
+    assert [r["lane"] for r in doc["rows"]] == [lane]
+    assert code == EXIT_NONE
+
+
+def test_both_lanes_together(build, capsys) -> None:
+    _, doc = report(build, capsys, Change("lanes", edits=(
+        e.append(e.ENGINE_CMAKE, "\nset(X 1)\n"),
+        e.replace(e.REQUIREMENTS, "numpy>=1.24,<3", "numpy>=2.0,<3"))))
+    assert doc["verdict"]["line"] == "Runtime impact: N/A (left to the BUILD and DEPS lanes)"
+
+
+def test_dvc_pointer_change_is_changed(build, capsys) -> None:
+    _, doc = report(build, capsys, Change("data", edits=(e.touch_dvc(),)))
+    assert ("head", "dvc", "changed") in statuses(doc)
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE"
+
+
+def test_packer_path_edit_reaches_every_arch(build, capsys) -> None:
+    edit = e.replace(LOWER, 'p8 = "p8:128:128" if flavor == "llvm20" else "p8:128:128:128:48"',
+                     'p8 = "p8:128:128" if flavor == "llvm20" else "p8:128:128:128:64"')
+    _, doc = report(build, capsys, Change("lowering", edits=(edit,)))
+    archs = doc["verdict"]["archs"]
+    assert {"gfx942", "gfx950"} <= set(archs)
+
+
+def test_conflicted_merge_gets_one_conflict_row_and_drops_rows_reading_it(build, capsys) -> None:
+    head = Change("head", edits=(e.replace(e.GFX950_DENSE_PACK, "// Knob selection: whole K/V",
+                                           "// Knob choice: whole K/V"),
+                                 e.edit_comment(e.GFX950_DENSE)))
+    target = Change("target", edits=(e.replace(e.GFX950_DENSE_PACK, "// Knob selection: whole",
+                                               "// Knob pick: whole"),))
+    _, doc = report(build, capsys, head, target=(target,))
+    merged = [r for r in doc["rows"] if r["view"] == "merged"]
+    assert [r["contract"] for r in merged if r["contract"] == "conflict"] == ["conflict"]
+    assert not any(e.GFX950_DENSE_PACK in [s["file"] for s in r["sides"]]
+                   for r in merged if r["contract"] != "conflict")
+    # The cleanly merged builder file is still analysed in the merged view.
+    assert any(r["subject"] == e.GFX950_DENSE for r in merged)
+
+
+def test_same_inputs_same_bytes(build, capsys) -> None:
+    repo = build(Scenario(base=TREE, head=(Change("h", edits=(e.touch_dvc(),)),)))
+    argv = ["report", "--repo", str(repo.path), "--range", "base..head", "--format", "json"]
+    main(argv)
+    first = capsys.readouterr().out
+    main(argv)
+    assert capsys.readouterr().out == first
