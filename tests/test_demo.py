@@ -24,6 +24,9 @@ def test_demo_reports_the_pull_request_and_the_merge(capsys) -> None:
     assert head["modified"] == [GFX950_DENSE]
     assert merged["modified"] == sorted([GFX950_DENSE, GFX950_DENSE_KDP])
     assert merged["conflicts"] == []
+    # The builder gained dropout_seed; the pack list, test pin and launch() did not.
+    assert doc["verdict"]["kind"] == "BREAKS"
+    assert any(r["contract"] == "kernargs" and r["status"] == "mismatch" for r in doc["rows"])
 
 
 def test_demo_keep_leaves_a_repository_to_explore(tmp_path: Path, capsys) -> None:

@@ -1,0 +1,212 @@
+"""The kernargs check on scenario repositories built from the synthetic rocKE tree."""
+
+from __future__ import annotations
+
+import pytest
+
+from impact.checks.base import CheckContext
+from impact.checks.kernargs import KernargsCheck
+from impact.fixtures import Change, Scenario
+from impact.fixtures import edits as e
+from impact.fixtures.tree import rocke_tree_files
+from impact.git import open_views
+from impact.rows import Row, Status
+from impact.surface import load_surface_map
+
+TREE = rocke_tree_files()
+PIN = (f"{e.HKP}/src/tests/engines/kernel_ingestor_engine/packs/"
+       "TestGfx950AttentionDenseSignature.cpp")
+UNIFIED_PACK = f"{e.PACKS}/Gfx950UnifiedAttentionNative.cpp"
+TILED_PACK = f"{e.PACKS}/Gfx950AttentionTiled2dNative.cpp"
+TILED = f"{e.KERNELS}/gfx950/attention_tiled_2d.py"
+
+LIST = f"{e.GFX950_DENSE_PACK}:attentionDenseKernelSignature"
+LAUNCH = f"{e.GFX950_DENSE_PACK}:launch:launcher"
+PIN_LIST = f"{PIN}:pythonAbi.expected"
+REDUCE = f"{UNIFIED_PACK}:unifiedAttentionReduceSignature"
+SEGMENT = f"{UNIFIED_PACK}:unifiedAttentionSegmentSignature"
+TILED_LIST = f"{TILED_PACK}:attentionTiled2dKernelSignature.args"
+
+M, C, INERT = Status.MISMATCH, Status.CHANGED, Status.INERT
+
+
+def after(name: str, type_name: str = "I32") -> str:
+    return f'    {name} = b.param("{name}", {type_name})\n'
+
+
+def three_always_params() -> tuple[e.Edit, ...]:
+    return (
+        e.add_builder_param(e.GFX950_DENSE, "a1", "I32"),
+        e.add_builder_param(e.GFX950_DENSE, "a2", "I32", after=after("a1")),
+        e.add_builder_param(e.GFX950_DENSE, "a3", "I32", after=after("a2")),
+    )
+
+
+def everywhere(name: str, type_name: str = "I32", *, launch: str = "dropoutSeed",
+               size: int = 4) -> tuple[e.Edit, ...]:
+    """One always-argument added to the gfx950 builder and to every copy of its list."""
+    return (
+        e.add_builder_param(e.GFX950_DENSE, name, type_name),
+        e.add_pack_argument(e.GFX950_DENSE_PACK, name, size=size),
+        e.add_pack_argument(PIN, name, size=size),
+        e.add_launch_argument(e.GFX950_DENSE_PACK, launch),
+    )
+
+
+CONDITIONAL = e.insert_after(
+    e.GFX950_DENSE, '        extras["block_table_stride"] = b.param("block_table_stride", I32)\n',
+    '    if spec.use_alibi:\n'
+    '        extras["alibi_slopes"] = b.param("alibi_slopes", PtrType(F32), readonly=True)\n')
+# The pointee type changes; the argument stays a global_buffer of 8 bytes.
+POINTEE = e.replace(e.GFX950_DENSE, '\n    q = b.param("q_ptr", PtrType(elem)',
+                    '\n    q = b.param("q_ptr", PtrType(F16)')
+MODULE_TYPE = e.insert_after(e.GFX950_DENSE, "NEG_BIG = -1.0e30\n", "SEED_T = I64\n")
+LOCAL_BINDING = e.replace(
+    e.GFX950_DENSE, "    elem = _elem_type(spec)\n    b = IRBuilder(spec.kernel_name())\n"
+    '    q = b.param("q_ptr"',
+    "    elem = _elem_type(spec)\n    seed_t = I32\n    b = IRBuilder(spec.kernel_name())\n"
+    '    q = b.param("q_ptr"')
+# The always-argument `batch` becomes guarded by a flag: only the guard changes.
+BATCH_GUARDED = e.replace(
+    e.GFX950_DENSE, '    batch = b.param("batch", I32)\n',
+    '    batch = None\n    if spec.batched:\n        batch = b.param("batch", I32)\n')
+REDUCE_RENAMED = e.replace(UNIFIED_PACK, '{"by_value", 4, 40, "num_seqs"},',
+                           '{"by_value", 4, 40, "num_sequences"},')
+REDUCE_DROPPED = e.replace(UNIFIED_PACK, '        {"global_buffer", 8, 24, "seq_lens"},\n', "")
+PIN_SCALE_SIZE = e.replace(PIN, '{"by_value", 4, 32, "scale"},', '{"by_value", 8, 32, "scale"},')
+PIN_PTR_SIZE = e.replace(PIN, '{"global_buffer", 8, 8, "k_ptr"},',
+                         '{"global_buffer", 4, 8, "k_ptr"},')
+PIN_SWAPPED = e.replace(
+    PIN, '        {"by_value", 4, 36, "batch"},\n        {"by_value", 4, 40, "seqlen_q"},\n',
+    '        {"by_value", 4, 36, "seqlen_q"},\n        {"by_value", 4, 40, "batch"},\n')
+MODULE_SEED = (MODULE_TYPE, *everywhere("seed", "SEED_T"))
+LOCAL_SEED = (LOCAL_BINDING, *everywhere("seed", "seed_t"))
+TILED_DYNAMIC = (
+    e.replace(TILED_PACK, '    return {\n        {"global_buffer", 8, 0, "q_ptr"},',
+              '    std::vector<KernelArgument> args = {\n'
+              '        {"global_buffer", 8, 0, "q_ptr"},'),
+    e.replace(TILED_PACK, '        {"global_buffer", 8, 56, "alibi_slopes"},\n    };\n',
+              '    };\n    args.push_back({"global_buffer", 8, 56, "alibi_slopes"});\n'
+              "    return args;\n"),
+)
+
+
+def tree_with(*edits: e.Edit) -> dict[str, bytes]:
+    files = dict(TREE)
+    for edit in edits:
+        edit(files)
+    return files
+
+
+def rows_for(build, head: tuple[e.Edit, ...], *, base: tuple[e.Edit, ...] = (),
+             target: tuple[e.Edit, ...] = ()) -> list[Row]:
+    scenario = Scenario(base=tree_with(*base), head=(Change("head", edits=head),),
+                        target=(Change("target", edits=target),) if target else ())
+    repo = build(scenario)
+    views = open_views(repo.path, base="base", head="head",
+                       target_tip="target" if target else None)
+    rows = list(KernargsCheck().check(CheckContext(views, load_surface_map())))
+    assert all(r.contract == "kernargs" for r in rows)
+    return rows
+
+
+def statuses(rows: list[Row], view: str = "head") -> dict[str, Status]:
+    return {r.subject: r.status for r in rows if r.view == view}
+
+
+# (name, base edits, head edits, expected {subject: status}; subjects not named get no row
+# unless `exact` is False)
+CASES = [
+    ("three always-arguments on the Python side only", (), three_always_params(),
+     {LIST: M, PIN_LIST: M, LAUNCH: M}),
+    ("one argument added everywhere", (), everywhere("dropout_seed"),
+     {LIST: C, PIN_LIST: C, LAUNCH: C}),
+    ("conditional argument the copies leave out", (), (CONDITIONAL,),
+     {LIST: C, PIN_LIST: C, LAUNCH: C}),
+    ("only which arguments are conditional changes", (), (BATCH_GUARDED,),
+     {LIST: C, PIN_LIST: C, LAUNCH: C}),
+    ("type held in a module variable is resolved: I64 is not by_value/4", (), MODULE_SEED,
+     {LIST: M, PIN_LIST: M, LAUNCH: C}),
+    ("type held in a function variable cannot be resolved", (), LOCAL_SEED,
+     {LIST: C, PIN_LIST: C, LAUNCH: C}),
+    ("pointee type changes, argument list does not", (), (POINTEE,),
+     {LIST: INERT, PIN_LIST: INERT, LAUNCH: INERT}),
+    ("launch() loses an argument", (), (e.drop_launch_argument(e.GFX950_DENSE_PACK,
+                                                               "seqlenKv"),),
+     {LAUNCH: M}),
+    ("test pin orders two scalars differently", (), (PIN_SWAPPED,), {PIN_LIST: M}),
+    ("test pin gives a pointer a non-pointer size", (), (PIN_PTR_SIZE,), {PIN_LIST: M}),
+    ("reduce list renames an entry", (), (REDUCE_RENAMED,), {REDUCE: M}),
+    ("reduce list drops an entry", (), (REDUCE_DROPPED,), {REDUCE: M}),
+    ("comment edit in the builder", (), (e.edit_comment(e.GFX950_DENSE),), {}),
+    ("dynamic list, only the builder changes", TILED_DYNAMIC,
+     (e.add_builder_param(TILED, "dropout_seed", "I32"),),
+     {TILED_LIST: C, f"{TILED_PACK}:launch:launcher": M}),
+]
+
+
+@pytest.mark.parametrize(("name", "base", "head", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_kernargs_table(build, name, base, head, expected) -> None:
+    rows = rows_for(build, head, base=base)
+    assert statuses(rows) == expected
+    for row in rows:
+        assert row.preexisting is False
+        assert row.archs
+
+
+def test_python_only_arguments_are_charged_to_the_change(build) -> None:
+    rows = rows_for(build, three_always_params())
+    charged = {r.subject for r in rows if r.status == M and not r.preexisting}
+    assert {LIST, PIN_LIST} <= charged
+    pin = next(r for r in rows if r.subject == PIN_LIST)
+    roles = {s.file: s.role for s in pin.sides}
+    assert roles == {PIN: "counterpart", e.GFX950_DENSE: "changed"}
+
+
+def test_merged_view_race_is_a_mismatch_in_merged_only(build) -> None:
+    target = (e.add_pack_argument(e.GFX950_DENSE_PACK, "window_left", after="q_ptr"),)
+    rows = rows_for(build, everywhere("dropout_seed"), target=target)
+    assert M not in statuses(rows, "head").values()
+    merged = statuses(rows, "merged")
+    assert merged[LIST] == M
+    assert merged[PIN_LIST] == C and merged[LAUNCH] == C
+    assert not any(r.preexisting for r in rows)
+
+
+def test_conditional_argument_is_changed_not_mismatch(build) -> None:
+    rows = rows_for(build, (CONDITIONAL,))
+    assert rows and {r.status for r in rows} == {C}
+
+
+def test_reduce_list_is_compared_with_the_reduce_builder(build) -> None:
+    rows = rows_for(build, (REDUCE_RENAMED,))
+    (row,) = rows
+    assert row.subject == REDUCE and row.status == M
+    assert row.details["builder"].endswith(":build_unified_attention_reduce")
+    assert SEGMENT not in statuses(rows)
+
+
+def test_unchanged_tree_has_no_rows(build) -> None:
+    assert rows_for(build, (e.edit_comment(e.GFX950_DENSE),)) == []
+
+
+@pytest.mark.parametrize("head", [(e.touch_dvc(),), (e.edit_comment(e.GFX950_DENSE),)],
+                         ids=["change elsewhere", "comment in the builder file"])
+def test_mismatch_the_base_already_had_is_preexisting(build, head) -> None:
+    rows = rows_for(build, head, base=(PIN_SCALE_SIZE,))
+    assert [(r.subject, r.status, r.preexisting) for r in rows] == [(PIN_LIST, M, True)]
+
+
+def test_dynamic_list_is_not_compared(build) -> None:
+    rows = rows_for(build, (e.add_builder_param(TILED, "dropout_seed", "I32"),),
+                    base=TILED_DYNAMIC)
+    row = next(r for r in rows if r.subject == TILED_LIST)
+    assert row.status == C and row.details["compared"] is False
+
+
+def test_docstring_has_every_heading() -> None:
+    doc = KernargsCheck.__doc__ or ""
+    for heading in ("What it checks:", "Why a break hurts at run time:", "Example:",
+                    "When it says changed instead:", "Evidence:"):
+        assert heading in doc
+    assert KernargsCheck.name == "kernargs"
