@@ -110,7 +110,7 @@ class SymbolGraph:
                     info.bases[fact.name] = list(fact.data.get("bases", []))
             elif fact.kind == "import" and not fact.data.get("star"):
                 target = fact.data.get("module") or ""
-                if int(fact.data.get("level") or 0) == 0:
+                if target and not target.startswith("."):  # relative ones come resolved
                     function = fact.data.get("function")
                     scope = (info.local_bindings.setdefault(function, {}) if function
                              else info.bindings)
@@ -359,6 +359,51 @@ class SymbolGraph:
                 self._edge(node, best[0], "restates", how=best[1])
 
     # ------------------------------------------------------------------ queries
+    def module_path(self, module: str) -> str | None:
+        info = self._modules.get(module)
+        return info.path if info else None
+
+    def binding_of(self, module: str, local: str) -> tuple[str, str | None] | None:
+        """What the module-level name `local` of `module` is imported as: (module, name)."""
+        info = self._modules.get(module)
+        return info.bindings.get(local) if info else None
+
+    def export_chain(self, module: str, name: str) -> list[str]:
+        """The modules an import of `name` from `module` passes through, following package
+        re-exports and re-imports by name, whether or not the name is still defined."""
+        chain = [module]
+        while len(chain) < 20:
+            info = self._modules.get(chain[-1])
+            if info is None:
+                break
+            if name in info.reexports:
+                chain.append(info.reexports[name])
+            elif name in info.bindings and info.bindings[name][1] == name:
+                chain.append(info.bindings[name][0])
+            else:
+                break
+        return chain
+
+    def bindings_to(self, module: str, target: str, name: str) -> list[str]:
+        """Local names in `module` still bound to `name` of `target`, directly or through
+        package re-exports, even when `target` no longer defines it."""
+        info = self._modules.get(module)
+        if info is None:
+            return []
+        return sorted(local for local, (t, n) in info.bindings.items()
+                      if n == name and target in self.export_chain(t, n))
+
+    def modules(self) -> list[str]:
+        return sorted(self._modules)
+
+    def functions_of(self, module: str) -> list[str]:
+        info = self._modules.get(module)
+        return sorted(info.reads) if info else []
+
+    def reads_of(self, module: str, function: str) -> list[str]:
+        info = self._modules.get(module)
+        return list(info.reads.get(function, [])) if info else []
+
     def edges_of(self, node: str, kinds: Iterable[str], *, reverse: bool = False) -> set[str]:
         wanted = set(kinds)
         edges = self.graph.in_edges(node, keys=True) if reverse else self.graph.out_edges(

@@ -10,12 +10,14 @@ from __future__ import annotations
 from impact.checks.base import Check, CheckContext
 from impact.checks.conflict import ConflictCheck
 from impact.checks.kernargs import KernargsCheck
+from impact.checks.removed_symbol import RemovedSymbolCheck
 from impact.checks.surface import SurfaceCheck
 from impact.rows import Row
 
 REGISTRY: tuple[Check, ...] = (
     SurfaceCheck(),
     KernargsCheck(),
+    RemovedSymbolCheck(),
     ConflictCheck(),
 )
 
