@@ -359,6 +359,19 @@ class SymbolGraph:
                 self._edge(node, best[0], "restates", how=best[1])
 
     # ------------------------------------------------------------------ queries
+    def include_closure(self, paths: Iterable[str]) -> set[str]:
+        """Every C++ file `paths` include, directly or not (the paths themselves too)."""
+        seen = {p for p in paths if f"cpp:{p}" in self.graph}
+        todo = deque(seen)
+        while todo:
+            current = todo.popleft()
+            for nxt in self.edges_of(f"cpp:{current}", {"includes"}):
+                path = str(self.graph.nodes[nxt].get("path", nxt.removeprefix("cpp:")))
+                if path not in seen:
+                    seen.add(path)
+                    todo.append(path)
+        return seen
+
     def module_path(self, module: str) -> str | None:
         info = self._modules.get(module)
         return info.path if info else None

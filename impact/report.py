@@ -6,6 +6,7 @@ Maintainers: returns plain data (dicts and lists, sorted); wording lives in
 
 from __future__ import annotations
 
+import hashlib
 from importlib import metadata
 from typing import Any
 
@@ -29,9 +30,22 @@ def _surfaces(view: View, surface: SurfaceMap) -> list[dict[str, str]]:
     return [{"path": path, "kind": what.kind, "lane": what.lane} for path, what in described]
 
 
+def diff_sha256(view: View) -> str | None:
+    """sha256 of what the view compared: every changed path with its blob at each side."""
+    if view.new is None:
+        return None
+    lines = []
+    for path in view.diff.paths:
+        old = view.old[path].sha if path in view.old else "-"
+        new = view.new[path].sha if path in view.new else "-"
+        lines.append(f"{path}\t{old}\t{new}\n")
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
 def _view(view: View, surface: SurfaceMap) -> dict[str, Any]:
     diff = view.diff
     return {
+        "diff_sha256": diff_sha256(view),
         "surfaces": _surfaces(view, surface),
         "name": view.name,
         "old_tree": view.old.tree_id,
@@ -43,6 +57,28 @@ def _view(view: View, surface: SurfaceMap) -> dict[str, Any]:
         "conflicts": list(view.conflicts),
         "unavailable": view.unavailable,
     }
+
+
+def _skipped(views: Views) -> list[dict[str, str]]:
+    skipped = [{"what": "emit fold", "reason": "no emit file given (the emitter is not built yet)"}]
+    for view in views.views:
+        if view.unavailable is not None:
+            skipped.append({"what": f"{view.name} view", "reason": view.unavailable})
+    if views.view("merged") is None:
+        skipped.append({"what": "merged view", "reason": "no --target-tip given"})
+    return sorted(skipped, key=lambda s: s["what"])
+
+
+def _arch_sources(ctx: CheckContext) -> dict[str, list[str]]:
+    """Each architecture considered, with the descriptor files that ship it."""
+    sources: dict[str, set[str]] = {}
+    for snapshot in (ctx.views.base, ctx.views.head):
+        graph = ctx.graph(snapshot)
+        for variant in graph.variants():
+            data = graph.graph.nodes[variant]
+            for arch in data.get("arch_expanded", []):
+                sources.setdefault(arch, set()).add(str(data["path"]))
+    return {arch: sorted(paths) for arch, paths in sorted(sources.items())}
 
 
 def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap) -> dict[str, Any]:
@@ -60,7 +96,9 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap) -
                     "other_lanes": list(verdict.other_lanes), "line": verdict.line},
         "coverage": {
             "contracts_checked": sorted(check.name for check in REGISTRY),
+            "skipped": _skipped(views),
             "parse_failures": failures,
+            "archs": _arch_sources(ctx),
         },
         "surface_map": {"name": surface.name, "source": surface.source,
                         "sha256": surface.sha256},

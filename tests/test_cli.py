@@ -51,6 +51,8 @@ def test_json_report_fits_its_schema_and_is_deterministic(build, capsys) -> None
     assert doc["revisions"]["head"]["sha"] == repo.head
     merged = doc["views"][1]
     assert merged["name"] == "merged" and merged["conflicts"] == ["a.py"]
+    head = doc["views"][0]
+    assert len(head["diff_sha256"]) == 64 and head["diff_sha256"] != merged["diff_sha256"]
 
 
 def test_output_file_is_written_whole(build, capsys, tmp_path: Path) -> None:

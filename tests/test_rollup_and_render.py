@@ -53,7 +53,8 @@ def sample_report() -> dict:
         "views": [], "rows": [r.to_json() for r in rows],
         "verdict": {"kind": verdict.kind, "archs": list(verdict.archs),
                     "other_lanes": list(verdict.other_lanes), "line": verdict.line},
-        "coverage": {"contracts_checked": ["surface"], "parse_failures": ["bad.py"]},
+        "coverage": {"contracts_checked": ["surface"], "skipped": [], "parse_failures": ["bad.py"],
+                     "archs": {}},
     }
 
 

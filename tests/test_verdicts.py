@@ -148,3 +148,31 @@ def test_same_inputs_same_bytes(build, capsys) -> None:
     first = capsys.readouterr().out
     main(argv)
     assert capsys.readouterr().out == first
+
+
+SDK = "projects/hipdnn/plugin_sdk/include/hipdnn_plugin_sdk"
+ENGINE_CPP = f"{e.HKP}/rocke/platform/cpp/engine/lower.cpp"
+
+
+def test_sdk_header_outside_the_ingestor_include_closure_is_na(build, capsys) -> None:
+    lonely = Change("lonely header", edits=(e.append(f"{SDK}/Unrelated.hpp", "int u();\n"),))
+    _, doc = report(build, capsys, lonely, base={**TREE, f"{SDK}/Unrelated.hpp": b"int t();\n"})
+    assert doc["verdict"]["line"] == "Runtime impact: N/A"
+
+
+def test_sdk_header_the_loader_includes_is_on_the_surface(build, capsys) -> None:
+    arch = e.append(f"{SDK}/ArchMatch.hpp", "\nint extra();\n")
+    _, doc = report(build, capsys, Change("arch header", edits=(arch,)))
+    assert ("head", "sdk-header", "changed") in statuses(doc)
+
+
+def test_rocke_engine_source_is_inert_while_dormant(build, capsys) -> None:
+    base = {**TREE, ENGINE_CPP: b"int lower() { return 1; }\n"}
+    edit = e.replace(ENGINE_CPP, "return 1;", "return 2;")
+    _, doc = report(build, capsys, Change("engine", edits=(edit,)), base=base)
+    assert doc["verdict"]["line"] == "Runtime impact: NONE"
+    wired = e.append(e.ENGINE_CMAKE, "\ntarget_link_libraries(hip_kernel_provider_impl "
+                                     "PRIVATE rocke_engine)\n")
+    _, doc = report(build, capsys, Change("engine wired", edits=(edit, wired)), base=base)
+    assert ("head", "surface", "changed") in statuses(doc)
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE"

@@ -17,9 +17,15 @@ _CONTRACT_BY_KIND = {
     "flatbuffers-schema": "generated-header",
     "flatc-flags": "generated-header",
     "sdk-header": "sdk-header",
+    "ingestor-sdk-header": "sdk-header",
     "generic-target": "sdk-header",
 }
 _REGENERATES = ("flatbuffers-schema", "flatc-flags")
+_INCLUDE_ROOTS = ("ingestor-sdk-header", "ingestor-pack", "ingestor-engine")
+# The CMake target of rocKE's C++ lowering engine, and how the packer pins the Python one.
+ROCKE_ENGINE_TARGET = "rocke_engine"
+PYTHON_BACKEND_PIN = 'backend="python"'
+ROCKE_TREE = "dnn-providers/hip-kernel-provider/rocke/"
 
 
 class SurfaceCheck:
@@ -40,7 +46,11 @@ class SurfaceCheck:
     When it says changed instead:
         A file that does not parse (at either revision), a file whose kind the tool has
         no extractor for, an added or removed surface file, a .dvc pointer edit, and a
-        flatc `*_generated.h` edited without its schema or `flatc_flags.txt`.
+        flatc `*_generated.h` edited without its schema or `flatc_flags.txt`. Two kinds
+        can read inert although their content changed: a plugin SDK header outside the
+        include closure of the ingestor SDK headers and packs (no row at all), and a
+        rocKE C++ engine source while no build file outside rocKE names the engine's
+        target and the packer pins the Python backend (no shipped kernel is built by it).
 
     Evidence:
         The file at both revisions; the reason (content digest differs, parse failure,
@@ -57,7 +67,38 @@ class SurfaceCheck:
                 what = ctx.surface.describe(path)
                 if what.kind == "outside":
                     continue
+                if what.kind == "sdk-header" and not self._in_include_closure(ctx, view, path):
+                    continue
                 yield self._row(ctx, view, path, what.kind, what.lane, regenerated)
+
+    @staticmethod
+    def _in_include_closure(ctx: CheckContext, view: View, path: str) -> bool:
+        """Whether the ingestor SDK headers or the packs include `path`, at either side."""
+        for snapshot in (view.old, view.new):
+            if snapshot is None:
+                continue
+            roots = [p for p in snapshot if ctx.surface.describe(p).kind in _INCLUDE_ROOTS]
+            if path in ctx.graph(snapshot).include_closure(roots):
+                return True
+        return False
+
+    @staticmethod
+    def _engine_dormant(ctx: CheckContext, view: View) -> str | None:
+        """Why rocKE's C++ engine builds no shipped kernel at the view's new revision, or
+        None when something outside rocKE builds it or the packer does not pin Python."""
+        new = view.new
+        assert new is not None
+        for path in new:
+            what = ctx.surface.describe(path).kind
+            if what == "build" and not path.startswith(ROCKE_TREE):
+                if ROCKE_ENGINE_TARGET in new.read(path).decode("utf-8", "replace"):
+                    return None
+        pinned = [p for p in new if ctx.surface.describe(p).kind == "hkp-pack"
+                  and PYTHON_BACKEND_PIN in new.read(p).decode("utf-8", "replace")]
+        if not pinned:
+            return None
+        return (f"no build file outside rocKE names {ROCKE_ENGINE_TARGET} and the packer "
+                f"pins the Python backend ({pinned[0]})")
 
     def _row(self, ctx: CheckContext, view: View, path: str, kind: str, lane: str,
              regenerated: bool) -> Row:
@@ -74,9 +115,14 @@ class SurfaceCheck:
                        reason=reason, lane=Lane(lane), archs=archs, sides=sides,
                        details={"surface": kind})
 
+        dormant = self._engine_dormant(ctx, view) if kind == "rocke-engine" else None
         if path not in old:
+            if dormant is not None:
+                return row(Status.INERT, f"rocKE C++ engine file added while {dormant}")
             return row(Status.CHANGED, "surface file added")
         if path not in new:
+            if dormant is not None:
+                return row(Status.INERT, f"rocKE C++ engine file removed while {dormant}")
             return row(Status.CHANGED, "surface file removed")
         old_facts, new_facts = ctx.facts(old, path), ctx.facts(new, path)
         broken_new, broken_old = ctx.parse_failure(new_facts), ctx.parse_failure(old_facts)
@@ -89,6 +135,8 @@ class SurfaceCheck:
             return row(Status.CHANGED, "data pointer changed: the data it names changed")
         if ctx.content(old_facts) == ctx.content(new_facts):
             return row(Status.INERT, "only comments, docstrings or layout changed")
+        if dormant is not None:
+            return row(Status.INERT, f"rocKE C++ engine changed while {dormant}")
         if kind == "generated-header" and not regenerated:
             return row(Status.CHANGED, "generated header edited without its schema or flags")
         return row(Status.CHANGED, "content changed")
