@@ -176,3 +176,12 @@ def test_rocke_engine_source_is_inert_while_dormant(build, capsys) -> None:
     _, doc = report(build, capsys, Change("engine wired", edits=(edit, wired)), base=base)
     assert ("head", "surface", "changed") in statuses(doc)
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE"
+
+
+def test_file_outside_the_shipped_closure_widens_the_arch_its_path_names(build, capsys) -> None:
+    experiment = f"{e.KERNELS}/gfx942/experiments/tile_sweep.py"
+    base = {**TREE, experiment: b"TILES = (64, 128)\n"}
+    edit = e.replace(experiment, "(64, 128)", "(64, 128, 256)")
+    _, doc = report(build, capsys, Change("experiment", edits=(edit,)), base=base)
+    # gfx942's KDP names gfx9-4-generic too: its members are reached.
+    assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE gfx940, gfx941, gfx942, gfx950"

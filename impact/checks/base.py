@@ -88,4 +88,14 @@ class CheckContext:
         if archs:
             return tuple(sorted(archs))
         named = {m.group(0).lower() for m in _PATH_ARCH.finditer(path)}
-        return tuple(sorted(named)) if named else (ALL_ARCHS,)
+        if not named:
+            return (ALL_ARCHS,)
+        # Outside the shipped closure: widen the arch the path names to every arch a
+        # descriptor ships alongside it (a gfx942 KDP that also names gfx9-4-generic).
+        for snapshot in snapshots:
+            graph = self.graph(snapshot)
+            for variant in graph.variants():
+                shipped = set(graph.graph.nodes[variant].get("arch_expanded", []))
+                if shipped & named:
+                    archs |= shipped
+        return tuple(sorted(archs | named))
