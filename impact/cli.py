@@ -68,6 +68,22 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="report on a change (a PR, range, commit or worktree)")
     _add_input_forms(report)
     _add_output(report)
+    report.add_argument("--emit", metavar="FILE",
+                        help="fold an emit file made by 'impact emit' for these revisions")
+    report.add_argument("--run-emit", action="store_true",
+                        help="run the emitter first and fold what it finds")
+    report.add_argument("--jobs", type=int, default=2, help="emitter children at once (2)")
+    emit = sub.add_parser("emit", help="build every shipped variant at base and head in a "
+                                       "sandboxed child; write the emit file")
+    _add_input_forms(emit)
+    emit.add_argument("-o", "--output", metavar="FILE", required=True,
+                      help="the emit file to write (whole or not at all)")
+    emit.add_argument("--jobs", type=int, default=2, help="children at once (default 2)")
+    emit.add_argument("--timeout", type=float, default=900.0,
+                      help="seconds a child may run before its process group is ended")
+    emit.add_argument("--family-budget", type=float, default=20.0,
+                      help="seconds of support-predicate probes per family")
+    emit.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     facts = sub.add_parser("facts", help="print, as JSON, the facts impact sees in some files")
     facts.add_argument("--repo", default=".", help="the repository (default: the current folder)")
     facts.add_argument("--rev", default="HEAD", help="the revision to read (default: HEAD)")
@@ -117,6 +133,24 @@ def _run(args: argparse.Namespace) -> int:
             raise BadUsage(f"no contract named '{args.contract}'", f"use one of: {names}")
         sys.stdout.write(inspect.cleandoc(text) + "\n")
         return EXIT_NONE
+    if args.command == "emit":
+        from emit.runner import Limits, run_emit, write_emit_file
+        from impact.git import open_views
+        from impact.surface import load_surface_map
+
+        views = open_views(args.repo, base=args.base, head=args.head, range=args.range,
+                           commit=args.commit, worktree=args.worktree,
+                           target_tip=args.target_tip)
+        target = Path(args.output)
+        if not target.parent.is_dir():
+            raise BadUsage(f"cannot write '{args.output}': its folder does not exist",
+                           "create the folder or pick another --output path")
+        surface = load_surface_map(args.surface_map, views.head)
+        document = run_emit(views, surface, jobs=args.jobs,
+                            limits=Limits(timeout=args.timeout, family_budget=args.family_budget),
+                            bar=sys.stderr if sys.stderr.isatty() else None)
+        write_emit_file(document, target)
+        return EXIT_NONE
     if args.command == "facts":
         from impact.factsdoc import facts_document
 
@@ -140,7 +174,23 @@ def _run(args: argparse.Namespace) -> int:
             given["worktree"] = "yes"
         if args.surface_map:
             given["surface_map"] = args.surface_map
-        report = build_report(views, given, load_surface_map(args.surface_map, views.head))
+        surface = load_surface_map(args.surface_map, views.head)
+        emit_doc, emit_source = None, None
+        if args.emit and args.run_emit:
+            raise BadUsage("--emit and --run-emit exclude each other",
+                           "give a file with --emit, or let --run-emit build one")
+        if args.emit:
+            from emit.runner import expected_trees, load_emit_file
+
+            emit_doc = load_emit_file(args.emit, expected_trees(views, surface))
+            emit_source = f"file:{args.emit}"
+        elif args.run_emit:
+            from emit.runner import run_emit
+
+            emit_doc = run_emit(views, surface, jobs=args.jobs,
+                                bar=sys.stderr if sys.stderr.isatty() else None)
+            emit_source = "run"
+        report = build_report(views, given, surface, emit_doc, emit_source)
     _write(RENDERERS[args.format](report), args.output)
     if args.command == "demo":
         return EXIT_NONE  # the demo ran; its verdict is in the output, not a failure

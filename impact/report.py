@@ -11,6 +11,7 @@ from importlib import metadata
 from typing import Any
 
 from impact.checks import REGISTRY, CheckContext, run_checks
+from impact.fold import NOT_PROBED, fold, pack_time
 from impact.git import View, Views
 from impact.rollup import rollup
 from impact.surface import SurfaceMap
@@ -59,8 +60,19 @@ def _view(view: View, surface: SurfaceMap) -> dict[str, Any]:
     }
 
 
-def _skipped(views: Views) -> list[dict[str, str]]:
-    skipped = [{"what": "emit fold", "reason": "no emit file given (the emitter is not built yet)"}]
+def _emit_summary(emit: dict[str, Any] | None, source: str | None) -> dict[str, Any] | None:
+    if emit is None:
+        return None
+    return {"source": source or "given",
+            "revisions": {label: {"status": rev["status"], "reason": rev["reason"],
+                                  "network_isolated": rev["network_isolated"]}
+                          for label, rev in sorted(emit["revisions"].items())}}
+
+
+def _skipped(views: Views, emit: dict[str, Any] | None) -> list[dict[str, str]]:
+    skipped = []
+    if emit is None:
+        skipped.append({"what": "emit fold", "reason": "no emit file given (--emit or --run-emit)"})
     for view in views.views:
         if view.unavailable is not None:
             skipped.append({"what": f"{view.name} view", "reason": view.unavailable})
@@ -81,11 +93,18 @@ def _arch_sources(ctx: CheckContext) -> dict[str, list[str]]:
     return {arch: sorted(paths) for arch, paths in sorted(sources.items())}
 
 
-def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap) -> dict[str, Any]:
+def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
+                 emit: dict[str, Any] | None = None, emit_source: str | None = None,
+                 ) -> dict[str, Any]:
     """The report as data: what was resolved, what changed in each view and on which
-    surface, every contract row, and the verdict."""
+    surface, every contract row (folded with the emit document when one is given), the
+    pack-time line and the verdict."""
     ctx = CheckContext(views, surface)
     rows = run_checks(ctx)
+    packs = NOT_PROBED
+    if emit is not None:
+        rows = fold(rows, emit, ctx)
+        packs = pack_time(emit, ctx)
     verdict = rollup(rows)
     failures = sorted({path for view in ctx.available_views() for path in view.diff.paths
                        for snap in (view.old, view.new) if snap is not None and path in snap
@@ -94,9 +113,12 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap) -
         "rows": [row.to_json() for row in rows],
         "verdict": {"kind": verdict.kind, "archs": list(verdict.archs),
                     "other_lanes": list(verdict.other_lanes), "line": verdict.line},
+        "pack_time": {"line": packs.line, "probed": packs.probed, "new": packs.new,
+                      "first_shipped": packs.first_shipped},
+        "emit": _emit_summary(emit, emit_source),
         "coverage": {
             "contracts_checked": sorted(check.name for check in REGISTRY),
-            "skipped": _skipped(views),
+            "skipped": _skipped(views, emit),
             "parse_failures": failures,
             "archs": _arch_sources(ctx),
         },

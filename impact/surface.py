@@ -59,6 +59,7 @@ class SurfaceMap:
     entries: tuple[SurfaceEntry, ...]
     python_roots: tuple[str, ...]
     include_roots: tuple[str, ...]
+    descriptor_roots: tuple[str, ...] = ()
 
     def classify(self, path: str) -> SurfaceEntry | None:
         """The first entry whose pattern matches `path`; None when it is outside every surface."""
@@ -128,6 +129,7 @@ def parse_surface_map(data: bytes, source: str) -> SurfaceMap:
         entries=tuple(entries),
         python_roots=tuple(doc.get("python_roots", ())),
         include_roots=tuple(doc.get("include_roots", ())),
+        descriptor_roots=tuple(doc.get("descriptor_roots", ())),
     )
 
 

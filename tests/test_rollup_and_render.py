@@ -53,6 +53,8 @@ def sample_report() -> dict:
         "views": [], "rows": [r.to_json() for r in rows],
         "verdict": {"kind": verdict.kind, "archs": list(verdict.archs),
                     "other_lanes": list(verdict.other_lanes), "line": verdict.line},
+        "pack_time": {"line": "Pack-time: CLEAN", "probed": True, "new": 0, "first_shipped": 0},
+        "emit": None,
         "coverage": {"contracts_checked": ["surface"], "skipped": [], "parse_failures": ["bad.py"],
                      "archs": {}},
     }

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 from impact.checks.base import Check, CheckContext
 from impact.checks.conflict import ConflictCheck
+from impact.checks.descriptor_symbol import DescriptorSymbolCheck
 from impact.checks.kernargs import KernargsCheck
 from impact.checks.removed_symbol import RemovedSymbolCheck
 from impact.checks.surface import SurfaceCheck
+from impact.checks.variant_set import VariantSetCheck
 from impact.rows import Row
 
 REGISTRY: tuple[Check, ...] = (
     SurfaceCheck(),
     KernargsCheck(),
     RemovedSymbolCheck(),
+    DescriptorSymbolCheck(),
+    VariantSetCheck(),
     ConflictCheck(),
 )
 

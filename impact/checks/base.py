@@ -20,7 +20,8 @@ from impact.python import module_name_for
 from impact.rows import ALL_ARCHS, Row
 from impact.surface import SurfaceMap
 
-_PATH_ARCH = re.compile(r"gfx[0-9]+[a-z]?", re.IGNORECASE)
+# `gfx950`, `gfx90a`, and `Gfx950` in a C++ file name, but not `Gfx950C` of `Gfx950ConvFwd`.
+_PATH_ARCH = re.compile(r"[Gg]fx[0-9]+(?:[a-z](?![a-z]))?")
 
 
 class Check(Protocol):

@@ -90,9 +90,9 @@ class SurfaceCheck:
         assert new is not None
         for path in new:
             what = ctx.surface.describe(path).kind
-            if what == "build" and not path.startswith(ROCKE_TREE):
-                if ROCKE_ENGINE_TARGET in new.read(path).decode("utf-8", "replace"):
-                    return None
+            if (what == "build" and not path.startswith(ROCKE_TREE)
+                    and ROCKE_ENGINE_TARGET in new.read(path).decode("utf-8", "replace")):
+                return None
         pinned = [p for p in new if ctx.surface.describe(p).kind == "hkp-pack"
                   and PYTHON_BACKEND_PIN in new.read(p).decode("utf-8", "replace")]
         if not pinned:

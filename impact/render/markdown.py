@@ -33,7 +33,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     findings = sorted((r for r in rows if r["status"] in ("mismatch", "changed")),
                       key=lambda r: (_SEVERITY[r["status"]], r["view"], r["contract"],
                                      r["subject"]))
-    lines = [f"**{report['verdict']['line']}**", ""]
+    lines = [f"**{report['verdict']['line']}**", f"{report['pack_time']['line']}", ""]
     if findings:
         lines.append("Findings:")
         lines += [_finding(r) for r in findings[:MAX_FINDINGS]]

@@ -63,7 +63,8 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"  {pair:<17} {', '.join(shas) if shas else 'none'}")
     for view in report["views"]:
         lines += ["", *_view_lines(view)]
-    lines += ["", *_row_lines(report["rows"]), "", report["verdict"]["line"]]
+    lines += ["", *_row_lines(report["rows"]), "", report["pack_time"]["line"],
+              report["verdict"]["line"]]
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,162 @@
+"""The fold: turn `changed` rows inert where the emitter proved the shipped code equal.
+
+Maintainers: reads an emit document (already validated by the emitter's loader)
+and the rows; never builds or imports analysed code. Every path where the
+emit document cannot prove equality leaves the row as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from impact.checks.base import CheckContext
+from impact.rows import Hop, Row, Status
+
+FOLDABLE_KINDS = ("rocke-library", "rocke-platform", "hkp-pack")
+# Code that runs after lowering: an equal IR digest says nothing about it.
+AFTER_LOWERING = ("rocke/helpers/compile.py", "/rocke/runtime/")
+FOLDED_REASON = "emit: every shipped variant it reaches has equal arguments, IR and compiler inputs"
+
+
+@dataclass(frozen=True)
+class PackTime:
+    new: int
+    first_shipped: int
+    probed: bool = True
+
+    @property
+    def line(self) -> str:
+        if not self.probed:
+            return "Pack-time: NOT RUN (no emit file; run with --run-emit)"
+        if not (self.new or self.first_shipped):
+            return "Pack-time: CLEAN"
+        return f"Pack-time: NEW {self.new}, FIRST-SHIPPED {self.first_shipped}"
+
+
+NOT_PROBED = PackTime(0, 0, probed=False)
+
+
+def _family_key(family: dict[str, Any]) -> str:
+    """The child's family id, `source:builder@arch[#launch]`."""
+    return str(family.get("id"))
+
+
+def _variants(family: dict[str, Any]) -> dict[str, Any]:
+    return {v["name"]: [(k.get("arch"), k.get("launch"), k.get("symbol"), k.get("args"),
+                         k.get("ir_sha256"), k.get("compiler")) for k in v.get("kernels", [])]
+            for v in family.get("variants", [])}
+
+
+def _sound(family: dict[str, Any]) -> bool:
+    return family.get("status") == "built" and all(
+        v.get("status") == "built" for v in family.get("variants", []))
+
+
+class _Emit:
+    def __init__(self, document: dict[str, Any]) -> None:
+        revisions = document["revisions"]
+        self.complete = all(revisions[r]["status"] == "done" and revisions[r]["result"]
+                            for r in ("base", "head"))
+        self.base = revisions["base"]["result"] or {}
+        self.head = revisions["head"]["result"] or {}
+        self.clean = self.complete and not (self.base.get("not_inspected")
+                                            or self.head.get("not_inspected"))
+
+    def families(self, result: dict[str, Any], module: str) -> dict[str, Any]:
+        return {_family_key(f): f for f in result.get("families", [])
+                if module in f.get("imports", [])}
+
+    def proves_equal(self, module: str) -> bool:
+        """Every family that imports `module` built soundly at both revisions, with the
+        same variants, each with equal arguments, IR digest and compiler inputs."""
+        if not self.clean:
+            return False
+        base, head = self.families(self.base, module), self.families(self.head, module)
+        if not head or set(base) != set(head):
+            return False
+        return all(_sound(base[k]) and _sound(head[k]) and _variants(base[k]) == _variants(head[k])
+                   for k in head)
+
+
+def _target_touched_shipped(ctx: CheckContext) -> bool:
+    """Whether the target tip changed a descriptor or a shipped-closure module since the base:
+    paths the merged view changes that the head view does not, or changes differently."""
+    head, merged = ctx.views.view("head"), ctx.views.view("merged")
+    if head is None or merged is None or merged.new is None:
+        return True
+    closure = ctx.graph(ctx.views.head).shipped_closure()
+    for path in merged.diff.paths:
+        same = (path in ctx.views.head) == (path in merged.new) and (
+            path not in merged.new or ctx.views.head[path] == merged.new[path])
+        if path in head.diff.paths and same:
+            continue
+        kind = ctx.surface.describe(path).kind
+        module = ctx.module_of(path)
+        if kind == "descriptor" or (module is not None and module in closure):
+            return True
+    return False
+
+
+def fold(rows: Iterable[Row], document: dict[str, Any], ctx: CheckContext) -> list[Row]:
+    """The rows with every provably unchanged shipped-module row turned inert."""
+    rows = list(rows)
+    emit = _Emit(document)
+    host_side = {side.file for r in rows if r.contract == "launch-surface" for side in r.sides}
+    merged_blocked = _target_touched_shipped(ctx)
+    out = []
+    for row in rows:
+        out.append(_fold_row(row, emit, ctx, host_side, merged_blocked))
+    return out
+
+
+def _fold_row(row: Row, emit: _Emit, ctx: CheckContext, host_side: set[str],
+              merged_blocked: bool) -> Row:
+    if row.status != Status.CHANGED or row.contract != "surface":
+        return row
+    path = row.subject
+    if ctx.surface.describe(path).kind not in FOLDABLE_KINDS:
+        return row
+    if any(marker in path for marker in AFTER_LOWERING) or path in host_side:
+        return row
+    module = ctx.module_of(path)
+    if module is None or not emit.proves_equal(module):
+        return row
+    if row.view == "merged":
+        merged = ctx.views.view("merged")
+        if merged is None or merged.new is None or merged_blocked:
+            return row
+        if path not in merged.new or path not in ctx.views.head or (
+                merged.new[path] != ctx.views.head[path]):
+            return row
+    return replace(row, status=Status.INERT, reason=FOLDED_REASON,
+                   evidence=(*row.evidence, Hop(path, 0, f"emit: families importing {module} "
+                                                         "built equal at base and head")))
+
+
+def pack_time(document: dict[str, Any] | None, ctx: CheckContext) -> PackTime:
+    """NEW: predicate-table findings the head has and the base lacks; FIRST-SHIPPED: such
+    findings in a family the base did not ship whose module the change left untouched."""
+    if document is None:
+        return NOT_PROBED
+    emit = _Emit(document)
+
+    def findings(result: dict[str, Any]) -> set[tuple[Any, ...]]:
+        return {(f.get("family"), f.get("kind"), f.get("field"), str(f.get("value")))
+                for table in result.get("predicate_tables", []) for f in table.get("findings", [])}
+
+    base_families = {_family_key(f) for f in emit.base.get("families", [])}
+    base_sources = {f.get("source") for f in emit.base.get("families", [])}
+    changed_modules = {ctx.module_of(p) for v in ctx.available_views() for p in v.diff.paths}
+    new = first = 0
+    for finding in sorted(findings(emit.head) - findings(emit.base), key=str):
+        family = str(finding[0])
+        source = next((f.get("source") for f in emit.head.get("families", [])
+                       if _family_key(f) == family), None)
+        older = source not in changed_modules and source not in base_sources
+        if older and family not in base_families:
+            first += 1
+        else:
+            new += 1
+    return PackTime(new, first)
