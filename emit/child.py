@@ -771,7 +771,9 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float) -> tuple[
     families = [Family(k, groups[k]) for k in sorted(groups, key=lambda k: (
         k[0], k[1], k[2], k[3] or ""))]
 
-    for fam in families:
+    for done, fam in enumerate(families):
+        # The parent's progress bar reads these lines (families done of total).
+        print(f"progress {done}/{len(families)}", file=sys.stderr, flush=True)
         fam.entries.sort(key=lambda e: (e["name"], e["kdp"], e["ukd_id"], _spec_json(e["spec"])))
         finished = run_bounded(
             lambda fam=fam: build_family(ctx, fam, flavor, backend_fail, duplicates), budget)
@@ -784,6 +786,7 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float) -> tuple[
                             for e in fam.entries]
             fam.module = None
 
+    print(f"progress {len(families)}/{len(families)}", file=sys.stderr, flush=True)
     tables = []
     cut = False
     for fam in families:

@@ -11,6 +11,7 @@ from impact.checks.base import Check, CheckContext
 from impact.checks.conflict import ConflictCheck
 from impact.checks.descriptor_symbol import DescriptorSymbolCheck
 from impact.checks.kernargs import KernargsCheck
+from impact.checks.launch_surface import LaunchSurfaceCheck
 from impact.checks.removed_symbol import RemovedSymbolCheck
 from impact.checks.surface import SurfaceCheck
 from impact.checks.variant_set import VariantSetCheck
@@ -19,6 +20,7 @@ from impact.rows import Row
 REGISTRY: tuple[Check, ...] = (
     SurfaceCheck(),
     KernargsCheck(),
+    LaunchSurfaceCheck(),
     RemovedSymbolCheck(),
     DescriptorSymbolCheck(),
     VariantSetCheck(),
