@@ -83,3 +83,11 @@ def test_verdict_lines(build, capsys) -> None:
         repo = build(Scenario(base=TREE, head=changes))
         main(["report", "--repo", str(repo.path), "--commit", "head", "--format", "json"])
         assert json.loads(capsys.readouterr().out)["verdict"]["line"].startswith(line)
+
+
+def test_resigned_function_still_called_elsewhere_is_changed(build) -> None:
+    resign = e.replace(TILING, "def ceil_div(a: int, b: int) -> int:",
+                       "def ceil_div(a: int, b: int, *, floor: int = 0) -> int:")
+    rows = rows_of(build, Change("re-sign", edits=(resign,)))
+    assert rows and {r.status for r in rows} == {"changed"}
+    assert any("attention_dense" in r.subject for r in rows)

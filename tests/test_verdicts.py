@@ -185,3 +185,27 @@ def test_file_outside_the_shipped_closure_widens_the_arch_its_path_names(build, 
     _, doc = report(build, capsys, Change("experiment", edits=(edit,)), base=base)
     # gfx942's KDP names gfx9-4-generic too: its members are reached.
     assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE gfx940, gfx941, gfx942, gfx950"
+
+
+def test_conflicted_merge_still_finds_a_race_in_cleanly_merged_files(build, capsys) -> None:
+    pin = (f"{e.HKP}/src/tests/engines/kernel_ingestor_engine/packs/"
+           "TestGfx950AttentionDenseSignature.cpp")
+    head = Change("dropout_seed everywhere", edits=(
+        e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32"),
+        e.add_pack_argument(e.GFX950_DENSE_PACK, "dropout_seed"),
+        e.add_pack_argument(pin, "dropout_seed"),
+        e.add_launch_argument(e.GFX950_DENSE_PACK, "dropoutSeed"),
+        e.replace(e.GFX942_DENSE_PACK, "launcher.launch(q, k, v, o, scale);",
+                  "launcher.launch(q, k, v, o, scale); // head"),
+    ))
+    target = Change("window_left in the list; the gfx942 launch reworded", edits=(
+        e.add_pack_argument(e.GFX950_DENSE_PACK, "window_left", after="q_ptr"),
+        e.replace(e.GFX942_DENSE_PACK, "launcher.launch(q, k, v, o, scale);",
+                  "launcher.launch(q, k, v, o, scale); // target"),
+    ))
+    _, doc = report(build, capsys, head, target=(target,))
+    merged = {(r["contract"], r["status"]) for r in doc["rows"] if r["view"] == "merged"}
+    assert ("conflict", "changed") in merged
+    assert ("kernargs", "mismatch") in merged
+    assert not any(r["status"] == "mismatch" for r in doc["rows"] if r["view"] == "head")
+    assert doc["verdict"]["kind"] == "BREAKS"

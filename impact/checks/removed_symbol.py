@@ -31,7 +31,8 @@ class RemovedSymbolCheck:
     When it says changed instead:
         A member removed from a class and read through a subclass or an untyped receiver
         (`spec.block_m`): the reader's imports reach the class, but only the types at run
-        time decide whether the read hits it.
+        time decide whether the read hits it. A function re-signed (its parameters
+        changed) while functions elsewhere still call it.
 
     Evidence:
         The definition at the base, the reader still bound to the old module at the new
@@ -51,9 +52,12 @@ class RemovedSymbolCheck:
         for node, data in old_graph.graph.nodes(data=True):
             if data.get("kind") not in DEFINITION_KINDS or data.get("path") not in changed_files:
                 continue
-            if node in new_graph.graph:
-                continue
             module, name = str(data["module"]), str(data["name"])
+            if node in new_graph.graph:
+                if data.get("kind") == "function" and _signature(data) != _signature(
+                        new_graph.graph.nodes[node]):
+                    yield from self._resigned_rows(ctx, view, old_graph, new_graph, node, data)
+                continue
             if "." in name:
                 yield from self._member_rows(ctx, view, new_graph, node, data)
                 continue
@@ -62,6 +66,24 @@ class RemovedSymbolCheck:
                                        reader)
                 if row is not None:
                     yield row
+
+    def _resigned_rows(self, ctx: CheckContext, view: View, old_graph: SymbolGraph,
+                       new_graph: SymbolGraph, node: str, data: dict) -> Iterator[Row]:
+        """A function whose parameters changed: every function elsewhere that still reads
+        it is `changed` (whether its calls still fit is for a run to show)."""
+        module = str(data["module"])
+        for reader in sorted(old_graph.readers_of(node)):
+            reader_data = old_graph.graph.nodes[reader]
+            reader_module = str(reader_data.get("module"))
+            if reader_data.get("kind") == "module" or reader_module == module:
+                continue
+            if reader not in new_graph.graph or node not in new_graph.edges_of(reader, {"reads"}):
+                continue
+            yield self._row(ctx, view, data, new_graph, reader_module,
+                            str(reader_data.get("name")), Status.CHANGED,
+                            f"'{data['name']}' re-signed "
+                            f"({_signature(data)} -> {_signature(new_graph.graph.nodes[node])}); "
+                            "still called here")
 
     def _member_rows(self, ctx: CheckContext, view: View, new_graph: SymbolGraph, node: str,
                      data: dict) -> Iterator[Row]:
@@ -149,3 +171,12 @@ class RemovedSymbolCheck:
             evidence=(Hop(definition_path, int(site["line"]), f"'{name}' defined at the base"),
                       Hop(reader_path, line, f"still bound to {module}.{name.split('.')[0]}")),
         )
+
+
+def _signature(data: dict) -> str:
+    """The parameter lists of every definition of a function, as one comparable text."""
+    return " | ".join(
+        "(" + ", ".join(f"{p.get('kind', '')[:3]} {p.get('name')}"
+                        + ("=" if p.get("default") is not None else "")
+                        for p in site.get("params", [])) + ")"
+        for site in data.get("sites", []))
