@@ -25,6 +25,7 @@ class PackTime:
     new: int
     first_shipped: int
     probed: bool = True
+    findings: tuple[dict[str, Any], ...] = ()
 
     @property
     def line(self) -> str:
@@ -149,14 +150,24 @@ def pack_time(document: dict[str, Any] | None, ctx: CheckContext) -> PackTime:
     base_families = {_family_key(f) for f in emit.base.get("families", [])}
     base_sources = {f.get("source") for f in emit.base.get("families", [])}
     changed_modules = {ctx.module_of(p) for v in ctx.available_views() for p in v.diff.paths}
+    at_base = findings(emit.base)
+    listed = []
     new = first = 0
-    for finding in sorted(findings(emit.head) - findings(emit.base), key=str):
-        family = str(finding[0])
-        source = next((f.get("source") for f in emit.head.get("families", [])
-                       if _family_key(f) == family), None)
-        older = source not in changed_modules and source not in base_sources
-        if older and family not in base_families:
-            first += 1
-        else:
-            new += 1
-    return PackTime(new, first)
+    for table in emit.head.get("predicate_tables", []):
+        for raw in table.get("findings", []):
+            finding = (raw.get("family"), raw.get("kind"), raw.get("field"), str(raw.get("value")))
+            family = str(finding[0])
+            source = next((f.get("source") for f in emit.head.get("families", [])
+                           if _family_key(f) == family), None)
+            if finding in at_base:
+                status = "pre-existing"
+            elif (source not in changed_modules and source not in base_sources
+                  and family not in base_families):
+                status, first = "first-shipped", first + 1
+            else:
+                status, new = "new", new + 1
+            listed.append({"family": family, "kind": raw.get("kind"), "field": raw.get("field"),
+                           "value": raw.get("value"), "detail": raw.get("detail"),
+                           "status": status})
+    listed.sort(key=lambda f: (f["status"], f["family"], str(f["field"]), str(f["value"])))
+    return PackTime(new, first, findings=tuple(listed))

@@ -114,7 +114,7 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
         "verdict": {"kind": verdict.kind, "archs": list(verdict.archs),
                     "other_lanes": list(verdict.other_lanes), "line": verdict.line},
         "pack_time": {"line": packs.line, "probed": packs.probed, "new": packs.new,
-                      "first_shipped": packs.first_shipped},
+                      "first_shipped": packs.first_shipped, "findings": list(packs.findings)},
         "emit": _emit_summary(emit, emit_source),
         "coverage": {
             "contracts_checked": sorted(check.name for check in REGISTRY),

@@ -202,6 +202,8 @@ def test_pack_time_new_finding(build, capsys, tmp_path) -> None:
     _, report = emit_and_report(build, capsys, tmp_path, Change("refuse", edits=(refuse,)))
     assert report["pack_time"]["new"] >= 1 and report["pack_time"]["first_shipped"] == 0
     assert report["pack_time"]["line"].startswith("Pack-time: NEW ")
+    signs = [f for f in report["pack_time"]["findings"] if f["kind"] == "sign"]
+    assert signs and signs[0]["field"] == "num_query_heads" and signs[0]["status"] == "new"
 
 
 def test_pack_time_first_shipped_finding(build, capsys, tmp_path) -> None:
@@ -213,6 +215,7 @@ def test_pack_time_first_shipped_finding(build, capsys, tmp_path) -> None:
                                           if p.startswith(TILED_BUNDLE)})
     _, report = emit_and_report(build, capsys, tmp_path, ship, base=unshipped)
     assert report["pack_time"]["first_shipped"] >= 1 and report["pack_time"]["new"] == 0
+    assert {f["status"] for f in report["pack_time"]["findings"]} == {"first-shipped"}
 
 
 def test_progress_bar_counts_families(build, tmp_path) -> None:

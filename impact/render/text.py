@@ -63,8 +63,12 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"  {pair:<17} {', '.join(shas) if shas else 'none'}")
     for view in report["views"]:
         lines += ["", *_view_lines(view)]
-    lines += ["", *_row_lines(report["rows"]), "", report["pack_time"]["line"],
-              report["verdict"]["line"]]
+    lines += ["", *_row_lines(report["rows"])]
+    if report["pack_time"]["findings"]:
+        lines += ["", "support-predicate tables (pack time):"]
+        lines += [f"  {f['status']}: {f['family']}: {f['kind']} {f['field']}={f['value']}: "
+                  f"{f['detail']}" for f in report["pack_time"]["findings"]]
+    lines += ["", report["pack_time"]["line"], report["verdict"]["line"]]
     return "\n".join(lines) + "\n"
 
 
