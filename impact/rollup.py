@@ -37,9 +37,10 @@ class Verdict:
 
 
 def _arch_order(archs: Iterable[str]) -> tuple[str, ...]:
+    """`all-...` labels (every architecture) first, then the named ones."""
     unique = set(archs)
-    first = (ALL_ARCHS,) if ALL_ARCHS in unique else ()
-    return first + tuple(sorted(unique - {ALL_ARCHS}))
+    every = tuple(sorted(a for a in unique if a.startswith("all-")))
+    return every + tuple(sorted(unique - set(every)))
 
 
 def rollup(rows: Iterable[Row]) -> Verdict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,12 +25,16 @@ from impact.git import Snapshot
 
 SURFACE_SCHEMA = "surface.schema.json"
 REPOSITORY_MAP = ".impact/surface.toml"
-BUILTIN_MAPS = ("hipdnn",)
+BUILTIN_MAPS = ("hipdnn", "aiter", "flash-attention")
 DEFAULT_MAP = "hipdnn"
 
 
 class BadSurfaceMap(ImpactError):
     """A surface map that is not TOML, does not fit its schema, or holds a bad pattern."""
+
+
+class NoSurfaceMap(ImpactError):
+    """No built-in map's markers are in the analysed tree, and none was given."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,14 @@ class SurfaceMap:
     python_roots: tuple[str, ...]
     include_roots: tuple[str, ...]
     descriptor_roots: tuple[str, ...] = ()
+    markers: tuple[re.Pattern[bytes], ...] = ()
+    all_archs: str = "all-archs"
+    reason: str = ""
+
+    def marker_in(self, tree: Snapshot) -> str | None:
+        """The first path of `tree` (sorted) that one of the map's markers matches."""
+        return next((path for path in tree
+                     if any(rx.fullmatch(path.encode()) for rx in self.markers)), None)
 
     def classify(self, path: str) -> SurfaceEntry | None:
         """The first entry whose pattern matches `path`; None when it is outside every surface."""
@@ -109,7 +121,13 @@ def parse_surface_map(data: bytes, source: str) -> SurfaceMap:
         for err in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.path)))
     ]
     entries: list[SurfaceEntry] = []
+    markers: list[re.Pattern[bytes]] = []
     if not problems:
+        for pattern in doc.get("markers", []):
+            try:
+                markers.append(re.compile(translate(pattern.encode())))
+            except (MalformedPattern, re.error) as exc:
+                problems.append(f"markers: bad pattern {pattern!r} ({exc})")
         for index, item in enumerate(doc["surface"]):
             regexes = []
             for pattern in item["patterns"]:
@@ -130,6 +148,8 @@ def parse_surface_map(data: bytes, source: str) -> SurfaceMap:
         python_roots=tuple(doc.get("python_roots", ())),
         include_roots=tuple(doc.get("include_roots", ())),
         descriptor_roots=tuple(doc.get("descriptor_roots", ())),
+        markers=tuple(markers),
+        all_archs=doc.get("all_archs", "all-archs"),
     )
 
 
@@ -143,16 +163,30 @@ def builtin_map(name: str) -> SurfaceMap:
 
 
 def load_surface_map(choice: str | None = None, tree: Snapshot | None = None) -> SurfaceMap:
-    """The map to use: `choice` (a built-in name or a file path), else the tree's own
-    `.impact/surface.toml`, else the built-in hipDNN map."""
+    """The map to use, with the reason it was picked: `choice` (a built-in name or a file
+    path); else the tree's own `.impact/surface.toml`; else the built-in map whose markers
+    the tree holds (a tree that fits none is an error naming the fix). Without a tree the
+    built-in hipDNN map is used (library callers that know their tree)."""
     if choice:
         if choice in BUILTIN_MAPS:
-            return builtin_map(choice)
+            return replace(builtin_map(choice), reason="--surface-map")
         path = Path(choice)
         if not path.is_file():
             raise BadSurfaceMap(f"surface map '{choice}' is neither a built-in map nor a file",
                                 f"use one of {', '.join(BUILTIN_MAPS)} or a path to a .toml file")
-        return parse_surface_map(path.read_bytes(), f"file:{path}")
-    if tree is not None and REPOSITORY_MAP in tree:
-        return parse_surface_map(tree.read(REPOSITORY_MAP), f"repository:{REPOSITORY_MAP}")
-    return builtin_map(DEFAULT_MAP)
+        return replace(parse_surface_map(path.read_bytes(), f"file:{path}"),
+                       reason="--surface-map")
+    if tree is None:
+        return builtin_map(DEFAULT_MAP)
+    if REPOSITORY_MAP in tree:
+        return replace(parse_surface_map(tree.read(REPOSITORY_MAP), f"repository:{REPOSITORY_MAP}"),
+                       reason=f"the repository ships {REPOSITORY_MAP}")
+    for name in BUILTIN_MAPS:
+        candidate = builtin_map(name)
+        found = candidate.marker_in(tree)
+        if found is not None:
+            return replace(candidate, reason=f"the tree holds {found}")
+    raise NoSurfaceMap(
+        "no built-in surface map fits this tree (no hipDNN, aiter or flash-attention markers)",
+        f"pass --surface-map with one of {', '.join(BUILTIN_MAPS)} or a .toml map, "
+        f"or commit one at {REPOSITORY_MAP}")

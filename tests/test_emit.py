@@ -179,7 +179,7 @@ def test_bad_emit_files_are_refused(views_and_file, capsys, mutate, needle) -> N
     mutate(bad)
     path.write_text(json.dumps(bad))
     assert main(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-                 "--emit", str(path)]) == EXIT_BAD_INPUT
+                 "--surface-map", "hipdnn", "--emit", str(path)]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and needle in err[0]
 
@@ -188,7 +188,7 @@ def test_not_json_is_refused(views_and_file, capsys) -> None:
     repo, _, _, path = views_and_file
     path.write_text("{not json")
     assert main(["report", "--repo", str(repo.path), "--commit", "head",
-                 "--emit", str(path)]) == EXIT_BAD_INPUT
+                 "--surface-map", "hipdnn", "--emit", str(path)]) == EXIT_BAD_INPUT
     assert "cannot be read as JSON" in capsys.readouterr().err
 
 

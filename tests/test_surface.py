@@ -119,7 +119,7 @@ def test_cli_surface_map_option(build, capsys, tmp_path: Path) -> None:
     # src/a.py is on this map's surface and its content changed: a device run must settle it.
     assert main([*argv, "--surface-map", str(own)]) == EXIT_NEEDS_DEVICE
     doc = json.loads(capsys.readouterr().out)
-    assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE all-ingestor-archs"
+    assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE all-archs"
     assert doc["surface_map"]["name"] == "mine"
     assert doc["views"][0]["surfaces"] == [
         {"path": "doc.md", "kind": "outside", "lane": "NONE"},

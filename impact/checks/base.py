@@ -90,7 +90,7 @@ class CheckContext:
             return tuple(sorted(archs))
         named = {m.group(0).lower() for m in _PATH_ARCH.finditer(path)}
         if not named:
-            return (ALL_ARCHS,)
+            return (self.surface.all_archs or ALL_ARCHS,)
         # Outside the shipped closure: widen the arch the path names to every arch a
         # descriptor ships alongside it (a gfx942 KDP that also names gfx9-4-generic).
         for snapshot in snapshots:

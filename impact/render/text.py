@@ -52,7 +52,8 @@ def render_text(report: dict[str, Any]) -> str:
     surface = report["surface_map"]
     lines = [f"impact {report['tool']['version']} report on {report['repository']}",
              f"input: {report['input']['form']} ({args})",
-             f"surface map: {surface['name']} ({surface['source']})", "", "revisions:"]
+             f"surface map: {surface['name']} ({surface['source']}; {surface['reason']})", "",
+             "revisions:"]
     for role, rev in report["revisions"].items():
         lines.append(f"  {role:<11} {rev['sha']}  ({rev['spelled']})")
     if report["input"]["form"] == "worktree":
