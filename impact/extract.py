@@ -14,6 +14,11 @@ from collections.abc import Callable, Iterable
 
 import yaml
 
+from impact.bindings import (
+    extract_binding_cpp_facts,
+    extract_binding_python_facts,
+    extract_sources_map_facts,
+)
 from impact.cpp import extract_cmake_facts, extract_cpp_facts
 from impact.descriptors import extract_descriptor_facts, extract_profile_facts
 from impact.dvc import extract_dvc_facts
@@ -34,6 +39,8 @@ EXTRACTORS: dict[str, Extractor] = {
     "python": _python,
     "cpp": lambda path, source, _surface: extract_cpp_facts(path, source),
     "cmake": lambda path, source, _surface: extract_cmake_facts(path, source),
+    # Plain text (requirements, flag files): nothing to extract but its content digest.
+    "text": lambda _path, _source, _surface: [],
 }
 
 # Surface kinds whose files a general language parser would misread (a .dvc pointer is
@@ -42,6 +49,9 @@ KIND_EXTRACTORS: dict[str, Extractor] = {
     "dvc-pointer": lambda path, source, _surface: extract_dvc_facts(path, source),
     "descriptor": lambda path, source, _surface: extract_descriptor_facts(path, source),
     "launch-surface-profile": lambda path, source, _surface: extract_profile_facts(path, source),
+    "op-python": lambda path, source, _surface: extract_binding_python_facts(path, source),
+    "op-cpp": lambda path, source, _surface: extract_binding_cpp_facts(path, source),
+    "op-sources-map": lambda path, source, _surface: extract_sources_map_facts(path, source),
 }
 
 

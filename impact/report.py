@@ -10,7 +10,7 @@ import hashlib
 from importlib import metadata
 from typing import Any
 
-from impact.checks import REGISTRY, CheckContext, run_checks
+from impact.checks import REGISTRY, CheckContext, applies, run_checks
 from impact.fold import NOT_PROBED, fold, pack_time
 from impact.git import View, Views
 from impact.rollup import rollup
@@ -84,6 +84,8 @@ def _skipped(views: Views, emit: dict[str, Any] | None) -> list[dict[str, str]]:
 def _arch_sources(ctx: CheckContext) -> dict[str, list[str]]:
     """Each architecture considered, with the descriptor files that ship it."""
     sources: dict[str, set[str]] = {}
+    if not ctx.surface.descriptor_roots:
+        return {}
     for snapshot in (ctx.views.base, ctx.views.head):
         graph = ctx.graph(snapshot)
         for variant in graph.variants():
@@ -117,8 +119,11 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
                       "first_shipped": packs.first_shipped, "findings": list(packs.findings)},
         "emit": _emit_summary(emit, emit_source),
         "coverage": {
-            "contracts_checked": sorted(check.name for check in REGISTRY),
-            "skipped": _skipped(views, emit),
+            "contracts_checked": sorted(c.name for c in REGISTRY if applies(c, surface)),
+            "skipped": _skipped(views, emit) + [
+                {"what": f"{c.name} check", "reason": f"the {surface.name} surface map has none "
+                                                      "of the files it reads"}
+                for c in REGISTRY if not applies(c, surface)],
             "parse_failures": failures,
             "archs": _arch_sources(ctx),
         },

@@ -7,7 +7,8 @@ rest, so every renderer sees the same order.
 
 from __future__ import annotations
 
-from impact.checks.base import Check, CheckContext
+from impact.checks.base import Check, CheckContext, applies
+from impact.checks.bindings import BindingsCheck
 from impact.checks.conflict import ConflictCheck
 from impact.checks.descriptor_symbol import DescriptorSymbolCheck
 from impact.checks.kernargs import KernargsCheck
@@ -24,6 +25,7 @@ REGISTRY: tuple[Check, ...] = (
     RemovedSymbolCheck(),
     DescriptorSymbolCheck(),
     VariantSetCheck(),
+    BindingsCheck(),
     ConflictCheck(),
 )
 
@@ -33,6 +35,8 @@ def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> lis
     rows: list[Row] = []
     conflicts = {view.name: set(view.conflicts) for view in ctx.views.views}
     for check in registry:
+        if not applies(check, ctx.surface):
+            continue
         for row in check.check(ctx):
             if row.contract != ConflictCheck.name and row.files & conflicts.get(row.view, set()):
                 continue
@@ -48,4 +52,4 @@ def explain(contract: str) -> str | None:
     return None
 
 
-__all__ = ["REGISTRY", "Check", "CheckContext", "explain", "run_checks"]
+__all__ = ["REGISTRY", "Check", "CheckContext", "applies", "explain", "run_checks"]

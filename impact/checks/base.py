@@ -32,6 +32,13 @@ class Check(Protocol):
     def check(self, ctx: CheckContext) -> Iterable[Row]: ...
 
 
+def applies(check: Check, surface: SurfaceMap) -> bool:
+    """Whether the map has any of the surface kinds `check` reads (a check that names
+    none applies to every map)."""
+    wanted = getattr(check, "surfaces", None)
+    return wanted is None or bool(wanted & {entry.kind for entry in surface.entries})
+
+
 @dataclass
 class CheckContext:
     """The views, the surface map, facts (cached by blob) and one graph per snapshot."""
@@ -79,7 +86,7 @@ class CheckContext:
         path names; else every ingestor arch."""
         archs: set[str] = set()
         module = self.module_of(path)
-        for snapshot in snapshots:
+        for snapshot in snapshots if self.surface.descriptor_roots else ():
             if path not in snapshot:
                 continue
             graph = self.graph(snapshot)
@@ -93,7 +100,7 @@ class CheckContext:
             return (self.surface.all_archs or ALL_ARCHS,)
         # Outside the shipped closure: widen the arch the path names to every arch a
         # descriptor ships alongside it (a gfx942 KDP that also names gfx9-4-generic).
-        for snapshot in snapshots:
+        for snapshot in snapshots if self.surface.descriptor_roots else ():
             graph = self.graph(snapshot)
             for variant in graph.variants():
                 shipped = set(graph.graph.nodes[variant].get("arch_expanded", []))

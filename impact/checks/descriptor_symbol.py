@@ -98,6 +98,7 @@ class DescriptorSymbolCheck:
     """
 
     name: ClassVar[str] = "descriptor-symbol"
+    surfaces: ClassVar[frozenset[str]] = frozenset({"descriptor", "ingestor-pack"})
 
     def check(self, ctx: CheckContext) -> Iterable[Row]:
         for view in ctx.available_views():

@@ -390,6 +390,7 @@ class KernargsCheck:
     """
 
     name: ClassVar[str] = "kernargs"
+    surfaces: ClassVar[frozenset[str]] = frozenset({"rocke-library", "ingestor-pack", "test-pin"})
 
     def check(self, ctx: CheckContext) -> Iterable[Row]:
         for view in ctx.available_views():

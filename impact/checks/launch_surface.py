@@ -97,6 +97,7 @@ class LaunchSurfaceCheck:
     """
 
     name: ClassVar[str] = "launch-surface"
+    surfaces: ClassVar[frozenset[str]] = frozenset({"launch-surface-profile"})
 
     def check(self, ctx: CheckContext) -> Iterable[Row]:
         for view in ctx.available_views():

@@ -40,6 +40,7 @@ class RemovedSymbolCheck:
     """
 
     name: ClassVar[str] = "removed-symbol"
+    surfaces: ClassVar[frozenset[str]] = frozenset({"rocke-library", "rocke-platform", "hkp-pack"})
 
     def check(self, ctx: CheckContext) -> Iterable[Row]:
         for view in ctx.available_views():

@@ -145,6 +145,7 @@ class VariantSetCheck:
     """
 
     name: ClassVar[str] = "variant-set"
+    surfaces: ClassVar[frozenset[str]] = frozenset({"descriptor", "ingestor-pack", "test-pin"})
 
     def check(self, ctx: CheckContext) -> Iterable[Row]:
         for view in ctx.available_views():

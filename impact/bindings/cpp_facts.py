@@ -1,0 +1,708 @@
+"""Binding facts of one C++ source: pybind `m.def`, TORCH_LIBRARY schemas, `m.impl`,
+boxed `stack[i]` reads and every function's parameter list.
+
+Maintainers: this module parses the bytes it is handed with tree-sitter-cpp and must not
+touch git or the filesystem. `extract_binding_cpp_facts` never raises: a file it cannot
+read fully yields one `parse-failure` fact beside whatever its clean parts showed, and a
+binding whose arguments cannot be read (macro token pasting, a non-literal name, a bad
+schema) yields a `binding-unreadable` fact naming the site.
+
+Two passes over text, both offset-preserving, happen before tree-sitter sees the file:
+`#if` blocks inside parentheses (a parameter guarded by a build flag) are flattened to
+their first branch, with the branch's byte range remembered so its parameters can be
+marked `conditional`; and `#define` bodies that call `.def(`/`.impl(` are re-parsed on
+their own, wrapped in a dummy function, after `#x` and `a##b` are turned into marker
+identifiers so that the rest of the body still parses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import tree_sitter
+import tree_sitter_cpp
+
+from impact.bindings.schema import SchemaError, parse_schema
+from impact.cpp.facts import _token_digest
+from impact.facts import Fact, content_fact, parse_failure, sorted_facts
+
+_PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
+
+PYBIND_DEF = "pybind-def"
+SCHEMA_DEF = "schema-def"
+TORCH_IMPL = "torch-impl"
+BOXED_READ = "boxed-read"
+CPP_FUNCTION = "cpp-function"
+BINDING_UNREADABLE = "binding-unreadable"
+
+_LIBRARY_MACROS = {
+    "TORCH_LIBRARY": "def",
+    "STABLE_TORCH_LIBRARY": "def",
+    "TORCH_LIBRARY_FRAGMENT": "def",
+    "STABLE_TORCH_LIBRARY_FRAGMENT": "def",
+    "TORCH_LIBRARY_IMPL": "impl",
+    "STABLE_TORCH_LIBRARY_IMPL": "impl",
+}
+_MODULE_MACROS = {"PYBIND11_MODULE", "NB_MODULE"} | set(_LIBRARY_MACROS)
+_SELECTIVE = {"TORCH_SELECTIVE_SCHEMA", "TORCH_SELECTIVE_NAME"}
+_WRAPPERS = {"TORCH_BOX", "TORCH_FN", "TORCH_FN_TYPE", "overload_cast", "dispatch"}
+_MACRO_WRAPPER = b"void __impact_macro() { "
+_PASTE = b"__IMPACT_PASTE__"
+_STRINGIFY = b"__IMPACT_STR__"
+_DEF_CALL = re.compile(rb"\b[A-Za-z_]\w*\s*\.\s*(?:def|impl)\s*\(")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
+
+
+def extract_binding_cpp_facts(path: str, source: bytes) -> list[Fact]:
+    """Every binding fact one C++ source states, sorted; never raises."""
+    try:
+        source.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return [parse_failure(path, f"not UTF-8: {err.reason}")]
+    try:
+        if not source.endswith(b"\n"):
+            source += b"\n"
+        flat, regions = flatten_conditionals(source)
+        tree = _PARSER.parse(flat)
+        walker = _Walker(flat, regions)
+        walker.visit(tree.root_node, _Scope())
+        facts = walker.finish()
+        if tree.root_node.has_error:
+            facts.append(parse_failure(path, "C++ syntax error", _first_error_line(tree.root_node)))
+        else:
+            facts.append(content_fact(path, _token_digest(_PARSER.parse(source).root_node)))
+        return sorted_facts(facts)
+    except RecursionError:
+        return [parse_failure(path, "C++ source nested too deeply")]
+    except Exception as err:  # an extractor reports, never raises
+        return [parse_failure(path, f"C++ extractor error: {type(err).__name__}")]
+
+
+def _first_error_line(root: tree_sitter.Node) -> int:
+    node = root
+    while True:
+        if node.type == "ERROR" or node.is_missing:
+            return node.start_point.row + 1
+        bad = [child for child in node.children if child.has_error]
+        if not bad:
+            return node.start_point.row + 1
+        node = bad[0]
+
+
+# -- `#if` inside parentheses ------------------------------------------------------------
+
+
+@dataclass
+class Region:
+    """A kept (first) branch of a conditional inside parentheses, or a dropped later one."""
+
+    start: int
+    end: int
+    condition: str
+    kept: bool
+
+
+@dataclass
+class _Frame:
+    depth: int
+    in_parens: bool
+    condition: str
+    branch: int = 0
+    branch_start: int = 0
+    dropped: bool = False  # inside a dropped branch of an enclosing in-parens frame
+
+
+def _condition(directive: str, rest: str) -> str:
+    rest = " ".join(rest.split())
+    if directive == "ifdef":
+        return f"defined({rest})"
+    if directive == "ifndef":
+        return f"!defined({rest})"
+    return rest
+
+
+def flatten_conditionals(source: bytes) -> tuple[bytes, list[Region]]:
+    """The source with each `#if` block that sits inside parentheses reduced to its first
+    branch (directive lines and later branches blanked, newlines kept, so every byte
+    offset and line stays put), and the branches' regions."""
+    out = bytearray(source)
+    regions: list[Region] = []
+    frames: list[_Frame] = []
+    depth = 0
+    i = 0
+    n = len(source)
+    at_line_start = True
+
+    def blanking() -> bool:
+        return any(f.in_parens and (f.branch > 0 or f.dropped) for f in frames)
+
+    def blank(start: int, end: int) -> None:
+        for k in range(start, end):
+            if out[k] not in (10, 13):
+                out[k] = 32
+
+    while i < n:
+        c = source[i]
+        if at_line_start and c in b" \t":
+            i += 1
+            continue
+        if at_line_start and c == 35:  # '#'
+            end = i
+            while end < n and source[end] != 10:
+                if source[end] == 92 and end + 1 < n and source[end + 1] == 10:
+                    end += 1
+                end += 1
+            text = source[i + 1 : end].decode("utf-8", "replace").replace("\\\n", " ")
+            match = re.match(r"\s*(\w+)(.*)", text, re.S)
+            word = match.group(1) if match else ""
+            rest = match.group(2) if match else ""
+            line_start = source.rfind(b"\n", 0, i) + 1
+            if word in ("if", "ifdef", "ifndef"):
+                in_parens = depth > 0 or blanking()
+                frame = _Frame(depth, in_parens, _condition(word, rest), 0, end,
+                               dropped=blanking())
+                frames.append(frame)
+                if in_parens:
+                    blank(line_start, end)
+            elif word in ("elif", "else", "endif") and frames:
+                frame = frames[-1]
+                if frame.in_parens:
+                    if not frame.dropped:
+                        regions.append(Region(frame.branch_start, line_start, frame.condition,
+                                              frame.branch == 0))
+                    blank(line_start, end)
+                    frame.branch += 1
+                    frame.branch_start = end
+                if word == "endif":
+                    frames.pop()
+                else:
+                    depth = frame.depth
+            elif blanking():
+                blank(line_start, end)
+            i = end
+            continue
+        at_line_start = False
+        if blanking():
+            if c == 10:
+                at_line_start = True
+            else:
+                out[i] = 32 if c != 13 else c
+            i += 1
+            continue
+        if c == 10:
+            at_line_start = True
+            i += 1
+        elif c == 47 and source[i + 1 : i + 2] == b"/":
+            j = source.find(b"\n", i)
+            i = n if j < 0 else j
+        elif c == 47 and source[i + 1 : i + 2] == b"*":
+            j = source.find(b"*/", i + 2)
+            i = n if j < 0 else j + 2
+        elif c in (34, 39):  # string or char literal
+            j = i + 1
+            while j < n and source[j] != c and source[j] != 10:
+                j += 2 if source[j] == 92 else 1
+            i = j + 1
+        elif c in b"([{":
+            depth += 1
+            i += 1
+        elif c in b")]}":
+            depth = max(0, depth - 1)
+            i += 1
+        else:
+            i += 1
+    return bytes(out), regions
+
+
+# -- the walk ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Scope:
+    names: tuple[str, ...] = ()
+    function: str | None = None
+    extern_c: bool = False
+    library: tuple[str, str, str | None] | None = None  # (kind, namespace, dispatch key)
+    macro: str | None = None
+
+    def inner(self, **changes: Any) -> _Scope:
+        values = {
+            "names": self.names, "function": self.function, "extern_c": self.extern_c,
+            "library": self.library, "macro": self.macro,
+        }
+        values.update(changes)
+        return _Scope(**values)
+
+
+@dataclass
+class _Boxed:
+    line: int
+    max_index: int = -1
+    count: int = 0
+
+
+@dataclass
+class _Walker:
+    source: bytes
+    regions: list[Region]
+    line_offset: int = 0
+    facts: list[Fact] = field(default_factory=list)
+    boxed: dict[tuple[str, int], _Boxed] = field(default_factory=dict)
+    seen_calls: set[int] = field(default_factory=set)
+
+    def text(self, node: tree_sitter.Node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def line(self, node: tree_sitter.Node) -> int:
+        return node.start_point.row + 1 + self.line_offset
+
+    def finish(self) -> list[Fact]:
+        for (name, _), boxed in self.boxed.items():
+            self.facts.append(Fact(BOXED_READ, name, boxed.line,
+                                   {"max_index": boxed.max_index, "count": boxed.count}))
+        return self.facts
+
+    def visit(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        kind = node.type
+        if kind == "ERROR":
+            return
+        if kind in ("preproc_function_def", "preproc_def"):
+            self.macro(node, scope)
+            return
+        if kind == "namespace_definition":
+            name = node.child_by_field_name("name")
+            self.children(node, scope.inner(names=(*scope.names, self.text(name) if name else "")))
+            return
+        if kind in ("class_specifier", "struct_specifier") and node.child_by_field_name("body"):
+            name = node.child_by_field_name("name")
+            self.children(node, scope.inner(names=(*scope.names, self.text(name) if name else "")))
+            return
+        if kind == "linkage_specification":
+            value = node.child_by_field_name("value")
+            extern_c = value is not None and self.text(value).strip('"') == "C"
+            self.children(node, scope.inner(extern_c=extern_c or scope.extern_c))
+            return
+        if kind == "function_definition":
+            self.function_definition(node, scope)
+            return
+        if kind in ("declaration", "field_declaration") and scope.function is None:
+            self.declaration(node, scope)
+        elif kind == "call_expression":
+            self.call(node, scope)
+        elif kind == "subscript_expression" and scope.function is not None:
+            self.subscript(node, scope)
+        self.children(node, scope)
+
+    def children(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        for child in node.named_children:
+            self.visit(child, scope)
+
+    # -- functions ---------------------------------------------------------------------
+
+    def function_definition(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        declarator = _function_declarator(node.child_by_field_name("declarator"))
+        body = node.child_by_field_name("body")
+        if declarator is None:
+            if body is not None:
+                self.visit(body, scope.inner(function=f"?@{self.line(node)}"))
+            return
+        name_node = declarator.child_by_field_name("declarator")
+        name = self.text(name_node) if name_node is not None else ""
+        if name in _MODULE_MACROS:
+            inner = scope.inner(function=None)
+            if name in _LIBRARY_MACROS:
+                params = [self.text(p).strip() for p in _parameters(declarator)]
+                is_impl = _LIBRARY_MACROS[name] == "impl"
+                dispatch = params[1] if is_impl and len(params) > 2 else None
+                inner = scope.inner(function=None,
+                                    library=(_LIBRARY_MACROS[name], params[0] if params else "",
+                                             dispatch))
+            if body is not None:
+                self.children(body, inner)
+            return
+        self.function(node, declarator, name, scope, definition=True)
+        qualified = self.qualified(name, scope)
+        if body is not None:
+            self.visit(body, scope.inner(function=f"{qualified}@{self.line(node)}"))
+
+    def declaration(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        for child in node.children_by_field_name("declarator"):
+            declarator = _function_declarator(child)
+            if declarator is None or child.type == "init_declarator":
+                continue
+            name_node = declarator.child_by_field_name("declarator")
+            if name_node is None or name_node.type not in (
+                "identifier", "field_identifier", "qualified_identifier", "operator_name",
+                "destructor_name", "template_function",
+            ):
+                continue
+            self.function(node, declarator, self.text(name_node), scope, definition=False)
+
+    def qualified(self, name: str, scope: _Scope) -> str:
+        return "::".join([n for n in scope.names if n] + [name])
+
+    def function(self, node: tree_sitter.Node, declarator: tree_sitter.Node, name: str,
+                 scope: _Scope, *, definition: bool) -> None:
+        qualified = self.qualified(name, scope)
+        params_node = declarator.child_by_field_name("parameters")
+        params = []
+        for param in _parameters(declarator):
+            if param.type not in ("parameter_declaration", "optional_parameter_declaration",
+                                  "variadic_parameter_declaration"):
+                continue
+            params.append(self.parameter(param))
+        if len(params) == 1 and params[0]["name"] is None and params[0]["type"] == "void":
+            params = []
+        data: dict[str, Any] = {
+            "qualified": qualified,
+            "params": params,
+            "is_definition": definition,
+            "extern_c": scope.extern_c,
+        }
+        if params_node is not None:
+            if params_node.has_error:
+                data["complete"] = False
+            dropped = sorted({r.condition for r in self.regions if not r.kept
+                              and params_node.start_byte <= r.start < params_node.end_byte})
+            if dropped:
+                data["dropped_branches"] = dropped
+        self.facts.append(Fact(CPP_FUNCTION, name.split("::")[-1], self.line(node), data))
+
+    def parameter(self, param: tree_sitter.Node) -> dict[str, Any]:
+        default_node = param.child_by_field_name("default_value")
+        declarator = param.child_by_field_name("declarator")
+        name_node = _declared_identifier(declarator)
+        end = param.end_byte
+        if default_node is not None:
+            cut = self.source.rfind(b"=", param.start_byte, default_node.start_byte)
+            end = cut if cut >= 0 else default_node.start_byte
+        pieces = [self.source[param.start_byte : end]]
+        if name_node is not None:
+            pieces = [self.source[param.start_byte : name_node.start_byte],
+                      self.source[name_node.end_byte : end]]
+        type_text = _normalise_type(b" ".join(pieces).decode("utf-8", "replace"))
+        conditions = [r.condition for r in self.regions
+                      if r.kept and r.start <= param.start_byte < r.end]
+        return {
+            "type": type_text,
+            "name": self.text(name_node) if name_node is not None else None,
+            "default": " ".join(self.text(default_node).split()) if default_node else None,
+            "conditional": " && ".join(conditions) if conditions else None,
+        }
+
+    # -- boxed reads ---------------------------------------------------------------------
+
+    def subscript(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        argument = node.child_by_field_name("argument")
+        indices = node.child_by_field_name("indices")
+        if argument is None or indices is None or scope.function is None:
+            return
+        if re.sub(r"[\s()*]", "", self.text(argument)) != "stack":
+            return
+        parent = node.parent
+        if (parent is not None and parent.type == "assignment_expression"
+                and parent.child_by_field_name("left") == node):
+            return  # `stack[0] = from(out)` writes a result
+        values = [c for c in indices.named_children if c.type != "comment"]
+        if len(values) != 1 or values[0].type != "number_literal":
+            return
+        try:
+            index = int(self.text(values[0]).rstrip("uUlL"), 0)
+        except ValueError:
+            return
+        name, _, line = scope.function.rpartition("@")
+        key = (name.split("::")[-1], int(line))
+        boxed = self.boxed.setdefault(key, _Boxed(int(line)))
+        boxed.max_index = max(boxed.max_index, index)
+        boxed.count += 1
+
+    # -- m.def / m.impl / TORCH_SELECTIVE_SCHEMA -----------------------------------------
+
+    def call(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        function = node.child_by_field_name("function")
+        arguments = node.child_by_field_name("arguments")
+        if function is None or arguments is None:
+            return
+        args = [a for a in arguments.named_children if a.type != "comment"]
+        if function.type == "identifier" and self.text(function) in _SELECTIVE:
+            if self.text(function) == "TORCH_SELECTIVE_SCHEMA":
+                self.schema(node, args[0] if args else None, [], scope)
+            return
+        if function.type != "field_expression":
+            return
+        method = function.child_by_field_name("field")
+        receiver = function.child_by_field_name("argument")
+        if method is None or receiver is None or receiver.type != "identifier":
+            return
+        self.seen_calls.add(function.start_byte)
+        method_name = self.text(method)
+        if method_name == "def":
+            if scope.library is not None:
+                first = args[0] if args else None
+                if (first is not None and first.type == "call_expression"
+                        and self.callee(first) in _SELECTIVE):
+                    return  # the TORCH_SELECTIVE_SCHEMA call is visited on its own
+                self.schema(node, first, args[1:], scope)
+            else:
+                self.pybind(node, args, scope)
+        elif method_name == "impl":
+            self.impl(node, args, scope)
+
+    def callee(self, call: tree_sitter.Node) -> str:
+        function = call.child_by_field_name("function")
+        return self.text(function).split("::")[-1] if function is not None else ""
+
+    def unreadable(self, node: tree_sitter.Node, name: str, reason: str, scope: _Scope) -> None:
+        self.facts.append(Fact(BINDING_UNREADABLE, _display(name), self.line(node), {
+            "reason": reason,
+            "macro": scope.macro,
+            "text": _display(_short(self.text(node))),
+        }))
+
+    def pybind(self, node: tree_sitter.Node, args: list[tree_sitter.Node], scope: _Scope) -> None:
+        name = self.string_value(args[0]) if args else None
+        label = name if name is not None else (_short(self.text(args[0])) if args else "")
+        text = self.text(node)
+        if _PASTE.decode() in text or _STRINGIFY.decode() in text:
+            self.unreadable(node, label, "binding uses macro token pasting or #stringify", scope)
+            return
+        if name is None:
+            self.unreadable(node, label, "binding name is not a string literal", scope)
+            return
+        if node.has_error:
+            self.unreadable(node, label, "binding arguments do not parse", scope)
+            return
+        bound: str | None = None
+        if len(args) > 1:
+            bound = self.function_name(args[1])
+        py_args: list[dict[str, Any]] = []
+        any_arg = False
+        for arg in args[2:]:
+            parsed = self.py_arg(arg)
+            if parsed is None:
+                continue
+            any_arg = True
+            if parsed["name"] is not None:
+                py_args.append(parsed)
+        line = self.line(node)
+        data: dict[str, Any] = {
+            "function": bound,
+            "args": py_args if any_arg else None,
+            "line": line,
+        }
+        if scope.macro is not None:
+            data["macro"] = scope.macro
+        self.facts.append(Fact(PYBIND_DEF, name, line, data))
+
+    def py_arg(self, arg: tree_sitter.Node) -> dict[str, Any] | None:
+        """`{name, has_default, default}` of `py::arg("x")` or `py::arg("x") = v` (also
+        `"x"_a`); `{name: None}` for markers such as `py::kw_only()`; None otherwise."""
+        default: str | None = None
+        target = arg
+        if arg.type == "assignment_expression":
+            left = arg.child_by_field_name("left")
+            right = arg.child_by_field_name("right")
+            if left is None or right is None:
+                return None
+            target, default = left, " ".join(self.text(right).split())
+        if target.type == "user_defined_literal":
+            literal = target.named_children[0] if target.named_children else None
+            if self.text(target).endswith("_a") and literal is not None:
+                return {"name": self.string_value(literal), "has_default": default is not None,
+                        "default": default}
+            return None
+        while target.type == "call_expression":
+            function = target.child_by_field_name("function")
+            field_node = function.child_by_field_name("field") if function else None
+            if field_node is None or self.text(field_node) not in ("noconvert", "none"):
+                break
+            inner_target = function.child_by_field_name("argument") if function else None
+            if inner_target is None:
+                return None
+            target = inner_target
+        if target.type != "call_expression":
+            return None
+        callee = self.callee(target)
+        if callee in ("kw_only", "pos_only"):
+            return {"name": None}
+        if callee not in ("arg", "arg_v"):
+            return None
+        inner = target.child_by_field_name("arguments")
+        values = [c for c in inner.named_children if c.type != "comment"] if inner else []
+        arg_name = self.string_value(values[0]) if values else None
+        if callee == "arg_v" and len(values) > 1:
+            default = " ".join(self.text(values[1]).split())
+        return {"name": arg_name, "has_default": default is not None, "default": default}
+
+    def function_name(self, node: tree_sitter.Node) -> str | None:
+        """The C++ function a binding names: last identifier of `&ns::fn`, looking through
+        `TORCH_BOX(...)`, `TORCH_FN(...)`, `py::overload_cast<...>(...)`; None for a lambda."""
+        while True:
+            if node.type in ("pointer_expression", "parenthesized_expression"):
+                inner = node.child_by_field_name("argument") or (
+                    node.named_children[0] if node.named_children else None)
+                if inner is None:
+                    return None
+                node = inner
+            elif node.type == "call_expression":
+                inner_args = node.child_by_field_name("arguments")
+                values = [c for c in inner_args.named_children if c.type != "comment"] \
+                    if inner_args else []
+                if not values:
+                    return None
+                node = values[-1]
+            elif node.type in ("identifier", "qualified_identifier", "template_function"):
+                text = self.text(node).split("<")[0]
+                return text.split("::")[-1].strip() or None
+            else:
+                return None
+
+    def schema(self, node: tree_sitter.Node, first: tree_sitter.Node | None,
+               rest: list[tree_sitter.Node], scope: _Scope) -> None:
+        raw = self.string_value(first) if first is not None else None
+        block_ns = scope.library[1] if scope.library is not None else None
+        if raw is None:
+            self.unreadable(node, _short(self.text(first)) if first is not None else "",
+                            "schema is not a string literal", scope)
+            return
+        parsed: dict[str, Any] | None = None
+        qualified = raw.strip()
+        if "(" in raw:
+            try:
+                parsed = parse_schema(raw)
+            except SchemaError as err:
+                self.unreadable(node, qualified.split("(")[0], f"bad schema: {err}", scope)
+                return
+            qualified = parsed["name"]
+        elif not re.fullmatch(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)?(\.[A-Za-z_]\w*)?", qualified):
+            self.unreadable(node, qualified, "bad schema: not an operator name", scope)
+            return
+        namespace, _, op = qualified.rpartition("::")
+        op, _, overload = op.partition(".")
+        data: dict[str, Any] = {
+            "namespace": namespace or block_ns,
+            "overload": overload or None,
+            "schema": (
+                {"args": parsed["args"], "returns": parsed["returns"]} if parsed else None
+            ),
+            "raw": raw,
+        }
+        if rest:
+            data["function"] = self.function_name(rest[0])
+        if scope.macro is not None:
+            data["macro"] = scope.macro
+        self.facts.append(Fact(SCHEMA_DEF, op, self.line(node), data))
+
+    def impl(self, node: tree_sitter.Node, args: list[tree_sitter.Node], scope: _Scope) -> None:
+        first = args[0] if args else None
+        if (first is not None and first.type == "call_expression"
+                and self.callee(first) in _SELECTIVE):
+            inner = first.child_by_field_name("arguments")
+            values = [c for c in inner.named_children if c.type != "comment"] if inner else []
+            first = values[0] if len(values) == 1 else first
+        name = self.string_value(first) if first is not None else None
+        if name is None:
+            self.unreadable(node, _short(self.text(args[0])) if args else "",
+                            "impl name is not a string literal", scope)
+            return
+        namespace, _, op = name.rpartition("::")
+        library = scope.library
+        self.facts.append(Fact(TORCH_IMPL, op, self.line(node), {
+            "function": self.function_name(args[1]) if len(args) > 1 else None,
+            "namespace": namespace or (library[1] if library else None),
+            "dispatch": library[2] if library else None,
+        }))
+
+    # -- macros --------------------------------------------------------------------------
+
+    def macro(self, node: tree_sitter.Node, scope: _Scope) -> None:
+        name_node = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name_node is None or value is None:
+            return
+        body = self.source[value.start_byte : value.end_byte]
+        if not _DEF_CALL.search(body):
+            return
+        body = re.sub(rb"\\\r?\n", lambda m: b" " * (len(m.group()) - 1) + b"\n", body)
+        body = body.replace(b"##", _PASTE)
+        body = re.sub(rb"#\s*(?=[A-Za-z_])", _STRINGIFY, body)
+        wrapped = _MACRO_WRAPPER + body + b"\n}\n"
+        sub = _Walker(wrapped, [], self.line_offset + value.start_point.row)
+        macro_scope = scope.inner(function=None, macro=self.text(name_node))
+        sub.visit(_PARSER.parse(wrapped).root_node, macro_scope)
+        self.facts.extend(f for f in sub.facts if f.kind != CPP_FUNCTION)
+        for match in _DEF_CALL.finditer(wrapped):
+            if match.start() not in sub.seen_calls:
+                row = wrapped.count(b"\n", 0, match.start())
+                self.facts.append(Fact(
+                    BINDING_UNREADABLE, match.group().decode("utf-8", "replace").rstrip("( "),
+                    value.start_point.row + 1 + row + self.line_offset,
+                    {"reason": "macro body does not parse here", "macro": macro_scope.macro,
+                     "text": _display(_short(wrapped[match.start():].split(b";")[0]
+                                    .decode("utf-8", "replace")))}))
+
+    # -- literals ------------------------------------------------------------------------
+
+    def string_value(self, node: tree_sitter.Node) -> str | None:
+        if node.has_error:
+            return None
+        if node.type == "raw_string_literal":
+            content = next((c for c in node.children if c.type == "raw_string_content"), None)
+            return self.text(content) if content is not None else ""
+        if node.type == "string_literal":
+            pieces: list[str] = []
+            for child in node.children:
+                if child.type == "string_content":
+                    pieces.append(self.text(child))
+                elif child.type == "escape_sequence":
+                    raw = self.text(child)
+                    pieces.append(_ESCAPES.get(raw[1:], raw))
+            return "".join(pieces)
+        if node.type == "concatenated_string":
+            parts = [self.string_value(c) for c in node.named_children if c.type != "comment"]
+            if any(p is None for p in parts):
+                return None
+            return "".join(p for p in parts if p is not None)
+        return None
+
+
+def _display(text: str) -> str:
+    """Text of a re-parsed macro body with its marker identifiers turned back into `#`."""
+    return text.replace(_PASTE.decode(), "##").replace(_STRINGIFY.decode(), "#")
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _normalise_type(text: str) -> str:
+    text = " ".join(text.split())
+    text = re.sub(r"\s*([*&<>,]|::)\s*", r"\1", text)
+    return text.replace(",", ", ")
+
+
+def _parameters(declarator: tree_sitter.Node) -> list[tree_sitter.Node]:
+    params = declarator.child_by_field_name("parameters")
+    if params is None:
+        return []
+    return [p for p in params.named_children if p.type != "comment"]
+
+
+def _function_declarator(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    while node is not None and node.type != "function_declarator":
+        node = node.child_by_field_name("declarator")
+    return node
+
+
+def _declared_identifier(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    while node is not None:
+        if node.type in ("identifier", "field_identifier", "qualified_identifier"):
+            return node
+        inner = node.child_by_field_name("declarator")
+        if inner is None and node.type in ("reference_declarator", "variadic_declarator"):
+            inner = next((c for c in node.named_children if c.type != "comment"), None)
+        node = inner
+    return None

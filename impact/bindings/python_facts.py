@@ -1,0 +1,301 @@
+"""Binding facts of one Python file: compile_ops stubs, extension call sites, fake twins.
+
+Maintainers: this module reads the bytes it is handed and nothing else; it must never touch
+git or the filesystem. `extract_binding_python_facts` never raises: a file libcst cannot
+read yields exactly one parse-failure fact.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from impact.facts import Fact, content_fact, parse_failure, sorted_facts
+from impact.python.digest import module_digest
+
+OP_STUB = "op-stub"
+OP_CALL = "op-call"
+FAKE_TWIN = "fake-twin"
+
+# libcst's native parser overflows the C stack on very deep bracket nesting.
+MAX_BRACKET_DEPTH = 500
+# Imports whose attribute calls are ordinary library calls, not calls into a kernel
+# extension: the standard library and a few ubiquitous packages (`torch.ops.<ns>` excepted).
+_NOT_EXTENSIONS = frozenset(sys.stdlib_module_names) | {
+    "torch", "numpy", "triton", "einops", "pytest", "packaging", "setuptools",
+    "typing_extensions", "pandas",
+}
+_FAKE_DECORATORS = ("register_fake", "impl_abstract")
+
+
+def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
+    """`op-stub`, `op-call` and `fake-twin` facts and the `content` fact of one file, sorted.
+
+    Never raises; a file that is not UTF-8 or not Python yields one parse-failure fact.
+    """
+    try:
+        text = source.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return [parse_failure(path, f"not UTF-8: {exc.reason}")]
+    if _bracket_depth(text) > MAX_BRACKET_DEPTH:
+        return [parse_failure(path, f"brackets nested deeper than {MAX_BRACKET_DEPTH}")]
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(text))
+    except cst.ParserSyntaxError as exc:
+        return [parse_failure(path, f"syntax error: {exc.message}", exc.raw_line)]
+    except Exception as exc:  # libcst may raise other errors on hostile input
+        return [parse_failure(path, f"cannot parse: {type(exc).__name__}")]
+    try:
+        visitor = _Visitor(wrapper.module)
+        wrapper.visit(visitor)
+        facts = visitor.facts
+        facts.append(content_fact(path, module_digest(wrapper.module)))
+        return sorted_facts(facts)
+    except RecursionError:
+        return [parse_failure(path, "Python source nested too deeply")]
+    except Exception as exc:  # an extractor reports, never raises
+        return [parse_failure(path, f"internal error: {type(exc).__name__}")]
+
+
+def _bracket_depth(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}" and depth:
+            depth -= 1
+    return deepest
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else f"{head}.{node.attr.value}"
+    return None
+
+
+def _module_name(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` of an import's module expression (Name or Attribute)."""
+    return _dotted(node)
+
+
+def _string(node: cst.BaseExpression) -> str | None:
+    if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        return None
+    try:
+        value = node.evaluated_value
+    except (SyntaxError, ValueError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+class _Visitor(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__()
+        self.module = module
+        self.facts: list[Fact] = []
+        self.modules: dict[str, list[str]] = {}
+        self.functions: list[str] = []
+        self.bindings_done = False
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node).strip()
+
+    # -- module-ish names: imports and `x = torch.ops.<ns>` ------------------------------
+
+    def bind(self, name: str, module: str) -> None:
+        bound = self.modules.setdefault(name, [])
+        if module not in bound:
+            bound.append(module)
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        # Bindings first, so a call above its import (inside a function) still resolves.
+        node.visit(_Binder(self))
+        return True
+
+    # -- functions -----------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        for decorator in node.decorators:
+            self.decorator(node, decorator.decorator)
+        self.functions.append(node.name.value)
+        return True
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
+
+    def decorator(self, func: cst.FunctionDef, expr: cst.BaseExpression) -> None:
+        call = expr if isinstance(expr, cst.Call) else None
+        dotted = _dotted(call.func if call is not None else expr) or ""
+        last = dotted.rsplit(".", 1)[-1]
+        if call is not None and last.endswith("compile_ops"):
+            self.stub(func, call)
+        elif any(word in last for word in _FAKE_DECORATORS):
+            self.fake_twin(func, call, dotted)
+
+    def stub(self, func: cst.FunctionDef, call: cst.Call) -> None:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        module = _string(positional[0].value) if positional else None
+        fc_name = _string(keywords["fc_name"]) if "fc_name" in keywords else None
+        ffi_type = _string(keywords["ffi_type"]) if "ffi_type" in keywords else None
+        line = self.line(func)
+        self.facts.append(Fact(OP_STUB, func.name.value, line, {
+            "module": module,
+            "fc_name": fc_name,
+            "ffi_type": ffi_type,
+            "symbol": fc_name or func.name.value,
+            "params": self.params(func.params),
+            "line": line,
+        }))
+
+    def fake_twin(self, func: cst.FunctionDef, call: cst.Call | None, dotted: str) -> None:
+        qualified: str | None = None
+        if call is not None:
+            first = next((a for a in call.args if a.keyword is None and not a.star), None)
+            qualified = _string(first.value) if first is not None else None
+        if qualified is None:
+            head = dotted.rsplit(".", 1)[0] if "." in dotted else ""
+            if not head:
+                return  # a bare `@register_fake` names no op
+            qualified = head
+        namespace, _, op = qualified.rpartition("::")
+        self.facts.append(Fact(FAKE_TWIN, op, self.line(func), {
+            "namespace": namespace or None,
+            "qualified": qualified,
+            "function": func.name.value,
+            "params": self.params(func.params),
+        }))
+
+    def params(self, params: cst.Parameters) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+
+        def add(param: cst.Param, kind: str) -> None:
+            out.append({
+                "name": param.name.value,
+                "kind": kind,
+                "default": self.code(param.default) if param.default is not None else None,
+                "annotation": (self.code(param.annotation.annotation)
+                               if param.annotation is not None else None),
+            })
+
+        for param in (*params.posonly_params, *params.params):
+            add(param, "positional")
+        if isinstance(params.star_arg, cst.Param):
+            add(params.star_arg, "var-positional")
+        for param in params.kwonly_params:
+            add(param, "keyword-only")
+        if params.star_kwarg is not None:
+            add(params.star_kwarg, "var-keyword")
+        return out
+
+    # -- calls ---------------------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return True
+        target = _dotted(func)
+        if target is None:
+            return True
+        parts = target.split(".")
+        if parts[-1] == "default" and len(parts) > 1:
+            parts = parts[:-1]
+        if len(parts) < 2:
+            return True
+        op = parts[-1]
+        receiver_text = ".".join(parts[:-1])
+        receivers = self.receivers(receiver_text)
+        if not receivers:
+            return True
+        positional = 0
+        keywords: list[str] = []
+        for arg in node.args:
+            if arg.star == "*":
+                positional = -1
+            elif arg.star == "**":
+                keywords.append("**")
+            elif arg.keyword is not None:
+                keywords.append(arg.keyword.value)
+            elif positional >= 0:
+                positional += 1
+        data: dict[str, Any] = {
+            "receiver": receivers[0],
+            "function": self.functions[-1] if self.functions else None,
+            "positional": positional,
+            "keywords": sorted(keywords),
+        }
+        if len(receivers) > 1:
+            data["receivers"] = sorted(receivers)
+        self.facts.append(Fact(OP_CALL, op, self.line(node), data))
+        return True
+
+    def receivers(self, text: str) -> list[str]:
+        parts = text.split(".")
+        if len(parts) == 3 and parts[:2] == ["torch", "ops"]:
+            return [text]
+        found: list[str] = []
+        for module in self.modules.get(text, []):
+            if module.startswith("torch.ops.") or module.split(".")[0] not in _NOT_EXTENSIONS:
+                found.append(module)
+        return found
+
+
+class _Binder(cst.CSTVisitor):
+    """Names bound to modules anywhere in the file: imports and `x = torch.ops.<ns>`."""
+
+    def __init__(self, owner: _Visitor) -> None:
+        super().__init__()
+        self.owner = owner
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            module = _module_name(alias.name)
+            if module is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.owner.bind(alias.asname.name.value, module)
+            else:
+                # `import a.b` binds `a`, and `a.b.op(...)` names the module `a.b`
+                for index in range(1, module.count(".") + 2):
+                    prefix = ".".join(module.split(".")[:index])
+                    self.owner.bind(prefix, prefix)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if isinstance(node.names, cst.ImportStar):
+            return False
+        base = _module_name(node.module) if node.module is not None else ""
+        dots = "." * len(node.relative)
+        for alias in node.names:
+            name = _module_name(alias.name)
+            if name is None:
+                continue
+            module = f"{dots}{base}.{name}" if base else f"{dots}{name}"
+            bound = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                bound = alias.asname.name.value
+            self.owner.bind(bound, module)
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        value = _dotted(node.value)
+        if value is None:
+            return True
+        parts = value.split(".")
+        if len(parts) == 3 and parts[:2] == ["torch", "ops"]:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.owner.bind(target.target.value, value)
+        return True

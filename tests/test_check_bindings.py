@@ -1,0 +1,141 @@
+"""The bindings family on the aiter-like and flash-attention-like trees: verdict lines."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from impact.cli import main
+from impact.contracts import REPORT_SCHEMA, validate
+from impact.fixtures import Change, Scenario
+from impact.fixtures import edits as e
+from impact.fixtures.tree import tree_files
+
+AITER = tree_files("aiter_tree")
+FA = tree_files("flash_attention_tree")
+ACT = "aiter/ops/activation.py"
+MOE = "aiter/ops/moe_sorting.py"
+OPS = "csrc/include/rocm_ops.hpp"
+ACT_H = "csrc/include/activation.h"
+FA_PY = "flash_attn/flash_attn_interface.py"
+CUDA = "csrc/flash_attn/flash_api.cpp"
+CK = "csrc/flash_attn_ck/flash_api.cpp"
+CK_DEF = "csrc/flash_attn_ck/mha_fwd.cpp"
+FA3 = "hopper/flash_api.cpp"
+FA3_STABLE = "hopper/flash_api_stable.cpp"
+FA2_TAIL = "        window_size_left, window_size_right, softcap, return_softmax, None,"
+GEN = "        const bool return_softmax,\n        std::optional<at::Generator> gen_)"
+GEN_EXTRA = ("        const bool return_softmax,\n        std::optional<at::Generator> gen_,\n"
+             "        bool deterministic = false)")
+SILU_ARGS = ('          "Activation function used in SwiGLU.",               \\\n'
+             '          py::arg("out"),                                      \\\n'
+             '          py::arg("input"));')
+
+
+def report(build, capsys, base: dict[str, bytes], *edits: e.Edit) -> dict:
+    repo = build(Scenario(base=base, head=(Change("change", edits=edits),)))
+    main(["report", "--repo", str(repo.path), "--commit", "head", "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    validate(doc, REPORT_SCHEMA)
+    return doc
+
+
+def kinds(doc: dict) -> set[tuple[str, str]]:
+    return {(r["contract"], r["status"]) for r in doc["rows"]}
+
+
+CASES = [
+    # (tree, edits, expected verdict kind, a (contract, status) that must be present)
+    ("aiter: a stub loses a parameter its py::arg list keeps", AITER,
+     (e.replace(MOE, "    sorted_weight_buf: Tensor,\n", ""),), "BREAKS",
+     ("bindings", "mismatch")),
+    ("aiter: two same-typed parameters swapped in the stub", AITER,
+     (e.replace(ACT, "def silu_and_mul(out: Tensor, input: Tensor) -> None: ...",
+                "def silu_and_mul(input: Tensor, out: Tensor) -> None: ..."),), "BREAKS",
+     ("bindings", "mismatch")),
+    ("aiter: a default on the stub side only", AITER,
+     (e.replace(OPS, 'py::arg("dispatch_policy")   = 0);', 'py::arg("dispatch_policy"));'),),
+     "BREAKS", ("bindings", "mismatch")),
+    ("aiter: an #if-guarded C++ parameter", AITER,
+     (e.replace(ACT_H, "void silu_and_mul(torch::Tensor& out, torch::Tensor& input);",
+                "void silu_and_mul(torch::Tensor& out,\n#if defined(ENABLE_SCALE)\n"
+                "                  float scale,\n#endif\n"
+                "                  torch::Tensor& input);"),),
+     "NEEDS-DEVICE", ("bindings", "changed")),
+    ("aiter: a consistent change on every side", AITER,
+     (e.replace(ACT, "def silu_and_mul(out: Tensor, input: Tensor) -> None: ...",
+                "def silu_and_mul(out: Tensor, input: Tensor, scale: float) -> None: ..."),
+      e.replace(OPS, SILU_ARGS, SILU_ARGS[:-2] + ', py::arg("scale"));'),
+      e.replace(ACT_H, "void silu_and_mul(torch::Tensor& out, torch::Tensor& input);",
+                "void silu_and_mul(torch::Tensor& out, torch::Tensor& input, float scale);"),
+      e.replace("csrc/kernels/activation_kernels.cu",
+                "void silu_and_mul(torch::Tensor& out, torch::Tensor& input)",
+                "void silu_and_mul(torch::Tensor& out, torch::Tensor& input, float scale)")),
+     "NONE", ("bindings", "inert")),
+    ("aiter: a comment-only change", AITER,
+     (e.replace(ACT, "def silu_and_mul(out: Tensor, input: Tensor) -> None: ...",
+                "def silu_and_mul(out: Tensor, input: Tensor) -> None: ...  # fused"),),
+     "NONE", ("surface", "inert")),
+    ("FA2: a trailing C++ parameter with a default pybind ignores", FA,
+     (e.replace(CUDA, GEN, GEN_EXTRA),), "BREAKS", ("bindings", "mismatch")),
+    ("FA2: a fix to the CUDA copy that leaves the CK copy behind", FA,
+     (e.replace(CUDA, GEN, GEN_EXTRA.replace(" = false", "")),  # CUDA fixed, CK not
+      e.replace(FA_PY, FA2_TAIL, FA2_TAIL + " False,")),
+     "BREAKS", ("bindings", "mismatch")),
+    ("FA3: the stable registration's schema left behind", FA,
+     (e.replace(FA3, "int num_splits=1) -> Tensor[]",
+                "int num_splits=1, bool pack_gqa=False) -> Tensor[]"),),
+     "BREAKS", ("bindings", "mismatch")),
+]
+
+
+@pytest.mark.parametrize(("title", "base", "edits", "verdict", "row"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_binding_scenarios(build, capsys, title, base, edits, verdict, row) -> None:
+    doc = report(build, capsys, base, *edits)
+    assert doc["verdict"]["kind"] == verdict, (title, doc["rows"])
+    assert row in kinds(doc), (title, doc["rows"])
+    assert doc["surface_map"]["name"] in ("aiter", "flash-attention")
+
+
+def test_changed_rows_read_all_archs(build, capsys) -> None:
+    doc = report(build, capsys, AITER, *CASES[3][2])
+    assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE all-archs"
+
+
+def test_a_binding_the_parser_cannot_read_is_changed(build, capsys) -> None:
+    macro = "\n#define PASTE_PYBIND(NAME) m.def(#NAME, &aiter::NAME##_fwd);\n"
+    doc = report(build, capsys, AITER, e.append(OPS, macro))
+    assert ("bindings", "changed") in kinds(doc)
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE"
+
+
+def test_map_is_picked_by_markers_and_named(build, capsys) -> None:
+    doc = report(build, capsys, FA, e.append("README.md", "x\n"))
+    assert doc["surface_map"]["name"] == "flash-attention"
+    assert "flash_attn" in doc["surface_map"]["reason"] or "hopper" in doc["surface_map"]["reason"]
+
+
+def test_only_the_change_and_what_restates_it_is_parsed(build, monkeypatch) -> None:
+    from impact.checks import CheckContext, run_checks
+    from impact.extract import KIND_EXTRACTORS, clear_fact_cache
+    from impact.git import open_views
+    from impact.surface import load_surface_map
+
+    parsed: list[str] = []
+    for kind in ("op-python", "op-cpp"):
+        real = KIND_EXTRACTORS[kind]
+        monkeypatch.setitem(KIND_EXTRACTORS, kind,
+                            lambda p, s, m, real=real: parsed.append(p) or real(p, s, m))
+    clear_fact_cache()
+    edit = e.replace(ACT, "def silu_and_mul(out: Tensor, input: Tensor) -> None: ...",
+                     "def silu_and_mul(input: Tensor, out: Tensor) -> None: ...")
+    repo = build(Scenario(base=AITER, head=(Change("swap", edits=(edit,)),)))
+    views = open_views(repo.path, commit="head")
+    rows = run_checks(CheckContext(views, load_surface_map(None, views.head)))
+    assert any(r.status == "mismatch" for r in rows)
+    op_files = [p for p in AITER if p.startswith(("aiter/", "csrc/")) and p.endswith(
+        (".py", ".h", ".hpp", ".cu"))]
+    assert ACT in parsed and OPS in parsed
+    assert "aiter/ops/norm.py" not in parsed and len(set(parsed)) < len(op_files)
