@@ -139,3 +139,32 @@ def test_only_the_change_and_what_restates_it_is_parsed(build, monkeypatch) -> N
         (".py", ".h", ".hpp", ".cu"))]
     assert ACT in parsed and OPS in parsed
     assert "aiter/ops/norm.py" not in parsed and len(set(parsed)) < len(op_files)
+
+
+def test_a_missing_blob_is_a_changed_row_not_a_crash(build) -> None:
+    from impact.checks import CheckContext, run_checks
+    from impact.errors import ShallowHistory
+    from impact.git import Snapshot, open_views
+    from impact.surface import load_surface_map
+
+    edit = e.replace(ACT, "def silu_and_mul(out: Tensor, input: Tensor) -> None: ...",
+                     "def silu_and_mul(input: Tensor, out: Tensor) -> None: ...")
+    repo = build(Scenario(base=AITER, head=(Change("swap", edits=(edit,)),)))
+    views = open_views(repo.path, commit="head")
+    missing = views.head[OPS].sha
+
+    def reader(sha: str) -> bytes:
+        if sha == missing:
+            raise ShallowHistory(f"object {sha} is missing", "fetch it")
+        return views.repository.read_blob(sha)
+
+    for view in views.views:  # both sides lose the pybind header's blob
+        object.__setattr__(view, "new", Snapshot(dict(view.new), reader, label="head"))
+        object.__setattr__(view, "old", Snapshot(dict(view.old), reader, label="base"))
+    from impact.extract import clear_fact_cache
+
+    clear_fact_cache()
+    rows = run_checks(CheckContext(views, load_surface_map("aiter")))
+    assert any(r.status == "changed" and OPS in r.files for r in rows)
+    # What the unreadable copy might bind is never called missing.
+    assert not any(r.status == "mismatch" and r.subject.endswith(":unbound") for r in rows)

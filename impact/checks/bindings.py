@@ -119,8 +119,19 @@ def _containing(candidates: set[str], snapshots: tuple[Snapshot, ...], names: se
         return set()
     pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names))
                          + rb")\b")
-    return {p for p in candidates for snap in snapshots
-            if p in snap and pattern.search(snap.read(p))}
+    found = set()
+    for path in candidates:
+        for snap in snapshots:
+            if path not in snap:
+                continue
+            try:
+                hit = pattern.search(snap.read(path)) is not None
+            except Exception:  # a blob missing from a partial clone: compare it, unread
+                hit = True
+            if hit:
+                found.add(path)
+                break
+    return found
 
 
 def _param_names(stub: _Site) -> list[str]:
@@ -322,6 +333,16 @@ class BindingsCheck:
             return
         paths = _relevant_paths(ctx, view, touched)
         old, new = _copies(ctx, view.old, paths), _copies(ctx, view.new, paths)
+        blind = False  # a copy we could not read may hold the binding we call missing
+        for path in sorted(paths):
+            for snap in (view.old, view.new):
+                failure = ctx.parse_failure(ctx.facts(snap, path)) if path in snap else None
+                blind = blind or failure is not None
+                if failure is not None and path not in touched:
+                    yield self._row(ctx, view, f"unreadable-copy:{path}", Status.CHANGED,
+                                    f"a copy could not be read: {failure.data.get('reason')}",
+                                    (_Site(path, failure.line, {}),), touched)
+                    break
         for site in new.unreadable:
             if site.path in touched:
                 yield self._row(ctx, view, f"unreadable:{site.path}:{site.line}",
@@ -334,7 +355,8 @@ class BindingsCheck:
             before = {p.key: p for p in _problems(symbol, old)}
             after = _problems(symbol, new)
             for problem in after:
-                status = Status.CHANGED if problem.soft else Status.MISMATCH
+                soft = problem.soft or (blind and problem.key.endswith(":unbound"))
+                status = Status.CHANGED if soft else Status.MISMATCH
                 # The base had it too, on copies the change may merely sit beside: listed,
                 # not charged.
                 preexisting = problem.key in before and before[problem.key].reason == \
