@@ -26,6 +26,7 @@ import tree_sitter_cpp
 
 from impact.bindings.schema import SchemaError, parse_schema
 from impact.cpp.facts import _token_digest
+from impact.cpp.literals import string_value
 from impact.facts import Fact, content_fact, parse_failure, sorted_facts
 
 _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
@@ -52,7 +53,6 @@ _MACRO_WRAPPER = b"void __impact_macro() { "
 _PASTE = b"__IMPACT_PASTE__"
 _STRINGIFY = b"__IMPACT_STR__"
 _DEF_CALL = re.compile(rb"\b[A-Za-z_]\w*\s*\.\s*(?:def|impl)\s*\(")
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
 
 
 def extract_binding_cpp_facts(path: str, source: bytes) -> list[Fact]:
@@ -646,26 +646,7 @@ class _Walker:
     # -- literals ------------------------------------------------------------------------
 
     def string_value(self, node: tree_sitter.Node) -> str | None:
-        if node.has_error:
-            return None
-        if node.type == "raw_string_literal":
-            content = next((c for c in node.children if c.type == "raw_string_content"), None)
-            return self.text(content) if content is not None else ""
-        if node.type == "string_literal":
-            pieces: list[str] = []
-            for child in node.children:
-                if child.type == "string_content":
-                    pieces.append(self.text(child))
-                elif child.type == "escape_sequence":
-                    raw = self.text(child)
-                    pieces.append(_ESCAPES.get(raw[1:], raw))
-            return "".join(pieces)
-        if node.type == "concatenated_string":
-            parts = [self.string_value(c) for c in node.named_children if c.type != "comment"]
-            if any(p is None for p in parts):
-                return None
-            return "".join(p for p in parts if p is not None)
-        return None
+        return string_value(node, self.source)
 
 
 def _display(text: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 import tree_sitter
 import tree_sitter_cpp
 
+from impact.cpp.literals import string_value
 from impact.facts import Fact, content_fact, parse_failure, sorted_facts
 
 _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
@@ -32,7 +33,6 @@ _METADATA_METHODS = {"getIntMetadata", "getStringMetadata"}
 _GEOMETRY_METHODS = {"setGridSize", "setBlockSize"}
 _GROWING_METHODS = {"push_back", "emplace_back", "insert", "emplace", "resize", "assign"}
 _ENTRY_FIELDS = ("kind", "size", "offset", "name")
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'", "?": "?"}
 _INT_SUFFIX = re.compile(r"[uUlLzZ]+$")
 
 
@@ -488,27 +488,7 @@ class _Walker:
     # -- literals ----------------------------------------------------------------------
 
     def string_value(self, node: tree_sitter.Node) -> str | None:
-        """The value of a string literal (plain, prefixed, raw or concatenated), else None."""
-        if node.has_error:
-            return None
-        if node.type == "raw_string_literal":
-            content = next((c for c in node.children if c.type == "raw_string_content"), None)
-            return self.text(content) if content is not None else ""
-        if node.type == "string_literal":
-            pieces: list[str] = []
-            for child in node.children:
-                if child.type == "string_content":
-                    pieces.append(self.text(child))
-                elif child.type == "escape_sequence":
-                    raw = self.text(child)
-                    pieces.append(_ESCAPES.get(raw[1:], raw))
-            return "".join(pieces)
-        if node.type == "concatenated_string":
-            parts = [self.string_value(c) for c in node.named_children if c.type != "comment"]
-            if any(p is None for p in parts):
-                return None
-            return "".join(p for p in parts if p is not None)
-        return None
+        return string_value(node, self.source)
 
 
 def _int_value(text: str) -> int | None:
