@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import networkx as nx
@@ -491,18 +492,30 @@ class SymbolGraph:
         return {a for v in self.edges_of(node, {"contains"})
                 for a in self.graph.nodes[v].get("arch_expanded", [])}
 
+    @cached_property
+    def _archs_by_module(self) -> dict[str, frozenset[str]]:
+        """Module -> the architectures that ship it, computed once per graph: every arch
+        for what the packer reaches, else those of the variants whose imports reach it."""
+        shipped: dict[str, set[str]] = {}
+        closures: dict[frozenset[str], set[str]] = {}
+        for variant in self.variants():
+            sources = frozenset(str(self.graph.nodes[m].get("module")) for m in self.edges_of(
+                variant, {"ships"}) if m in self._modules_nodes())
+            if sources not in closures:
+                closures[sources] = self.module_closure(sources)
+            for module in closures[sources]:
+                shipped.setdefault(module, set()).update(
+                    self.graph.nodes[variant].get("arch_expanded", []))
+        everything = frozenset(self.all_archs())
+        result = {m: frozenset(a) for m, a in shipped.items()}
+        for module in self.module_closure(self.packer_modules()):
+            result[module] = everything
+        return result
+
     def archs_of(self, module: str) -> set[str]:
         """Architectures that ship `module`: every arch when the packer reaches it, else
         those of the variants whose imports reach it."""
-        if module in self.module_closure(self.packer_modules()):
-            return self.all_archs()
-        archs: set[str] = set()
-        for variant in self.variants():
-            sources = {self.graph.nodes[m].get("module") for m in self.edges_of(
-                variant, {"ships"}) if m in self._modules_nodes()}
-            if module in self.module_closure(s for s in sources if s):
-                archs.update(self.graph.nodes[variant].get("arch_expanded", []))
-        return archs
+        return set(self._archs_by_module.get(module, ()))
 
 
 def _best_builder(names: list[str],
