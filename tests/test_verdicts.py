@@ -209,3 +209,36 @@ def test_conflicted_merge_still_finds_a_race_in_cleanly_merged_files(build, caps
     assert ("kernargs", "mismatch") in merged
     assert not any(r["status"] == "mismatch" for r in doc["rows"] if r["view"] == "head")
     assert doc["verdict"]["kind"] == "BREAKS"
+
+
+def _with_kpack_variant(files: dict[str, bytes]) -> None:
+    """Append a packed (kind: kpack) UKD whose recorded signature is the gfx950 8-arg ABI."""
+    signature = [{"kind": "global_buffer", "size": 8, "offset": 8 * i, "name": n}
+                 for i, n in enumerate(("q_ptr", "k_ptr", "v_ptr", "o_ptr"))]
+    signature += [{"kind": "by_value", "size": 4, "offset": 32 + 4 * i, "name": n}
+                  for i, n in enumerate(("scale", "batch", "seqlen_q", "seqlen_kv"))]
+
+    def change(doc):
+        doc["kernelDescriptors"].append({
+            "id": "0f0e0d0c-0b0a-4000-8000-000000000001", "version": "1.0",
+            "name": "attention_dense.packed_sample.gfx950",
+            "kernel_source": {"kind": "kpack", "library": "../../kpack/hkp_gfx950.kpack",
+                              "toc_key": "sample", "symbol": "attention_dense_sample",
+                              "sha256": "0" * 64, "signature": signature}})
+
+    e.edit_json(e.GFX950_DENSE_KDP, change)(files)
+
+
+def test_packed_descriptor_signature_is_a_copy_of_the_builder_list(build, capsys) -> None:
+    base = dict(TREE)
+    _with_kpack_variant(base)
+    head = Change("dropout_seed in the builder only",
+                  edits=(e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32"),))
+    _, doc = report(build, capsys, head, base=base)
+    packed = [r for r in doc["rows"] if r["contract"] == "kernargs"
+              and "kpack-signature" in r["subject"]]
+    assert packed and all(r["status"] == "mismatch" and not r["preexisting"] for r in packed)
+    # At the base the packed signature agreed with the builder: no row without a change.
+    _, quiet = report(build, capsys, Change("comment", edits=(e.edit_comment(e.GFX950_DENSE),)),
+                      base=base)
+    assert not [r for r in quiet["rows"] if "kpack-signature" in r["subject"]]

@@ -213,6 +213,7 @@ def _sites(ctx: CheckContext, graph: SymbolGraph,
             continue
         sites[subject] = _Site(subject, "list", str(data["path"]), int(data.get("line") or 0),
                                builder, how, entries=entries, dynamic=bool(data.get("dynamic")))
+    sites.update(_kpack_sites(graph, builders, sticky))
     declared = _declared_launches(ctx, graph)
     lists_by_file: dict[str, list[_Site]] = {}
     for site in sites.values():
@@ -240,6 +241,35 @@ def _sites(ctx: CheckContext, graph: SymbolGraph,
         sites[subject] = _Site(subject, "launch", path, int(data.get("line") or 0), builder,
                                how, arguments=tuple(str(a) for a in data.get("arguments", [])))
     return sites
+
+
+def _kpack_sites(graph: SymbolGraph, builders: list[_Builder],
+                 sticky: dict[str, str]) -> dict[str, _Site]:
+    """Packed descriptors' recorded signatures (`kind: kpack`), one copy per distinct
+    signature in each descriptor file, paired with the builder their names match."""
+    seen: dict[tuple[Any, ...], _Site] = {}
+    for variant in graph.variants():
+        data = graph.graph.nodes[variant]
+        for launch in data.get("launches", []):
+            signature = launch.get("signature")
+            if launch.get("kind") != "kpack" or not isinstance(signature, list):
+                continue
+            line = int(data.get("line") or 0)
+            entries = tuple((e.get("kind"), e.get("size"), e.get("name"), line)
+                            for e in signature if isinstance(e, dict))
+            key = (str(data["path"]), tuple(e[:3] for e in entries))
+            if key in seen:
+                continue
+            subject = f"{data['path']}:kpack-signature:{variant.rsplit(':', 1)[-1]}"
+            names = [str(e[2]) for e in entries]
+            builder = next((b for b in builders if b.node == sticky.get(subject)), None)
+            how = "base pairing" if builder is not None else "closest names"
+            builder = builder or _closest(names, builders)
+            if builder is None:
+                continue
+            seen[key] = _Site(subject, "list", str(data["path"]), line, builder, how,
+                              entries=entries)
+    return {site.subject: site for site in seen.values()}
 
 
 def _declared_launches(ctx: CheckContext, graph: SymbolGraph) -> dict[tuple[str, str], str]:
@@ -355,8 +385,9 @@ class KernargsCheck:
     """What it checks:
         Each `b.param` builder against every hand-kept copy of its argument list: the
         static `KernelArgument` lists of the native packs, literal lists in C++ test pins,
-        and the positional `launch()` call. Lists are compared by count, order, name, kind
-        and size (a `PtrType(...)` is global_buffer/8; F32, I32 by_value/4; I64 by_value/8;
+        the signatures packed descriptors record (`kind: kpack`, one copy per distinct
+        signature in a descriptor file), and the positional `launch()` call. Lists are
+        compared by count, order, name, kind and size (a `PtrType(...)` is global_buffer/8; F32, I32 by_value/4; I64 by_value/8;
         F16, BF16 by_value/2); a launch() call by its argument count. A list is paired with
         the builder its graph `restates` edge names (declared in a profile, else equal
         names), else the builder it restated at the base, else the closest b.param
