@@ -387,8 +387,9 @@ class KernargsCheck:
         static `KernelArgument` lists of the native packs, literal lists in C++ test pins,
         the signatures packed descriptors record (`kind: kpack`, one copy per distinct
         signature in a descriptor file), and the positional `launch()` call. Lists are
-        compared by count, order, name, kind and size (a `PtrType(...)` is global_buffer/8; F32, I32 by_value/4; I64 by_value/8;
-        F16, BF16 by_value/2); a launch() call by its argument count. A list is paired with
+        compared by count, order, name, kind and size (a `PtrType(...)` is
+        global_buffer/8; F32, I32 by_value/4; I64 by_value/8; F16, BF16 by_value/2); a
+        launch() call by its argument count. A list is paired with
         the builder its graph `restates` edge names (declared in a profile, else equal
         names), else the builder it restated at the base, else the closest b.param
         builder; a launch() with the profile's declared builder, else the list of its own
