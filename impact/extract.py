@@ -89,7 +89,8 @@ class FactCache:
                 try:
                     source = snapshot.read(path)
                 except Exception as exc:  # a missing blob in a partial clone, a submodule
-                    found = [parse_failure(path, f"content not readable: {exc}")]
+                    # Not cached: the failure belongs to this snapshot's store, not the blob.
+                    return [parse_failure(path, f"content not readable: {exc}")]
                 else:
                     found = extractor(path, source, self.surface)
                     found = _with_content(path, what.language, source, found)

@@ -168,3 +168,13 @@ def test_a_missing_blob_is_a_changed_row_not_a_crash(build) -> None:
     assert any(r.status == "changed" and OPS in r.files for r in rows)
     # What the unreadable copy might bind is never called missing.
     assert not any(r.status == "mismatch" and r.subject.endswith(":unbound") for r in rows)
+
+
+def test_a_stub_removed_while_its_binding_stays(build, capsys) -> None:
+    drop = (e.replace(ACT, '@compile_ops("module_activation")\n'
+                      'def gelu_and_mul(out: Tensor, input: Tensor) -> None: ...\n', ""),
+            e.replace("aiter/__init__.py", "    gelu_and_mul,\n", ""),
+            e.replace("aiter/__init__.py", '    "gelu_and_mul",\n', ""))
+    doc = report(build, capsys, AITER, *drop)
+    rows = [r for r in doc["rows"] if r["subject"] == "gelu_and_mul:python-missing"]
+    assert rows and rows[0]["status"] == "mismatch" and doc["verdict"]["kind"] == "BREAKS"

@@ -217,6 +217,9 @@ def _problems(symbol: str, copies: _Copies) -> list[_Problem]:
         for bind in binds:
             if bind.data.get("args") is not None:
                 problems += _compare_lists(symbol, stub, bind, keyword_callers)
+    if binds and not stubs and not copies.calls.get(symbol) and _stub_style(copies):
+        problems.append(_Problem(f"{symbol}:python-missing", "bound in C++ with no Python "
+                                 "stub or caller of that name", tuple(binds)))
     for bind in binds:
         function = bind.data.get("function")
         functions = _near(copies.cpp.get(function, []), bind.path) if function else []
@@ -264,6 +267,13 @@ def _problems(symbol: str, copies: _Copies) -> list[_Problem]:
                                          + f"; the schema takes {required} to {len(args)}",
                                          (call, schema)))
     return problems
+
+
+def _stub_style(copies: _Copies) -> bool:
+    """Whether this tree declares its Python side as stubs (aiter), so a binding without
+    one is a half-removed op; trees that only call their extensions (flash-attention) are
+    not held to that."""
+    return any(copies.stubs.values())
 
 
 def _signature(symbol: str, copies: _Copies) -> str:
