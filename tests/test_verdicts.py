@@ -242,3 +242,14 @@ def test_packed_descriptor_signature_is_a_copy_of_the_builder_list(build, capsys
     _, quiet = report(build, capsys, Change("comment", edits=(e.edit_comment(e.GFX950_DENSE),)),
                       base=base)
     assert not [r for r in quiet["rows"] if "kpack-signature" in r["subject"]]
+
+
+def test_review_card_names_the_profiles_device_test(build, capsys) -> None:
+    edit = e.replace(e.GFX950_DENSE, "    return (spec.num_waves * 64, 1, 1)",
+                     "    return (spec.num_waves * 64 + 0, 1, 1)")
+    repo = build(Scenario(base=TREE, head=(Change("block", edits=(edit,)),)))
+    main(["report", "--repo", str(repo.path), "--commit", "head", "--format", "markdown"])
+    card = capsys.readouterr().out
+    assert card.startswith("**Runtime impact: NEEDS-DEVICE gfx950**")
+    runs = card.split("Device runs that would settle the `changed` rows:")[1]
+    assert "TestGfx950AttentionDenseGeometry.cpp" in runs and "on gfx950" in runs

@@ -205,6 +205,8 @@ class LaunchSurfaceCheck:
                 "python_changed": py_changed, "mirror_changed": mirror_changed,
                 "mirror": None if mirror_new.state == _NONE else mirror_new.file,
                 "reasons": [*charged, *verdict.changes, *carried],
+                # The profile's own device check for this surface, when it names one.
+                "test": new_data.get("test") if isinstance(new_data.get("test"), str) else None,
             },
         )
 

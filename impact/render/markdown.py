@@ -27,6 +27,15 @@ def _finding(row: dict[str, Any]) -> str:
             f"{row['reason']}. {cited}. {todo}")
 
 
+def _target(row: dict[str, Any]) -> str:
+    """What to run: the profile's device test for a launch-surface row, else the shipped
+    variants that reach the changed file."""
+    test = row.get("details", {}).get("test")
+    if row["contract"] == "launch-surface" and test:
+        return f"`{test}` (launch surface `{row['details'].get('entry')}`)"
+    return f"the shipped variants reaching `{row['subject']}`"
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """Verdict, the most severe findings with both sides cited, device runs, other lanes."""
     rows = [r for r in report["rows"] if r["lane"] == "IMPACT" and not r["preexisting"]]
@@ -41,11 +50,11 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines.append(f"- … and {len(findings) - MAX_FINDINGS} more in the full report.")
     else:
         lines.append("No runtime contract needs attention.")
-    runs = sorted({(", ".join(r["archs"]) or "all-ingestor-archs", r["subject"])
+    runs = sorted({(", ".join(r["archs"]) or "every architecture", _target(r))
                    for r in rows if r["status"] == "changed"})
     if runs:
         lines += ["", "Device runs that would settle the `changed` rows:"]
-        lines += [f"- on {archs}: {subject}" for archs, subject in runs]
+        lines += [f"- on {archs}: {target}" for archs, target in runs]
     lanes = sorted({r["lane"] for r in report["rows"] if r["lane"] != "IMPACT"})
     if lanes:
         lines += ["", "Left to other lanes:"]
