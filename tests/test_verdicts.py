@@ -253,3 +253,12 @@ def test_review_card_names_the_profiles_device_test(build, capsys) -> None:
     assert card.startswith("**Runtime impact: NEEDS-DEVICE gfx950**")
     runs = card.split("Device runs that would settle the `changed` rows:")[1]
     assert "TestGfx950AttentionDenseGeometry.cpp" in runs and "on gfx950" in runs
+
+
+def test_aot_catalog_family_json_edit_is_never_silent(build, capsys) -> None:
+    family = f"{e.HKP}/rocke/aot_catalog/gfx950/attention_dense_prefill/family.json"
+    base = {**TREE, family: b'{"kernels": [{"symbol": "k", "args_signature": '
+                            b'[{"name": "Q", "type": "ptr"}]}]}\n'}
+    edit = e.replace(family, '"Q"', '"Q_ptr"')
+    _, doc = report(build, capsys, Change("aot", edits=(edit,)), base=base)
+    assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE gfx950"
