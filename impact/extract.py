@@ -21,6 +21,7 @@ from impact.bindings import (
 )
 from impact.cpp import extract_cmake_facts, extract_cpp_facts
 from impact.descriptors import extract_descriptor_facts, extract_profile_facts
+from impact.descriptors.aot import extract_aot_family_facts
 from impact.dvc import extract_dvc_facts
 from impact.facts import CONTENT, PARSE_FAILURE, Fact, content_fact, parse_failure
 from impact.git import Snapshot
@@ -48,6 +49,7 @@ EXTRACTORS: dict[str, Extractor] = {
 KIND_EXTRACTORS: dict[str, Extractor] = {
     "dvc-pointer": lambda path, source, _surface: extract_dvc_facts(path, source),
     "descriptor": lambda path, source, _surface: extract_descriptor_facts(path, source),
+    "aot-catalog": lambda path, source, _surface: extract_aot_family_facts(path, source),
     "launch-surface-profile": lambda path, source, _surface: extract_profile_facts(path, source),
     "op-python": lambda path, source, _surface: extract_binding_python_facts(path, source),
     "op-cpp": lambda path, source, _surface: extract_binding_cpp_facts(path, source),

@@ -270,6 +270,10 @@ class SymbolGraph:
             self.graph.add_node(f"symbol:{fact.name}", kind="symbol", value=fact.name)
             self._edge(file_node, f"symbol:{fact.name}", "names-symbol", line=fact.line,
                        **fact.data)
+        elif fact.kind == "aot-kernel":
+            node = f"aot:{path}:{fact.name}"
+            self.graph.add_node(node, kind="aot-kernel", path=path, line=fact.line, **fact.data)
+            self._edge(file_node, node, "contains")
         elif fact.kind == "launch-surface":
             node = f"surface:{path}:{fact.name}"
             self.graph.add_node(node, kind="launch-surface", path=path, line=fact.line,

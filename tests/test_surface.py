@@ -50,6 +50,8 @@ CLASSIFY = [
     (f"{HKP}/rocke/aot_catalog/gfx950/attention_dense_prefill/family.json", "aot-catalog",
      "IMPACT"),
     (f"{HKP}/rocke/aot_catalog/gfx950/attention_dense_prefill/produce_x_co.py",
+     "aot-catalog-producer", "IMPACT"),
+    (f"{HKP}/rocke/aot_catalog/gfx950/attention_dense_prefill/TestParity.cpp",
      "aot-catalog-source", "IMPACT"),
     (f"{HKP}/src/engines/aot_catalog_engine/ops/SdpaAdapter.cpp", "aot-catalog-source",
      "IMPACT"),

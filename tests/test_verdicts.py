@@ -195,6 +195,10 @@ def test_conflicted_merge_still_finds_a_race_in_cleanly_merged_files(build, caps
         e.add_pack_argument(e.GFX950_DENSE_PACK, "dropout_seed"),
         e.add_pack_argument(pin, "dropout_seed"),
         e.add_launch_argument(e.GFX950_DENSE_PACK, "dropoutSeed"),
+        e.replace(f"{e.HKP}/rocke/aot_catalog/gfx950/attention_dense_prefill/family.json",
+                  '{"name": "seqlen_kv", "type": "i32"}',
+                  '{"name": "seqlen_kv", "type": "i32"},\n'
+                  '        {"name": "dropout_seed", "type": "i32"}'),
         e.replace(e.GFX942_DENSE_PACK, "launcher.launch(q, k, v, o, scale);",
                   "launcher.launch(q, k, v, o, scale); // head"),
     ))
@@ -257,10 +261,30 @@ def test_review_card_names_the_profiles_device_test(build, capsys) -> None:
 
 def test_aot_catalog_family_json_edit_is_never_silent(build, capsys) -> None:
     family = f"{e.HKP}/rocke/aot_catalog/gfx950/attention_dense_prefill/family.json"
-    base = {**TREE, family: b'{"kernels": [{"symbol": "k", "args_signature": '
-                            b'[{"name": "Q", "type": "ptr"}]}]}\n'}
-    edit = e.replace(family, '"Q"', '"Q_ptr"')
-    _, doc = report(build, capsys, Change("aot", edits=(edit,)), base=base)
+    edit = e.replace(family, '"block": [256, 1, 1]', '"block": [128, 1, 1]')
+    _, doc = report(build, capsys, Change("aot", edits=(edit,)))
     # The path names gfx950; gfx942's KDP ships gfx950 too (through gfx9-4-generic), so the
     # arch list widens to everything shipped alongside it.
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE" and "gfx950" in doc["verdict"]["archs"]
+
+
+AOT_FAMILY = (f"{e.HKP}/rocke/aot_catalog/gfx950/attention_dense_prefill/family.json")
+
+
+@pytest.mark.parametrize(("edits", "status"), [
+    # The builder gains an argument the family's args_signature does not restate.
+    ((e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32"),), "mismatch"),
+    # args_signature's scale turns 64-bit while the builder keeps F32.
+    ((e.replace(AOT_FAMILY, '{"name": "scale_raw", "type": "f32"}',
+                '{"name": "scale_raw", "type": "f64"}'),), "mismatch"),
+    # Renaming an entry: family.json names are its own and compared by position, so it
+    # still agrees; the adapters may read the name, so it is changed rather than inert.
+    ((e.replace(AOT_FAMILY, '{"name": "O", "type": "ptr"}', '{"name": "Out", "type": "ptr"}'),),
+     "changed"),
+])
+def test_aot_family_args_signature_against_its_producers_builder(build, capsys, edits,
+                                                                 status) -> None:
+    _, doc = report(build, capsys, Change("aot", edits=edits))
+    rows = [r for r in doc["rows"]
+            if r["contract"] == "kernargs" and "family.json" in r["subject"]]
+    assert rows and {r["status"] for r in rows} == {status}, rows

@@ -7,6 +7,7 @@ parses source or touches git. Wording stays short: renderers own the words.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -94,14 +95,14 @@ class _Site:
         builder = None if self.builder is None else (
             self.builder.node,
             tuple((p.name, p.kind, p.guard, p.type_text) for p in self.builder.params))
-        copy = tuple(e[:3] for e in self.entries) if self.kind == "list" else self.arguments
+        copy = tuple(e[:3] for e in self.entries) if self.kind != "launch" else self.arguments
         return (builder, copy, self.dynamic)
 
     def abi(self) -> tuple[Any, ...]:
         """The argument list itself: names, kinds, sizes, conditions; launch counts."""
         builder = None if self.builder is None else tuple(
             (p.name, p.kind, p.guard) for p in self.builder.params)
-        copy = tuple(e[:3] for e in self.entries) if self.kind == "list" else len(
+        copy = tuple(e[:3] for e in self.entries) if self.kind != "launch" else len(
             self.arguments)
         return (builder, copy)
 
@@ -186,6 +187,11 @@ def _list_pairing(graph: SymbolGraph, node: str, names: list[str], builders: lis
         found = _builder(graph, sticky)
         if found is not None:
             return found, "as at the base"
+        module_path = graph.module_path(sticky.split(":")[1])
+        if module_path is not None and module_path in graph.parse_failures:
+            # Its builder's file no longer parses: pairing it with some other builder
+            # would invent a disagreement. The surface row reports the file as changed.
+            return None, "builder unreadable"
     found = _closest(names, builders)
     return found, "closest"
 
@@ -214,6 +220,7 @@ def _sites(ctx: CheckContext, graph: SymbolGraph,
         sites[subject] = _Site(subject, "list", str(data["path"]), int(data.get("line") or 0),
                                builder, how, entries=entries, dynamic=bool(data.get("dynamic")))
     sites.update(_kpack_sites(graph, builders, sticky))
+    sites.update(_aot_sites(graph))
     declared = _declared_launches(ctx, graph)
     lists_by_file: dict[str, list[_Site]] = {}
     for site in sites.values():
@@ -270,6 +277,65 @@ def _kpack_sites(graph: SymbolGraph, builders: list[_Builder],
             seen[key] = _Site(subject, "list", str(data["path"]), line, builder, how,
                               entries=entries)
     return {site.subject: site for site in seen.values()}
+
+
+# family.json type names -> (kind, size); anything else cannot be compared.
+_AOT_TYPES = {"ptr": _POINTER, "pointer": _POINTER, "f32": ("by_value", 4),
+              "i32": ("by_value", 4), "u32": ("by_value", 4), "i64": ("by_value", 8),
+              "u64": ("by_value", 8), "f64": ("by_value", 8), "f16": ("by_value", 2),
+              "bf16": ("by_value", 2)}
+
+
+def _aot_sites(graph: SymbolGraph) -> dict[str, _Site]:
+    """AOT catalog `args_signature` lists, paired with the b.param builder their family's
+    producer script reaches (names differ by design there: compared by position)."""
+    nodes = dict(graph.graph.nodes(data=True))
+    sites = {}
+    for node, data in sorted(nodes.items()):
+        if data.get("kind") != "aot-kernel":
+            continue
+        folder = posixpath.dirname(str(data["path"]))
+        producers = [n for n, d in nodes.items() if d.get("kind") == "function"
+                     and posixpath.dirname(str(d.get("path"))) == folder]
+        # The builder a producer calls itself, before any it reaches through others.
+        reached = sorted({t for n in producers for t in graph.edges_of(n, {"reads"})
+                          if nodes.get(t, {}).get("params")}) or sorted(
+            {t for n in producers for t in graph.reach(n) if nodes.get(t, {}).get("params")})
+        builder = _builder(graph, reached[0]) if reached else None
+        if builder is None:
+            continue
+        line = int(data.get("line") or 0)
+        entries = tuple((*_AOT_TYPES.get(str(a["type"]).lower(), (None, None)), a["name"], line)
+                        for a in data.get("args", []))
+        subject = node.removeprefix("aot:")
+        sites[subject] = _Site(subject, "positional", str(data["path"]), line, builder,
+                               "producer", entries=entries)
+    return sites
+
+
+def _compare_positional(site: _Site) -> _Verdict:
+    """A list whose names are its own (family.json): count, then kind and size by position."""
+    assert site.builder is not None
+    for switched, params in site.builder.candidates():
+        if len(params) != len(site.entries):
+            continue
+        for param, entry in zip(params, site.entries, strict=True):
+            if entry[0] is None:
+                return _Verdict("unresolved", f"type of {entry[2]!r} is not one impact knows: "
+                                "kind and size not compared")
+            if param.kind is None:
+                return _Verdict("unresolved", f"type of {param.name!r} could not be resolved")
+            if (entry[0], entry[1]) != param.kind:
+                return _Verdict("mismatch", f"argument {entry[2]!r} is {entry[0]}/{entry[1]}, "
+                                f"the builder's {param.name!r} is {param.kind[0]}/"
+                                f"{param.kind[1]}")
+        if switched == site.builder.candidates()[-1][0]:
+            return _Verdict("agree", "argument list agrees with the builder by position")
+        return _Verdict("conditional", "list agrees with the builder when its conditional "
+                        "arguments are off")
+    counts = sorted({len(params) for _s, params in site.builder.candidates()})
+    return _Verdict("mismatch", f"args_signature has {len(site.entries)} arguments, the "
+                    f"builder declares {' or '.join(map(str, counts))}")
 
 
 def _declared_launches(ctx: CheckContext, graph: SymbolGraph) -> dict[tuple[str, str], str]:
@@ -464,8 +530,9 @@ class KernargsCheck:
             return self._make(ctx, view, new, Status.CHANGED,
                               "list built by helper calls: not compared",
                               self._hops(graph, old, new), touched, compared=False)
-        verdict = _compare_list(new, python_changed, cpp_changed) if new.kind == "list" \
-            else _compare_launch(new)
+        compare = {"list": lambda s: _compare_list(s, python_changed, cpp_changed),
+                   "positional": _compare_positional}.get(new.kind, _compare_launch)
+        verdict = compare(new)
         hops = self._hops(graph, old, new) + verdict.hops
         if verdict.status == "mismatch":
             reason = verdict.reason
