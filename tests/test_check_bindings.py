@@ -178,3 +178,13 @@ def test_a_stub_removed_while_its_binding_stays(build, capsys) -> None:
     doc = report(build, capsys, AITER, *drop)
     rows = [r for r in doc["rows"] if r["subject"] == "gelu_and_mul:python-missing"]
     assert rows and rows[0]["status"] == "mismatch" and doc["verdict"]["kind"] == "BREAKS"
+
+
+def test_a_kernel_body_edit_is_not_judged_by_the_bindings(build, capsys) -> None:
+    kernel = "csrc/kernels/activation_kernels.cu"
+    text = AITER[kernel].decode()
+    body_line = next(line for line in text.splitlines() if line.strip().startswith("(void)")
+                     or "TORCH_CHECK" in line)
+    doc = report(build, capsys, AITER, e.replace(kernel, body_line, body_line + "\n    ;"))
+    assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE all-archs"
+    assert ("surface", "changed") in kinds(doc)

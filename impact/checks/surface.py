@@ -139,10 +139,21 @@ class SurfaceCheck:
         if ctx.content(old_facts) == ctx.content(new_facts):
             return row(Status.INERT, "only comments, docstrings or layout changed")
         if kind in JUDGED_ELSEWHERE:
-            return row(Status.INERT, f"understood; the {JUDGED_ELSEWHERE[kind]} check compares "
-                                     "every copy it states")
+            if _stated(old_facts) != _stated(new_facts):
+                return row(Status.INERT, f"what it states changed; the "
+                                         f"{JUDGED_ELSEWHERE[kind]} check compares every copy")
+            return row(Status.CHANGED, "code beyond what the bindings state changed "
+                                       "(a body or an implementation)")
         if dormant is not None:
             return row(Status.INERT, f"rocKE C++ engine changed while {dormant}")
         if kind == "generated-header" and not regenerated:
             return row(Status.CHANGED, "generated header edited without its schema or flags")
         return row(Status.CHANGED, "content changed")
+
+
+def _stated(facts: list) -> list:
+    """What a file states for the check that judges it: its facts without line numbers
+    and without the whole-file digest."""
+    return sorted((f.kind, f.name, repr(sorted((k, repr(v)) for k, v in f.data.items()
+                                                if k != "line")))
+                  for f in facts if f.kind != "content")
