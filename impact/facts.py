@@ -12,8 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-PARSE_FAILURE = "parse-failure"
-CONTENT = "content"
+from impact.kinds import FactKind
+
+PARSE_FAILURE = FactKind.PARSE_FAILURE
+CONTENT = FactKind.CONTENT
 """One per understood file: a digest of what it says, blind to comments and layout, so a
 comment-only or whitespace-only edit leaves it equal."""
 

@@ -12,12 +12,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from impact.checks.base import CheckContext
+from impact.kinds import SurfaceKind
+from impact.reasons import Reason, Step
 from impact.rows import Hop, Row, Status
 
-FOLDABLE_KINDS = ("rocke-library", "rocke-platform", "hkp-pack")
-# Code that runs after lowering: an equal IR digest says nothing about it.
-AFTER_LOWERING = ("rocke/helpers/compile.py", "/rocke/runtime/")
-FOLDED_REASON = "emit: every shipped variant it reaches has equal arguments, IR and compiler inputs"
+FOLDABLE_KINDS = (SurfaceKind.ROCKE_LIBRARY, SurfaceKind.ROCKE_PLATFORM, SurfaceKind.HKP_PACK)
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ def _target_touched_shipped(ctx: CheckContext) -> bool:
             continue
         kind = ctx.surface.describe(path).kind
         module = ctx.module_of(path)
-        if kind == "descriptor" or (module is not None and module in closure):
+        if kind == SurfaceKind.DESCRIPTOR or (module is not None and module in closure):
             return True
     return False
 
@@ -119,7 +118,8 @@ def _fold_row(row: Row, emit: _Emit, ctx: CheckContext, host_side: set[str],
     path = row.subject
     if ctx.surface.describe(path).kind not in FOLDABLE_KINDS:
         return row
-    if any(marker in path for marker in AFTER_LOWERING) or path in host_side:
+    # Code that runs after lowering: an equal IR digest says nothing about it.
+    if ctx.surface.conventions.runs_after_lowering(path) or path in host_side:
         return row
     module = ctx.module_of(path)
     if module is None or not emit.proves_equal(module):
@@ -131,9 +131,9 @@ def _fold_row(row: Row, emit: _Emit, ctx: CheckContext, host_side: set[str],
         if path not in merged.new or path not in ctx.views.head or (
                 merged.new[path] != ctx.views.head[path]):
             return row
-    return replace(row, status=Status.INERT, reason=FOLDED_REASON,
-                   evidence=(*row.evidence, Hop(path, 0, f"emit: families importing {module} "
-                                                         "built equal at base and head")))
+    return replace(row, status=Status.INERT, reason=Reason.FOLDED_EQUAL_BUILD,
+                   evidence=(*row.evidence, Hop.of(path, 0, Step.EMIT_FAMILIES_EQUAL,
+                                                   module=module)))
 
 
 def pack_time(document: dict[str, Any] | None, ctx: CheckContext) -> PackTime:

@@ -29,6 +29,8 @@ from impact.cpp import resolve_include
 from impact.extract import FactCache
 from impact.facts import PARSE_FAILURE, Fact
 from impact.git import Snapshot
+from impact.index import TreeIndex
+from impact.kinds import Language
 from impact.python import module_name_for
 
 DEFINITION_KINDS = ("function", "class", "assignment")
@@ -67,15 +69,13 @@ class SymbolGraph:
         self._build()
 
     # ----------------------------------------------------------------- building
-    def _files(self, language: str) -> Iterator[tuple[str, list[Fact]]]:
-        for path in self.snapshot:
-            what = self.surface.describe(path)
-            if what.kind != "outside" and what.language == language:
-                facts = self.cache.facts(self.snapshot, path)
-                for fact in facts:
-                    if fact.kind == PARSE_FAILURE:
-                        self.parse_failures[path] = str(fact.data.get("reason", ""))
-                yield path, facts
+    def _files(self, language: Language) -> Iterator[tuple[str, list[Fact]]]:
+        for path in TreeIndex.of(self.snapshot, self.surface).language_paths(language):
+            facts = self.cache.facts(self.snapshot, path)
+            for fact in facts:
+                if fact.kind == PARSE_FAILURE:
+                    self.parse_failures[path] = str(fact.data.get("reason", ""))
+            yield path, facts
 
     def _edge(self, source: str, target: str, kind: str, **attrs: Any) -> None:
         if not self.graph.has_edge(source, target, key=kind):
@@ -83,7 +83,7 @@ class SymbolGraph:
 
     def _build(self) -> None:
         roots = list(self.surface.python_roots)
-        for path, facts in self._files("python"):
+        for path, facts in self._files(Language.PYTHON):
             module = module_name_for(path, roots) or f"<{path}>"
             self._add_python(module, path, facts)
         for module in self._modules:  # bases first: reads of members follow them
@@ -246,7 +246,7 @@ class SymbolGraph:
         return node
 
     def _add_descriptors(self) -> None:
-        for language in ("json", "yaml"):
+        for language in (Language.JSON, Language.YAML):
             for path, facts in self._files(language):
                 file_node = f"descriptor:{path}"
                 self.graph.add_node(file_node, kind="descriptor-file", path=path)
@@ -281,7 +281,7 @@ class SymbolGraph:
             self._edge(file_node, node, "contains")
 
     def _add_cpp(self) -> None:
-        files = dict(self._files("cpp"))
+        files = dict(self._files(Language.CPP))
         existing = set(files)
         roots = list(self.surface.include_roots)
         for path, facts in files.items():

@@ -43,15 +43,39 @@ class Side:
 
 @dataclass(frozen=True, order=True)
 class Hop:
-    """One step of the evidence chain, from the changed line to what it reaches."""
+    """One step of the evidence chain, from the changed line to what it reaches: what
+    was seen (`step`, a `Step`) and the values its sentence needs (`args`, sorted
+    pairs). Build one with `Hop.of(file, line, Step.X, name=value, ...)`."""
 
     file: str
     line: int
-    says: str
+    step: str
+    args: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, file: str, line: int, step: str, **args: Any) -> Hop:
+        return cls(file, line, step, tuple(sorted((k, _frozen(v)) for k, v in args.items())))
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return dict(self.args)
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable, comparable copy of a JSON-ready value (lists become tuples)."""
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, set | frozenset):
+        return tuple(sorted(_frozen(v) for v in value))
+    return value
 
 
 @dataclass(frozen=True)
 class Row:
+    """`reason` is a `Reason` member; `details` holds the values its sentence reads and
+    any other structured data a renderer or a test needs. `preexisting` is decided by
+    `run_checks` from the sides' roles, never by a check."""
+
     contract: str
     view: str
     subject: str
@@ -61,7 +85,7 @@ class Row:
     archs: tuple[str, ...] = ()
     sides: tuple[Side, ...] = ()
     evidence: tuple[Hop, ...] = ()
-    preexisting: bool = False
+    preexisting: bool | None = None  # decided by run_checks (impact/checks/__init__.py)
     details: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -87,8 +111,17 @@ class Row:
             "reason": self.reason,
             "lane": str(self.lane),
             "archs": sorted(self.archs),
-            "preexisting": self.preexisting,
+            "preexisting": bool(self.preexisting),
             "sides": [vars(s) for s in sorted(self.sides)],
-            "evidence": [vars(h) for h in self.evidence],
+            "evidence": [{"file": h.file, "line": h.line, "step": str(h.step),
+                          "args": _jsonable(h.arguments)} for h in self.evidence],
             "details": self.details,
         }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value

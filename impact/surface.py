@@ -22,6 +22,7 @@ from dulwich.wildmatch import MalformedPattern, translate
 from impact.contracts import load_schema
 from impact.errors import ImpactError
 from impact.git import Snapshot
+from impact.kinds import Language, SurfaceKind
 
 SURFACE_SCHEMA = "surface.schema.json"
 REPOSITORY_MAP = ".impact/surface.toml"
@@ -38,12 +39,37 @@ class NoSurfaceMap(ImpactError):
 
 
 @dataclass(frozen=True)
+class Conventions:
+    """The layout facts of the library a map fits that checks rely on (the map's
+    `[conventions]` table): where a dormant engine lives, which code runs after
+    lowering, how native packs register, how census files are named. Code reads them
+    here and never spells a library's paths itself."""
+
+    engine_tree: str = ""
+    engine_target: str = ""
+    python_backend: str = ""
+    after_lowering: tuple[re.Pattern[bytes], ...] = ()
+    pack_folder: str = ""
+    pack_suffix: str = ""
+    pack_table: str = ""
+    build_file: str = ""
+    register_function: re.Pattern[str] | None = None
+    census_file: re.Pattern[str] | None = None
+    dsl_modules: tuple[str, ...] = ()
+
+    def runs_after_lowering(self, path: str) -> bool:
+        """Whether `path` is code that runs after lowering (equal IR proves nothing of it)."""
+        raw = path.encode()
+        return any(rx.fullmatch(raw) for rx in self.after_lowering)
+
+
+@dataclass(frozen=True)
 class SurfaceEntry:
     """One kind of surface: the patterns that select it and the lane that owns it."""
 
-    kind: str
+    kind: SurfaceKind | str
     lane: str
-    language: str
+    language: Language
     patterns: tuple[str, ...]
     regexes: tuple[re.Pattern[bytes], ...]
     description: str = ""
@@ -67,6 +93,7 @@ class SurfaceMap:
     markers: tuple[re.Pattern[bytes], ...] = ()
     all_archs: str = "all-archs"
     reason: str = ""
+    conventions: Conventions = Conventions()
 
     def marker_in(self, tree: Snapshot) -> str | None:
         """The first path of `tree` (sorted) that one of the map's markers matches."""
@@ -86,25 +113,26 @@ class SurfaceMap:
         return PathSurface(OUTSIDE, "NONE", _language_by_suffix(path))
 
 
-OUTSIDE = "outside"
+OUTSIDE = SurfaceKind.OUTSIDE
 _SUFFIX_LANGUAGES = (
-    ((".py",), "python"),
-    ((".cpp", ".hpp", ".h", ".cc", ".cxx", ".hip", ".cu"), "cpp"),
-    (("CMakeLists.txt", ".cmake"), "cmake"),
+    ((".py",), Language.PYTHON),
+    ((".cpp", ".hpp", ".h", ".cc", ".cxx", ".hip", ".cu"), Language.CPP),
+    (("CMakeLists.txt", ".cmake"), Language.CMAKE),
 )
 
 
-def _language_by_suffix(path: str) -> str:
-    return next((lang for ends, lang in _SUFFIX_LANGUAGES if path.endswith(ends)), "text")
+def _language_by_suffix(path: str) -> Language:
+    return next((lang for ends, lang in _SUFFIX_LANGUAGES if path.endswith(ends)),
+                Language.TEXT)
 
 
 @dataclass(frozen=True)
 class PathSurface:
     """What the map says of one path."""
 
-    kind: str
+    kind: SurfaceKind | str
     lane: str
-    language: str
+    language: Language
 
 
 def parse_surface_map(data: bytes, source: str) -> SurfaceMap:
@@ -135,9 +163,11 @@ def parse_surface_map(data: bytes, source: str) -> SurfaceMap:
                     regexes.append(re.compile(translate(pattern.encode())))
                 except (MalformedPattern, re.error) as exc:
                     problems.append(f"surface/{index}: bad pattern {pattern!r} ({exc})")
-            entries.append(SurfaceEntry(item["kind"], item["lane"], item["language"],
+            entries.append(SurfaceEntry(_kind(item["kind"]), item["lane"],
+                                        Language(item["language"]),
                                         tuple(item["patterns"]), tuple(regexes),
                                         item.get("description", "")))
+        conventions = _conventions(doc.get("conventions", {}), problems)
     if problems:
         raise BadSurfaceMap(f"{where} is malformed: {'; '.join(problems)}", fix)
     return SurfaceMap(
@@ -150,7 +180,39 @@ def parse_surface_map(data: bytes, source: str) -> SurfaceMap:
         descriptor_roots=tuple(doc.get("descriptor_roots", ())),
         markers=tuple(markers),
         all_archs=doc.get("all_archs", "all-archs"),
+        conventions=conventions,
     )
+
+
+def _kind(name: str) -> SurfaceKind | str:
+    """impact's own member for a kind it knows; a map's own kind name stays a string."""
+    try:
+        return SurfaceKind(name)
+    except ValueError:
+        return name
+
+
+def _conventions(table: dict[str, Any], problems: list[str]) -> Conventions:
+    """The `[conventions]` table compiled; bad patterns are added to `problems`."""
+    after: list[re.Pattern[bytes]] = []
+    for pattern in table.get("after_lowering", []):
+        try:
+            after.append(re.compile(translate(pattern.encode())))
+        except (MalformedPattern, re.error) as exc:
+            problems.append(f"conventions/after_lowering: bad pattern {pattern!r} ({exc})")
+    compiled: dict[str, re.Pattern[str] | None] = {}
+    for key in ("register_function", "census_file"):
+        try:
+            compiled[key] = re.compile(table[key]) if key in table else None
+        except re.error as exc:
+            problems.append(f"conventions/{key}: bad regular expression ({exc})")
+            compiled[key] = None
+    plain = {k: table[k] for k in ("engine_tree", "engine_target", "python_backend",
+                                   "pack_folder", "pack_suffix", "pack_table", "build_file")
+             if k in table}
+    return Conventions(after_lowering=tuple(after), dsl_modules=tuple(table.get("dsl_modules", ())),
+                       register_function=compiled["register_function"],
+                       census_file=compiled["census_file"], **plain)
 
 
 def builtin_map(name: str) -> SurfaceMap:

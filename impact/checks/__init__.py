@@ -7,6 +7,8 @@ rest, so every renderer sees the same order.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from impact.checks.base import Check, CheckContext, applies
 from impact.checks.bindings import BindingsCheck
 from impact.checks.conflict import ConflictCheck
@@ -16,7 +18,7 @@ from impact.checks.launch_surface import LaunchSurfaceCheck
 from impact.checks.removed_symbol import RemovedSymbolCheck
 from impact.checks.surface import SurfaceCheck
 from impact.checks.variant_set import VariantSetCheck
-from impact.rows import Row
+from impact.rows import Row, Status
 
 REGISTRY: tuple[Check, ...] = (
     SurfaceCheck(),
@@ -30,8 +32,23 @@ REGISTRY: tuple[Check, ...] = (
 )
 
 
+def charged(row: Row) -> Row:
+    """The one place that decides whether a row is charged to the change: it is when
+    at least one of the copies it names changed (a side whose role is `changed`). A
+    mismatch or an unsettled copy the base already had, on untouched copies, is
+    pre-existing and moves nothing. A row that names no side is always charged."""
+    untouched = bool(row.sides) and not any(side.role == "changed" for side in row.sides)
+    settled = row.status in (Status.MISMATCH, Status.CHANGED)
+    # TRANSITION: a check that still passes its own `preexisting` is honoured until every
+    # check marks its sides by which copies changed; then this line decides alone.
+    if row.preexisting is not None:
+        return replace(row, preexisting=bool(row.preexisting))
+    return replace(row, preexisting=settled and untouched)
+
+
 def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> list[Row]:
-    """Every row of every registered check, conflicted merged-view reads dropped, sorted."""
+    """Every row of every registered check, charged or pre-existing, conflicted
+    merged-view reads dropped, sorted."""
     rows: list[Row] = []
     conflicts = {view.name: set(view.conflicts) for view in ctx.views.views}
     for check in registry:
@@ -40,7 +57,7 @@ def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> lis
         for row in check.check(ctx):
             if row.contract != ConflictCheck.name and row.files & conflicts.get(row.view, set()):
                 continue
-            rows.append(row)
+            rows.append(charged(row))
     return sorted(rows, key=Row.sort_key)
 
 

@@ -16,6 +16,8 @@ from impact.extract import FactCache
 from impact.facts import CONTENT, PARSE_FAILURE, Fact
 from impact.git import Snapshot, View, Views
 from impact.graph import SymbolGraph, build_graph
+from impact.index import TreeIndex
+from impact.kinds import SurfaceKind
 from impact.python import module_name_for
 from impact.rows import ALL_ARCHS, Row
 from impact.surface import SurfaceMap
@@ -54,6 +56,14 @@ class CheckContext:
     def available_views(self) -> Iterator[View]:
         """The views that hold a snapshot to compare."""
         return (v for v in self.views.views if v.new is not None)
+
+    def index(self, snapshot: Snapshot) -> TreeIndex:
+        """Which paths of `snapshot` are on which surface (built once per tree)."""
+        return TreeIndex.of(snapshot, self.surface)
+
+    def paths(self, snapshot: Snapshot, *kinds: SurfaceKind) -> list[str]:
+        """The paths of `snapshot` of the given surface kinds, sorted."""
+        return self.index(snapshot).paths(*kinds)
 
     def facts(self, snapshot: Snapshot, path: str) -> list[Fact]:
         return self.cache.facts(snapshot, path) if path in snapshot else []

@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 
 from impact.facts import Fact, parse_failure, sorted_facts
+from impact.kinds import FactKind
+
+CMAKE_CALL = FactKind.CMAKE_CALL
 
 _VISIBILITY = {"PRIVATE", "PUBLIC", "INTERFACE"}
 _COMMANDS = {"target_sources": "target-sources", "target_compile_definitions": "compile-definition"}
@@ -51,8 +54,28 @@ def extract_cmake_facts(path: str, source: bytes) -> list[Fact]:
         return [parse_failure(path, f"cmake extractor error: {type(err).__name__}")]
 
 
-def _extract(path: str, text: str) -> list[Fact]:
+_COMMAND = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.MULTILINE)
+
+
+def _commands(text: str) -> list[Fact]:
+    """A `cmake-call` fact per command invocation: its lower-cased name and arguments
+    (quotes removed), so a check can ask which file names a target."""
     facts: list[Fact] = []
+    for match in _COMMAND.finditer(text):
+        depth, end = 1, match.end()
+        while end < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            end += 1
+        body = text[match.end():end - 1]
+        arguments = [t.group(0)[1:-1] if t.group(0).startswith('"') else t.group(0)
+                     for t in _TOKEN.finditer(body)]
+        line = text.count("\n", 0, match.start()) + 1
+        facts.append(Fact(CMAKE_CALL, match.group(1).lower(), line, {"arguments": arguments}))
+    return facts
+
+
+def _extract(path: str, text: str) -> list[Fact]:
+    facts: list[Fact] = _commands(text)
     for match in _CALL.finditer(text):
         start = match.end()
         close = text.find(")", start)

@@ -17,9 +17,11 @@ import tree_sitter_cpp
 
 from impact.cpp.literals import string_value
 from impact.facts import Fact, content_fact, parse_failure, sorted_facts
+from impact.kinds import FactKind
 
 _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
 
+STRING_LITERAL = FactKind.STRING_LITERAL
 KERNEL_ARGUMENT_LIST = "kernel-argument-list"
 LAUNCH_CALL = "launch-call"
 CONSTEXPR_STRING = "constexpr-string"
@@ -203,6 +205,12 @@ class _Walker:
             return
         if kind == "function_definition":
             self.function_definition(node, scope)
+            return
+        if kind in ("string_literal", "raw_string_literal", "concatenated_string"):
+            value = self.string_value(node)
+            if value is not None:  # every literal outside comments (census names, pins)
+                self.facts.append(Fact(STRING_LITERAL, value, _line(node),
+                                       {"function": scope.function}))
             return
         if kind in ("declaration", "field_declaration"):
             self.declaration(node, scope)

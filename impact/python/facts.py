@@ -18,6 +18,7 @@ from libcst.metadata import (
 )
 
 from impact.facts import Fact, content_fact, parse_failure, sorted_facts
+from impact.kinds import FactKind
 from impact.python.digest import body_digest, expression_digest, module_digest
 
 INTERNAL_ERROR = "internal error"
@@ -35,6 +36,7 @@ RE_EXPORT = "re-export"
 PARAM = "param"
 SIGNATURE_BUILDER = "signature-builder"
 KERNEL_MODULE = "kernel-module"
+KEYWORD_LITERAL = FactKind.KEYWORD_LITERAL
 READS = "reads"
 
 
@@ -163,6 +165,24 @@ class _Collector(cst.CSTVisitor):
         return False
 
 
+class _KeywordLiterals(cst.CSTVisitor):
+    """A `keyword-literal` fact for each `name="text"` argument of any call, anywhere in
+    the module (how a packer pins a backend: `compile_kernel(..., backend="python")`)."""
+
+    def __init__(self, extractor: _Extractor) -> None:
+        super().__init__()
+        self.extractor = extractor
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        for arg in node.args:
+            value = _literal(arg.value) if arg.keyword is not None else None
+            if arg.keyword is not None and value is not None:
+                self.extractor.facts.append(Fact(
+                    KEYWORD_LITERAL, arg.keyword.value, self.extractor.positions[arg].start.line,
+                    {"value": value, "call": _dotted(node.func) or ""}))
+        return True
+
+
 def _dotted(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Name):
         return node.value
@@ -228,6 +248,7 @@ class _Extractor:
 
     def run(self) -> list[Fact]:
         self.block(self.module.body, [], [], [], None)
+        self.module.visit(_KeywordLiterals(self))
         return self.facts
 
     def block(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from impact.render.words import reason_text
+
 MAX_FINDINGS = 5
 _SEVERITY = {"mismatch": 0, "changed": 1, "inert": 2, "outside": 3}
 
@@ -24,7 +26,7 @@ def _finding(row: dict[str, Any]) -> str:
         archs = ", ".join(row["archs"]) or "the ingestor archs"
         todo = f"Run the device check on {archs} before merging."
     return (f"- **{row['status']}** {tag} `{row['contract']}` ({row['view']} view): "
-            f"{row['reason']}. {cited}. {todo}")
+            f"{reason_text(row['reason'], row['details'])}. {cited}. {todo}")
 
 
 def _target(row: dict[str, Any]) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from impact.render.words import reason_text, step_text
+
 
 def _short(sha: str | None) -> str:
     return sha[:12] if sha else "-"
@@ -89,10 +91,12 @@ def _row_lines(rows: list[dict[str, Any]]) -> list[str]:
             lines.append(f"  [{row['view']}] {row['contract']}{lane}")
         flag = " (pre-existing)" if row["preexisting"] else ""
         archs = f" [{', '.join(row['archs'])}]" if row["archs"] else ""
-        lines.append(f"    {row['status']}{flag}: {row['subject']}: {row['reason']}{archs}")
+        says = reason_text(row["reason"], row["details"])
+        lines.append(f"    {row['status']}{flag}: {row['subject']}: {says}{archs}")
         for side in row["sides"]:
             where = f"{side['file']}:{side['line']}" if side["line"] else side["file"]
             lines.append(f"      {side['role']:<11} {where} ({side['revision']})")
         for hop in row["evidence"]:
-            lines.append(f"      -> {hop['file']}:{hop['line']}: {hop['says']}")
+            says = step_text(hop["step"], hop["args"])
+            lines.append(f"      -> {hop['file']}:{hop['line']}: {says}")
     return lines

@@ -1,0 +1,113 @@
+"""The vocabularies every stage shares: surface kinds, languages and fact kinds.
+
+Maintainers: a kind is compared in many modules, so it is spelled once, here.
+Code compares against these members, never against a string literal; the
+surface maps (data) name the same values, and their schema lists them. This
+module imports nothing from impact.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class SurfaceKind(enum.StrEnum):
+    """What a path is, as a surface map classifies it."""
+
+    OUTSIDE = "outside"
+    # hipDNN / rocKE
+    DVC_POINTER = "dvc-pointer"
+    BUILD = "build"
+    DEPS = "deps"
+    AOT_CATALOG = "aot-catalog"
+    AOT_CATALOG_PRODUCER = "aot-catalog-producer"
+    AOT_CATALOG_SOURCE = "aot-catalog-source"
+    ROCKE_ENGINE = "rocke-engine"
+    ROCKE_RUNTIME = "rocke-runtime"
+    ROCKE_PLATFORM = "rocke-platform"
+    ROCKE_LIBRARY = "rocke-library"
+    HKP_PACK = "hkp-pack"
+    DESCRIPTOR = "descriptor"
+    DESCRIPTOR_KERNEL_SOURCE = "descriptor-kernel-source"
+    LAUNCH_SURFACE_PROFILE = "launch-surface-profile"
+    TEST_PIN = "test-pin"
+    INGESTOR_PACK = "ingestor-pack"
+    INGESTOR_ENGINE = "ingestor-engine"
+    INGESTOR_SDK_HEADER = "ingestor-sdk-header"
+    SDK_HEADER = "sdk-header"
+    GENERIC_TARGET = "generic-target"
+    GENERATED_HEADER = "generated-header"
+    FLATBUFFERS_SCHEMA = "flatbuffers-schema"
+    FLATC_FLAGS = "flatc-flags"
+    # the bindings family (aiter, flash-attention)
+    OP_PYTHON = "op-python"
+    OP_CPP = "op-cpp"
+    OP_SOURCES_MAP = "op-sources-map"
+
+
+class Language(enum.StrEnum):
+    """Which extractor family reads a file."""
+
+    PYTHON = "python"
+    CPP = "cpp"
+    JSON = "json"
+    YAML = "yaml"
+    CMAKE = "cmake"
+    FLATBUFFERS = "flatbuffers"
+    TEXT = "text"
+
+
+class FactKind(enum.StrEnum):
+    """What an extractor saw; the `kind` of a Fact."""
+
+    # every file
+    PARSE_FAILURE = "parse-failure"
+    CONTENT = "content"
+    # Python (impact/python)
+    FUNCTION = "function"
+    CLASS = "class"
+    ASSIGNMENT = "assignment"
+    IMPORT = "import"
+    RE_EXPORT = "re-export"
+    READS = "reads"
+    PARAM = "param"
+    SIGNATURE_BUILDER = "signature-builder"
+    KERNEL_MODULE = "kernel-module"
+    KEYWORD_LITERAL = "keyword-literal"
+    # C++ (impact/cpp)
+    KERNEL_ARGUMENT_LIST = "kernel-argument-list"
+    LAUNCH_CALL = "launch-call"
+    CONSTEXPR_STRING = "constexpr-string"
+    METADATA_READ = "metadata-read"
+    GEOMETRY_CALL = "geometry-call"
+    INCLUDE = "include"
+    PACK_ROW = "pack-row"
+    FUNCTION_DEFINITION = "function-definition"
+    STRING_LITERAL = "string-literal"
+    # CMake
+    TARGET_SOURCES = "target-sources"
+    CMAKE_CALL = "cmake-call"
+    # descriptors and profiles (impact/descriptors)
+    DESCRIPTOR = "descriptor"
+    KDP = "kdp"
+    VARIANT = "variant"
+    SYMBOL = "symbol"
+    KMD_FIELD = "kmd-field"
+    HEURISTIC = "heuristic"
+    ENGINE = "engine"
+    PROFILE = "profile"
+    LAUNCH_SURFACE = "launch-surface"
+    AOT_KERNEL = "aot-kernel"
+    # .dvc pointers
+    DVC_OUT = "dvc-out"
+    # the bindings family (impact/bindings)
+    OP_MODULE = "op-module"
+    OP_STUB = "op-stub"
+    OP_CALL = "op-call"
+    FAKE_TWIN = "fake-twin"
+    PYBIND_DEF = "pybind-def"
+    SCHEMA_DEF = "schema-def"
+    TORCH_IMPL = "torch-impl"
+    BOXED_READ = "boxed-read"
+    CPP_FUNCTION = "cpp-function"
+    BINDING_UNREADABLE = "binding-unreadable"

@@ -1,0 +1,94 @@
+"""Every sentence a row or an evidence hop says, for every format, from one table.
+
+Maintainers: keyed by the enumerations of `impact/reasons.py`; each template
+names the `details` (or hop `args`) values it reads as `{name}`. Lists are
+joined with commas; a range of counts is written "9 to 15". Checks never
+write these words; renderers never write others. Add to your check's group only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from string import Formatter
+from typing import Any
+
+from impact.reasons import Reason, Step
+
+REASONS: dict[Reason, str] = {
+    # --- surface
+
+    # --- conflict
+
+    # --- kernargs
+
+    # --- launch-surface
+
+    # --- removed-symbol
+
+    # --- descriptor-symbol
+
+    # --- variant-set
+
+    # --- bindings
+
+    # --- emit fold
+    Reason.FOLDED_EQUAL_BUILD:
+        "emit: every shipped variant it reaches has equal arguments, IR and compiler inputs",
+}
+
+STEPS: dict[Step, str] = {
+    # --- surface
+
+    # --- conflict
+
+    # --- kernargs
+
+    # --- launch-surface
+
+    # --- removed-symbol
+
+    # --- descriptor-symbol
+
+    # --- variant-set
+
+    # --- bindings
+
+    # --- emit fold
+    Step.EMIT_FAMILIES_EQUAL: "emit: families importing {module} built equal at base and head",
+}
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value) if isinstance(value, set | frozenset) else list(value)
+        return ", ".join(_value(v) for v in items) if items else "none"
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def fields_of(template: str) -> set[str]:
+    """The `{name}` fields a template reads."""
+    return {name for _text, name, _spec, _conv in Formatter().parse(template) if name}
+
+
+def _say(template: str, values: Mapping[str, Any]) -> str:
+    return template.format_map({name: _value(values[name]) for name in fields_of(template)})
+
+
+def reason_text(reason: str, details: Mapping[str, Any]) -> str:
+    """The sentence of a row's reason, filled from its details."""
+    try:
+        template = REASONS[Reason(reason)]
+    except (ValueError, KeyError):
+        return reason  # not yet a Reason member: the check still writes its own words
+    return _say(template, details)
+
+
+def step_text(step: str, args: Mapping[str, Any]) -> str:
+    """The sentence of one evidence hop, filled from its args."""
+    try:
+        template = STEPS[Step(step)]
+    except (ValueError, KeyError):
+        return step
+    return _say(template, args)
