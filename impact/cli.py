@@ -18,15 +18,11 @@ from typing import NoReturn
 
 from impact.errors import (
     EXIT_BAD_INPUT,
-    EXIT_BREAKS,
     EXIT_INTERNAL,
-    EXIT_NEEDS_DEVICE,
     EXIT_NONE,
     BadUsage,
     ImpactError,
 )
-
-EXIT_BY_VERDICT = {"BREAKS": EXIT_BREAKS, "NEEDS-DEVICE": EXIT_NEEDS_DEVICE}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -194,7 +190,7 @@ def _run(args: argparse.Namespace) -> int:
     _write(RENDERERS[args.format](report), args.output)
     if args.command == "demo":
         return EXIT_NONE  # the demo ran; its verdict is in the output, not a failure
-    return EXIT_BY_VERDICT.get(report["verdict"]["kind"], EXIT_NONE)
+    return int(report["verdict"]["exit_code"])  # decided by impact.rollup
 
 
 def main(argv: Sequence[str] | None = None) -> int:

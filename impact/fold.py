@@ -8,7 +8,7 @@ emit document cannot prove equality leaves the row as it was.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from impact.checks.base import CheckContext
@@ -19,23 +19,6 @@ from impact.rows import Hop, Row, Status
 FOLDABLE_KINDS = (SurfaceKind.ROCKE_LIBRARY, SurfaceKind.ROCKE_PLATFORM, SurfaceKind.HKP_PACK)
 
 
-@dataclass(frozen=True)
-class PackTime:
-    new: int
-    first_shipped: int
-    probed: bool = True
-    findings: tuple[dict[str, Any], ...] = ()
-
-    @property
-    def line(self) -> str:
-        if not self.probed:
-            return "Pack-time: NOT RUN (no emit file; run with --run-emit)"
-        if not (self.new or self.first_shipped):
-            return "Pack-time: CLEAN"
-        return f"Pack-time: NEW {self.new}, FIRST-SHIPPED {self.first_shipped}"
-
-
-NOT_PROBED = PackTime(0, 0, probed=False)
 
 
 def _family_key(family: dict[str, Any]) -> str:
@@ -136,11 +119,10 @@ def _fold_row(row: Row, emit: _Emit, ctx: CheckContext, host_side: set[str],
                                                    module=module)))
 
 
-def pack_time(document: dict[str, Any] | None, ctx: CheckContext) -> PackTime:
-    """NEW: predicate-table findings the head has and the base lacks; FIRST-SHIPPED: such
-    findings in a family the base did not ship whose module the change left untouched."""
-    if document is None:
-        return NOT_PROBED
+def pack_findings(document: dict[str, Any], ctx: CheckContext) -> list[dict[str, Any]]:
+    """The head's predicate-table findings, each marked `new` (the base lacks it),
+    `first-shipped` (in a family the base did not ship, whose module the change left
+    untouched) or `pre-existing`. `impact.rollup.pack_time` turns them into the verdict."""
     emit = _Emit(document)
 
     def findings(result: dict[str, Any]) -> set[tuple[Any, ...]]:
@@ -152,7 +134,6 @@ def pack_time(document: dict[str, Any] | None, ctx: CheckContext) -> PackTime:
     changed_modules = {ctx.module_of(p) for v in ctx.available_views() for p in v.diff.paths}
     at_base = findings(emit.base)
     listed = []
-    new = first = 0
     for table in emit.head.get("predicate_tables", []):
         for raw in table.get("findings", []):
             finding = (raw.get("family"), raw.get("kind"), raw.get("field"), str(raw.get("value")))
@@ -163,11 +144,11 @@ def pack_time(document: dict[str, Any] | None, ctx: CheckContext) -> PackTime:
                 status = "pre-existing"
             elif (source not in changed_modules and source not in base_sources
                   and family not in base_families):
-                status, first = "first-shipped", first + 1
+                status = "first-shipped"
             else:
-                status, new = "new", new + 1
+                status = "new"
             listed.append({"family": family, "kind": raw.get("kind"), "field": raw.get("field"),
                            "value": raw.get("value"), "detail": raw.get("detail"),
                            "status": status})
     listed.sort(key=lambda f: (f["status"], f["family"], str(f["field"]), str(f["value"])))
-    return PackTime(new, first, findings=tuple(listed))
+    return listed

@@ -11,9 +11,9 @@ from importlib import metadata
 from typing import Any
 
 from impact.checks import REGISTRY, CheckContext, applies, run_checks
-from impact.fold import NOT_PROBED, fold, pack_time
+from impact.fold import fold, pack_findings
 from impact.git import View, Views
-from impact.rollup import rollup
+from impact.rollup import pack_time, rollup
 from impact.surface import SurfaceMap
 
 SCHEMA_VERSION = "0.3"
@@ -103,20 +103,19 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
     pack-time line and the verdict."""
     ctx = CheckContext(views, surface)
     rows = run_checks(ctx)
-    packs = NOT_PROBED
+    findings = None
     if emit is not None:
         rows = fold(rows, emit, ctx)
-        packs = pack_time(emit, ctx)
-    verdict = rollup(rows)
+        findings = pack_findings(emit, ctx)
+    verdict = rollup(rows, surface.all_archs)
+    packs = pack_time(findings)
     failures = sorted({path for view in ctx.available_views() for path in view.diff.paths
                        for snap in (view.old, view.new) if snap is not None and path in snap
                        and ctx.parse_failure(ctx.facts(snap, path))})
     return {
         "rows": [row.to_json() for row in rows],
-        "verdict": {"kind": verdict.kind, "archs": list(verdict.archs),
-                    "other_lanes": list(verdict.other_lanes), "line": verdict.line},
-        "pack_time": {"line": packs.line, "probed": packs.probed, "new": packs.new,
-                      "first_shipped": packs.first_shipped, "findings": list(packs.findings)},
+        "verdict": verdict.to_json(),
+        "pack_time": packs.to_json(),
         "emit": _emit_summary(emit, emit_source),
         "coverage": {
             "contracts_checked": sorted(c.name for c in REGISTRY if applies(c, surface)),

@@ -1,39 +1,85 @@
-"""Rows -> the verdict. The only place that decides one.
+"""Rows -> the verdicts and the exit code, as data. The only place that decides them.
 
-Any charged `mismatch` -> BREAKS; else any `changed` -> NEEDS-DEVICE with the union of
-their archs; else any `inert` -> NONE; else N/A. Rows in the BUILD and DEPS lanes never
-decide the runtime verdict, and are named after it as left to those lanes. A mismatch the
-base already had, on sides the change did not touch, is pre-existing and moves nothing.
+Runtime: any charged `mismatch` -> BREAKS; else any charged `changed` -> NEEDS-DEVICE with
+the union of their archs; else any `inert` -> NONE; else N/A. Rows in the BUILD and DEPS
+lanes never decide the runtime verdict; they are named after it as left to those lanes. A
+row the base already had, on copies the change did not touch, is pre-existing and moves
+nothing (`impact/checks/__init__.py` marks it). Pack-time: NOT-RUN without an emit file,
+CLEAN without new or first-shipped findings, else NEW with both counts. It never moves the
+runtime verdict. Words for both live in `impact/render/words.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import enum
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from impact.errors import EXIT_BREAKS, EXIT_NEEDS_DEVICE, EXIT_NONE
-from impact.rows import ALL_ARCHS, Lane, Row, Status
+from impact.rows import Lane, Row, Status
+
+
+class Outcome(enum.StrEnum):
+    """The runtime verdict."""
+
+    BREAKS = "BREAKS"
+    NEEDS_DEVICE = "NEEDS-DEVICE"
+    NONE = "NONE"
+    NOT_APPLICABLE = "N/A"
+
+
+class PackOutcome(enum.StrEnum):
+    """The Pack-time verdict."""
+
+    NOT_RUN = "NOT-RUN"
+    CLEAN = "CLEAN"
+    NEW = "NEW"
+
+
+EXIT_CODES: dict[Outcome, int] = {
+    Outcome.BREAKS: EXIT_BREAKS,
+    Outcome.NEEDS_DEVICE: EXIT_NEEDS_DEVICE,
+    Outcome.NONE: EXIT_NONE,
+    Outcome.NOT_APPLICABLE: EXIT_NONE,
+}
 
 
 @dataclass(frozen=True)
 class Verdict:
-    kind: str                      # BREAKS | NEEDS-DEVICE | NONE | N/A
+    """The runtime verdict, the archs a NEEDS-DEVICE names, the lanes rows were left to,
+    and the exit code `impact report` returns for it."""
+
+    kind: Outcome
     archs: tuple[str, ...] = ()
     other_lanes: tuple[str, ...] = ()
 
     @property
-    def line(self) -> str:
-        text = self.kind
-        if self.kind == "NEEDS-DEVICE":
-            text += " " + ", ".join(self.archs)
-        if self.other_lanes:
-            text += f" (left to the {' and '.join(self.other_lanes)} lane"
-            text += "s)" if len(self.other_lanes) > 1 else ")"
-        return f"Runtime impact: {text}"
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.kind]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": str(self.kind), "archs": list(self.archs),
+                "other_lanes": list(self.other_lanes), "exit_code": self.exit_code}
+
+
+@dataclass(frozen=True)
+class PackTime:
+    """The Pack-time verdict and the findings behind it."""
+
+    kind: PackOutcome
+    new: int = 0
+    first_shipped: int = 0
+    findings: tuple[Mapping[str, Any], ...] = ()
 
     @property
-    def exit_code(self) -> int:
-        return {"BREAKS": EXIT_BREAKS, "NEEDS-DEVICE": EXIT_NEEDS_DEVICE}.get(self.kind, EXIT_NONE)
+    def probed(self) -> bool:
+        return self.kind != PackOutcome.NOT_RUN
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": str(self.kind), "probed": self.probed, "new": self.new,
+                "first_shipped": self.first_shipped,
+                "findings": [dict(f) for f in self.findings]}
 
 
 def _arch_order(archs: Iterable[str]) -> tuple[str, ...]:
@@ -43,17 +89,32 @@ def _arch_order(archs: Iterable[str]) -> tuple[str, ...]:
     return every + tuple(sorted(unique - set(every)))
 
 
-def rollup(rows: Iterable[Row]) -> Verdict:
-    """The runtime verdict of a set of rows."""
+def rollup(rows: Iterable[Row], every_arch: str = "all-archs") -> Verdict:
+    """The runtime verdict of a set of rows. A changed row that names no arch reaches
+    every one: `every_arch` is the surface map's label for that (`run_checks` already
+    gives such rows the label; this keeps a hand-built row from vanishing)."""
     rows = list(rows)
     impact = [r for r in rows if r.lane == Lane.IMPACT and not r.preexisting]
     lanes = tuple(sorted({str(r.lane) for r in rows if r.lane != Lane.IMPACT}))
     statuses = {r.status for r in impact}
     if Status.MISMATCH in statuses:
-        return Verdict("BREAKS", other_lanes=lanes)
+        return Verdict(Outcome.BREAKS, other_lanes=lanes)
     if Status.CHANGED in statuses:
-        archs = [a for r in impact if r.status == Status.CHANGED for a in (r.archs or (ALL_ARCHS,))]
-        return Verdict("NEEDS-DEVICE", _arch_order(archs), lanes)
+        archs = [a for r in impact if r.status == Status.CHANGED
+                 for a in (r.archs or (every_arch,))]
+        return Verdict(Outcome.NEEDS_DEVICE, _arch_order(archs), lanes)
     if Status.INERT in statuses:
-        return Verdict("NONE", other_lanes=lanes)
-    return Verdict("N/A", other_lanes=lanes)
+        return Verdict(Outcome.NONE, other_lanes=lanes)
+    return Verdict(Outcome.NOT_APPLICABLE, other_lanes=lanes)
+
+
+def pack_time(findings: Iterable[Mapping[str, Any]] | None) -> PackTime:
+    """The Pack-time verdict of the classified predicate-table findings; None when no
+    emit file was given (the probes did not run)."""
+    if findings is None:
+        return PackTime(PackOutcome.NOT_RUN)
+    listed = tuple(findings)
+    new = sum(1 for f in listed if f.get("status") == "new")
+    first = sum(1 for f in listed if f.get("status") == "first-shipped")
+    kind = PackOutcome.NEW if (new or first) else PackOutcome.CLEAN
+    return PackTime(kind, new, first, listed)

@@ -9,6 +9,7 @@ import pytest
 from impact.checks import REGISTRY
 from impact.cli import main
 from impact.render import RENDERERS
+from impact.render.words import verdict_line
 from impact.rollup import rollup
 from impact.rows import ALL_ARCHS, Lane, Row, Side, Status
 
@@ -39,12 +40,12 @@ ROLLUP = [
 
 @pytest.mark.parametrize(("rows", "line"), ROLLUP)
 def test_rollup(rows, line) -> None:
-    assert rollup(rows).line == line
+    assert verdict_line(rollup(rows, ALL_ARCHS).to_json()) == line
 
 
 def sample_report() -> dict:
     rows = sorted([M, C, INERT, P, B, OLD], key=Row.sort_key)
-    verdict = rollup(rows)
+    verdict = rollup(rows, ALL_ARCHS)
     return {
         "schema_version": "0.3", "tool": {"name": "impact", "version": "0"},
         "repository": "/r", "input": {"form": "commit", "arguments": {"commit": "HEAD"}},
@@ -52,9 +53,8 @@ def sample_report() -> dict:
         "surface_map": {"name": "hipdnn", "source": "builtin:hipdnn", "sha256": "0" * 64,
                         "reason": "test"},
         "views": [], "rows": [r.to_json() for r in rows],
-        "verdict": {"kind": verdict.kind, "archs": list(verdict.archs),
-                    "other_lanes": list(verdict.other_lanes), "line": verdict.line},
-        "pack_time": {"line": "Pack-time: CLEAN", "probed": True, "new": 0, "first_shipped": 0,
+        "verdict": verdict.to_json(),
+        "pack_time": {"kind": "CLEAN", "probed": True, "new": 0, "first_shipped": 0,
                       "findings": []},
         "emit": None,
         "coverage": {"contracts_checked": ["surface"], "skipped": [], "parse_failures": ["bad.py"],

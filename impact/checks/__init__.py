@@ -57,6 +57,8 @@ def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> lis
         for row in check.check(ctx):
             if row.contract != ConflictCheck.name and row.files & conflicts.get(row.view, set()):
                 continue
+            if not row.archs:  # reaches every arch: say so in the map's own words
+                row = replace(row, archs=(ctx.surface.all_archs,))
             rows.append(charged(row))
     return sorted(rows, key=Row.sort_key)
 

@@ -6,18 +6,21 @@ import json
 from typing import Any
 
 from impact.contracts import REPORT_SCHEMA, validate
-from impact.render.words import reason_text, step_text
+from impact.render.words import pack_time_line, reason_text, step_text, verdict_line
 
 
 def with_words(report: dict[str, Any]) -> dict[str, Any]:
-    """A copy of the report whose rows and hops carry their sentences (`says`)."""
+    """A copy of the report whose rows and hops carry their sentences (`says`), and whose
+    verdicts carry their lines."""
     rows = []
     for row in report["rows"]:
         evidence = [{**hop, "says": step_text(hop["step"], hop["args"])}
                     for hop in row["evidence"]]
         rows.append({**row, "says": reason_text(row["reason"], row["details"]),
                      "evidence": evidence})
-    return {**report, "rows": rows}
+    return {**report, "rows": rows,
+            "verdict": {**report["verdict"], "line": verdict_line(report["verdict"])},
+            "pack_time": {**report["pack_time"], "line": pack_time_line(report["pack_time"])}}
 
 
 def render_json(report: dict[str, Any]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from impact.render.words import reason_text
+from impact.render.words import pack_time_line, reason_text, verdict_line
 
 MAX_FINDINGS = 5
 _SEVERITY = {"mismatch": 0, "changed": 1, "inert": 2, "outside": 3}
@@ -44,7 +44,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     findings = sorted((r for r in rows if r["status"] in ("mismatch", "changed")),
                       key=lambda r: (_SEVERITY[r["status"]], r["view"], r["contract"],
                                      r["subject"]))
-    lines = [f"**{report['verdict']['line']}**", f"{report['pack_time']['line']}", ""]
+    lines = [f"**{verdict_line(report['verdict'])}**", pack_time_line(report["pack_time"]), ""]
     if findings:
         lines.append("Findings:")
         lines += [_finding(r) for r in findings[:MAX_FINDINGS]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from impact.render.words import reason_text, step_text
+from impact.render.words import pack_time_line, reason_text, step_text, verdict_line
 
 
 def _short(sha: str | None) -> str:
@@ -71,7 +71,7 @@ def render_text(report: dict[str, Any]) -> str:
         lines += ["", "support-predicate tables (pack time):"]
         lines += [f"  {f['status']}: {f['family']}: {f['kind']} {f['field']}={f['value']}: "
                   f"{f['detail']}" for f in report["pack_time"]["findings"]]
-    lines += ["", report["pack_time"]["line"], report["verdict"]["line"]]
+    lines += ["", pack_time_line(report["pack_time"]), verdict_line(report["verdict"])]
     return "\n".join(lines) + "\n"
 
 

@@ -58,6 +58,26 @@ STEPS: dict[Step, str] = {
 }
 
 
+def verdict_line(verdict: Mapping[str, Any]) -> str:
+    """`Runtime impact: ...` from the report's verdict data."""
+    text = str(verdict["kind"])
+    if text == "NEEDS-DEVICE":
+        text += " " + ", ".join(verdict["archs"])
+    lanes = list(verdict["other_lanes"])
+    if lanes:
+        text += f" (left to the {' and '.join(lanes)} lane{'s' if len(lanes) > 1 else ''})"
+    return f"Runtime impact: {text}"
+
+
+def pack_time_line(pack_time: Mapping[str, Any]) -> str:
+    """`Pack-time: ...` from the report's pack-time data."""
+    if pack_time["kind"] == "NOT-RUN":
+        return "Pack-time: NOT RUN (no emit file; run with --run-emit)"
+    if pack_time["kind"] == "CLEAN":
+        return "Pack-time: CLEAN"
+    return f"Pack-time: NEW {pack_time['new']}, FIRST-SHIPPED {pack_time['first_shipped']}"
+
+
 def _value(value: Any) -> str:
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value) if isinstance(value, set | frozenset) else list(value)
