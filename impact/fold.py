@@ -12,6 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from impact.checks.base import CheckContext
+from impact.checks.launch_surface import LaunchSurfaceCheck
+from impact.checks.surface import SurfaceCheck
 from impact.kinds import SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Row, Status
@@ -86,7 +88,8 @@ def fold(rows: Iterable[Row], document: dict[str, Any], ctx: CheckContext) -> li
     """The rows with every provably unchanged shipped-module row turned inert."""
     rows = list(rows)
     emit = _Emit(document)
-    host_side = {side.file for r in rows if r.contract == "launch-surface" for side in r.sides}
+    host_side = {side.file for r in rows if r.contract == LaunchSurfaceCheck.name
+                 for side in r.sides}
     merged_blocked = _target_touched_shipped(ctx)
     out = []
     for row in rows:
@@ -96,7 +99,7 @@ def fold(rows: Iterable[Row], document: dict[str, Any], ctx: CheckContext) -> li
 
 def _fold_row(row: Row, emit: _Emit, ctx: CheckContext, host_side: set[str],
               merged_blocked: bool) -> Row:
-    if row.status != Status.CHANGED or row.contract != "surface":
+    if row.status != Status.CHANGED or row.contract != SurfaceCheck.name:
         return row
     path = row.subject
     if ctx.surface.describe(path).kind not in FOLDABLE_KINDS:

@@ -24,6 +24,13 @@ class Status(enum.StrEnum):
     OUTSIDE = "outside"     # no runtime surface
 
 
+class Role(enum.StrEnum):
+    """Whether a side's copy changed in the view, or stands as the copy compared with it."""
+
+    CHANGED = "changed"
+    COUNTERPART = "counterpart"
+
+
 class Lane(enum.StrEnum):
     IMPACT = "IMPACT"
     BUILD = "BUILD"
@@ -37,7 +44,7 @@ class Side:
     file: str
     line: int
     revision: str
-    role: str  # "changed" or "counterpart"
+    role: str  # a Role
     symbol: str = ""
 
 

@@ -18,7 +18,7 @@ from impact.checks.launch_surface import LaunchSurfaceCheck
 from impact.checks.removed_symbol import RemovedSymbolCheck
 from impact.checks.surface import SurfaceCheck
 from impact.checks.variant_set import VariantSetCheck
-from impact.rows import Row, Status
+from impact.rows import Role, Row, Status
 
 REGISTRY: tuple[Check, ...] = (
     SurfaceCheck(),
@@ -37,7 +37,7 @@ def charged(row: Row) -> Row:
     at least one of the copies it names changed (a side whose role is `changed`). A
     mismatch or an unsettled copy the base already had, on untouched copies, is
     pre-existing and moves nothing. A row that names no side is always charged."""
-    untouched = bool(row.sides) and not any(side.role == "changed" for side in row.sides)
+    untouched = bool(row.sides) and not any(side.role == Role.CHANGED for side in row.sides)
     settled = row.status in (Status.MISMATCH, Status.CHANGED)
     # TRANSITION: a check that still passes its own `preexisting` is honoured until every
     # check marks its sides by which copies changed; then this line decides alone.

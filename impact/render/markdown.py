@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from impact.render.words import pack_time_line, reason_text, verdict_line
+from impact.rows import Lane, Role, Status
 
 MAX_FINDINGS = 5
-_SEVERITY = {"mismatch": 0, "changed": 1, "inert": 2, "outside": 3}
+_SEVERITY = {Status.MISMATCH: 0, Status.CHANGED: 1, Status.INERT: 2, Status.OUTSIDE: 3}
 
 
 def _where(side: dict[str, Any]) -> str:
@@ -15,12 +16,12 @@ def _where(side: dict[str, Any]) -> str:
 
 
 def _finding(row: dict[str, Any]) -> str:
-    sides = sorted(row["sides"], key=lambda s: (s["role"] != "changed", s["file"]))
+    sides = sorted(row["sides"], key=lambda s: (s["role"] != Role.CHANGED, s["file"]))
     traced = len({s["file"] for s in sides}) > 1 and all(s["line"] for s in sides)
     tag = "[verified]" if traced else "[inferred]"
     cited = "; ".join(
-        _where(s) + ("" if s["role"] == "changed" else " (counterpart)") for s in sides)
-    if row["status"] == "mismatch":
+        _where(s) + ("" if s["role"] == Role.CHANGED else " (counterpart)") for s in sides)
+    if row["status"] == Status.MISMATCH:
         todo = "Make every copy of this contract agree before merging."
     else:
         archs = ", ".join(row["archs"]) or "the ingestor archs"
@@ -40,8 +41,8 @@ def _target(row: dict[str, Any]) -> str:
 
 def render_markdown(report: dict[str, Any]) -> str:
     """Verdict, the most severe findings with both sides cited, device runs, other lanes."""
-    rows = [r for r in report["rows"] if r["lane"] == "IMPACT" and not r["preexisting"]]
-    findings = sorted((r for r in rows if r["status"] in ("mismatch", "changed")),
+    rows = [r for r in report["rows"] if r["lane"] == Lane.IMPACT and not r["preexisting"]]
+    findings = sorted((r for r in rows if r["status"] in (Status.MISMATCH, Status.CHANGED)),
                       key=lambda r: (_SEVERITY[r["status"]], r["view"], r["contract"],
                                      r["subject"]))
     lines = [f"**{verdict_line(report['verdict'])}**", pack_time_line(report["pack_time"]), ""]
@@ -53,11 +54,11 @@ def render_markdown(report: dict[str, Any]) -> str:
     else:
         lines.append("No runtime contract needs attention.")
     runs = sorted({(", ".join(r["archs"]) or "every architecture", _target(r))
-                   for r in rows if r["status"] == "changed"})
+                   for r in rows if r["status"] == Status.CHANGED})
     if runs:
         lines += ["", "Device runs that would settle the `changed` rows:"]
         lines += [f"- on {archs}: {target}" for archs, target in runs]
-    lanes = sorted({r["lane"] for r in report["rows"] if r["lane"] != "IMPACT"})
+    lanes = sorted({r["lane"] for r in report["rows"] if r["lane"] != Lane.IMPACT})
     if lanes:
         lines += ["", "Left to other lanes:"]
         for lane in lanes:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from impact.kinds import SurfaceKind
 from impact.render.words import pack_time_line, reason_text, step_text, verdict_line
+from impact.rows import Lane
 
 
 def _short(sha: str | None) -> str:
@@ -35,8 +37,8 @@ def _view_lines(view: dict[str, Any]) -> list[str]:
     def tag(shown: str) -> str:
         path = shown.split(" -> ")[-1]
         row = surface.get(path)
-        label = row["kind"] if row else "outside"
-        if row and row["lane"] not in ("IMPACT", "NONE"):
+        label = row["kind"] if row else SurfaceKind.OUTSIDE
+        if row and row["lane"] not in (Lane.IMPACT, "NONE"):
             label += f", {row['lane']} lane"
         return f"[{label}]" + (" [conflicted]" if path in conflicts else "")
 
@@ -80,14 +82,14 @@ def _row_lines(rows: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return ["contract rows: none (no changed file is on the runtime surface)"]
     lines = ["contract rows:"]
-    ordered = sorted(rows, key=lambda r: (r["lane"] != "IMPACT", r["view"], r["contract"],
+    ordered = sorted(rows, key=lambda r: (r["lane"] != Lane.IMPACT, r["view"], r["contract"],
                                           r["subject"]))
     group = None
     for row in ordered:
         key = (row["view"], row["contract"], row["lane"])
         if key != group:
             group = key
-            lane = "" if row["lane"] == "IMPACT" else f", left to the {row['lane']} lane"
+            lane = "" if row["lane"] == Lane.IMPACT else f", left to the {row['lane']} lane"
             lines.append(f"  [{row['view']}] {row['contract']}{lane}")
         flag = " (pre-existing)" if row["preexisting"] else ""
         archs = f" [{', '.join(row['archs'])}]" if row["archs"] else ""
