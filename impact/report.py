@@ -130,7 +130,7 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
                         "sha256": surface.sha256, "reason": surface.reason or "given"},
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "impact", "version": tool_version()},
-        "repository": str(views.repository.path),
+        "repository": views.location,
         "input": {"form": str(views.form), "arguments": dict(sorted(arguments.items()))},
         "revisions": {
             role: {"spelled": rev.spelled, "sha": rev.sha}

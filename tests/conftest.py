@@ -1,16 +1,19 @@
-"""Shared fixtures: scenario repositories built on disk with the fixture builder."""
+"""Shared fixtures: scenarios built on disk as git repositories, or in memory (tests/memory.py).
+
+Must not touch the repository under test: every scenario is written under pytest's
+tmp_path, or kept in memory.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
+import memory
 import pytest
 from dulwich.repo import Repo
 
 from impact.fixtures import BuiltRepository, Scenario, build_repository
-
-Build = Callable[..., BuiltRepository]
+from impact.git import Views
 
 
 def add_orphan_branch(repo: BuiltRepository, other: BuiltRepository, name: str = "orphan") -> None:
@@ -21,12 +24,26 @@ def add_orphan_branch(repo: BuiltRepository, other: BuiltRepository, name: str =
     target.refs[f"refs/heads/{name}".encode()] = other.base.encode()
 
 
+class Build:
+    """Builds a scenario: called, as a git repository in a fresh folder (for tests that need
+    a merged view, a worktree or a CLI run); `in_memory`, as views with no git at all."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.count = 0
+
+    def __call__(self, scenario: Scenario, *, checkout: bool = False) -> BuiltRepository:
+        path = self.root / f"repo{self.count}"
+        self.count += 1
+        return build_repository(scenario, path, checkout=checkout)
+
+    @staticmethod
+    def in_memory(scenario: Scenario) -> Views:
+        """The scenario's base and head views, built from its files without a repository."""
+        return memory.scenario_views(scenario)
+
+
 @pytest.fixture
 def build(tmp_path: Path) -> Build:
-    """Build a scenario into a fresh folder under tmp_path; returns the BuiltRepository."""
-    counter = iter(range(1000))
-
-    def _build(scenario: Scenario, *, checkout: bool = False) -> BuiltRepository:
-        return build_repository(scenario, tmp_path / f"repo{next(counter)}", checkout=checkout)
-
-    return _build
+    """Build a scenario into a fresh folder under tmp_path (or in memory, `in_memory`)."""
+    return Build(tmp_path)

@@ -18,7 +18,6 @@ from impact.checks.variant_set import (
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
-from impact.git import open_views
 from impact.surface import load_surface_map
 
 TREE = rocke_tree_files()
@@ -112,8 +111,8 @@ def comment_in_pack() -> e.Edit:
 
 
 def rows_of(build, *edits: e.Edit, base: dict[str, bytes] | None = None):
-    repo = build(Scenario(base=base or TREE, head=(Change("change", edits=edits),)))
-    ctx = CheckContext(open_views(repo.path, base="base", head="head"), load_surface_map())
+    views = build.in_memory(Scenario(base=base or TREE, head=(Change("change", edits=edits),)))
+    ctx = CheckContext(views, load_surface_map())
     return [row for check in CHECKS for row in check.check(ctx)]
 
 

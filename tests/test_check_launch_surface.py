@@ -9,7 +9,6 @@ from impact.checks.launch_surface import LaunchSurfaceCheck
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
-from impact.git import open_views
 from impact.surface import load_surface_map
 
 CONFIGS = "projects/hipdnn/tools/IngestorGenerator/configs"
@@ -58,8 +57,8 @@ def statuses(build, *edits: e.Edit, base: dict[str, bytes] | None = None,
 
 
 def rows_of(build, *changes: Change, base: dict[str, bytes] | None = None):
-    repo = build(Scenario(base=base if base is not None else tree(), head=changes))
-    ctx = CheckContext(open_views(repo.path, base="base", head="head"), load_surface_map())
+    views = build.in_memory(Scenario(base=base if base is not None else tree(), head=changes))
+    ctx = CheckContext(views, load_surface_map())
     return list(LaunchSurfaceCheck().check(ctx))
 
 

@@ -7,7 +7,6 @@ from impact.checks.removed_symbol import RemovedSymbolCheck
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
-from impact.git import open_views
 from impact.surface import load_surface_map
 
 TREE = rocke_tree_files()
@@ -23,8 +22,7 @@ NUM_Q_BLOCKS = "    @property\n    def num_q_blocks(self) -> int:\n"
 
 
 def rows_of(build, *changes: Change):
-    repo = build(Scenario(base=TREE, head=changes))
-    ctx = CheckContext(open_views(repo.path, base="base", head="head"), load_surface_map())
+    ctx = CheckContext(build.in_memory(Scenario(base=TREE, head=changes)), load_surface_map())
     return list(RemovedSymbolCheck().check(ctx))
 
 

@@ -10,6 +10,8 @@ import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from dulwich.index import commit_tree
+from dulwich.object_store import MemoryObjectStore
 from dulwich.objects import Blob
 
 REGULAR = 0o100644
@@ -60,7 +62,14 @@ class Snapshot(Mapping[str, Entry]):
             sha = Blob.from_string(data).id.decode()
             blobs[sha] = data
             entries[path] = Entry(sha)
-        return cls(entries, blobs.__getitem__, label=label)
+        return cls(entries, blobs.__getitem__, label=label, tree_id=tree_id_of(entries))
+
+    def relabelled(self, label: str, *, conflicted: frozenset[str] | None = None) -> Snapshot:
+        """The same tree and reader under another label (the role a view gives it)."""
+        return Snapshot(self._entries, self._reader, label=label,
+                        tree_id=self.tree_id if self.tree_id is not None
+                        else tree_id_of(self._entries),
+                        conflicted=self.conflicted if conflicted is None else conflicted)
 
     def __getitem__(self, path: str) -> Entry:
         return self._entries[path]
@@ -77,6 +86,14 @@ class Snapshot(Mapping[str, Entry]):
         if entry.is_submodule:
             raise ValueError(f"{path} is a submodule; its content is not in this repository")
         return self._reader(entry.sha)
+
+
+def tree_id_of(entries: Mapping[str, Entry]) -> str:
+    """The git tree id these entries would have, computed without any repository, so a
+    tree held in memory is named (and its per-tree indexes memoised) like a committed one."""
+    items = [(path.encode(), entry.sha.encode(), entry.mode)
+             for path, entry in sorted(entries.items())]
+    return commit_tree(MemoryObjectStore(), items).decode()
 
 
 @dataclass(frozen=True)

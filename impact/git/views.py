@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dulwich.merge import Merger, three_way_merge
@@ -22,6 +23,8 @@ from impact.git.worktree import worktree_entries, write_tree
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 WORKTREE = "WORKTREE"
+MEMORY = "memory"
+"""Where views built from in-memory snapshots say they come from (no repository)."""
 
 
 class InputForm(enum.StrEnum):
@@ -47,9 +50,12 @@ class View:
 
 @dataclass(frozen=True)
 class Views:
-    """Everything later stages need about the revisions; nothing reaches back into git."""
+    """Everything later stages need about the revisions; nothing reaches back into git.
 
-    repository: Repository
+    `repository` is None for views built from in-memory snapshots (`from_snapshots`).
+    """
+
+    repository: Repository | None
     form: InputForm
     revisions: dict[str, Revision]
     merge_bases: dict[str, list[str]]
@@ -59,6 +65,37 @@ class Views:
 
     def view(self, name: str) -> View | None:
         return next((v for v in self.views if v.name == name), None)
+
+    @property
+    def location(self) -> str:
+        """The repository's path, or MEMORY when the trees never were in one."""
+        return MEMORY if self.repository is None else str(self.repository.path)
+
+    @classmethod
+    def from_snapshots(cls, base: Snapshot, head: Snapshot, *, merged: Snapshot | None = None,
+                       conflicts: Iterable[str] = (),
+                       form: InputForm = InputForm.BASE_HEAD) -> Views:
+        """Views over trees held in memory (`Snapshot.from_files`), with no repository, so
+        a check can be run on a tree and its edit without writing git objects to disk.
+
+        The snapshots are relabelled base, head and merged (the roles rows name); each
+        revision is recorded as `memory:<role>` with its tree id as the sha. `merged` is
+        the head merged onto a target tip as the caller computed it, `conflicts` the
+        paths that merge left conflicted; there are no merge bases.
+        """
+        base_snap = base.relabelled("base")
+        head_snap = head.relabelled("head")
+        revisions = {role: Revision(f"{MEMORY}:{role}", str(snap.tree_id))
+                     for role, snap in (("base", base_snap), ("head", head_snap))}
+        views = [View("head", base_snap, head_snap, diff_snapshots(base_snap, head_snap))]
+        if merged is not None:
+            conflicted = frozenset(conflicts)
+            merged_snap = merged.relabelled("merged", conflicted=conflicted)
+            revisions["target_tip"] = Revision(f"{MEMORY}:merged", str(merged_snap.tree_id))
+            views.append(View("merged", base_snap, merged_snap,
+                              diff_snapshots(base_snap, merged_snap),
+                              conflicts=tuple(sorted(conflicted))))
+        return cls(None, form, revisions, {}, base_snap, head_snap, tuple(views))
 
 
 def _snapshot(repository: Repository, tree_id: str, label: str,
