@@ -32,8 +32,8 @@ from dulwich.object_store import MemoryObjectStore
 from impact.contracts import validate
 from impact.errors import ImpactError
 from impact.git import Snapshot, Views
-from impact.report import tool_version
 from impact.surface import SurfaceMap
+from impact.version import tool_version
 
 EMIT_SCHEMA = "emit.schema.json"
 CHILD_SCHEMA = "emit_child.schema.json"
