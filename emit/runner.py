@@ -256,6 +256,7 @@ def run_emit(views: Views, surface: SurfaceMap, *, jobs: int = 2, limits: Limits
         runs = []
         for label, snapshot in (("base", views.base), ("head", views.head)):
             workdir = Path(tmp) / label
+            (workdir / "tree").mkdir(parents=True)
             materialise(snapshot, roots, workdir / "tree")
             write_rules(child_rules(snapshot, surface), workdir / RULES_FILE)
             runs.append(_Run(label, commits[label], trees[label], workdir,
