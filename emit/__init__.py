@@ -1,7 +1,8 @@
 """The emitter: builds every shipped kernel variant at two revisions in a sandboxed child.
 
 Maintainers: `emit/child.py` runs code from the revisions under analysis and
-must import nothing from `impact` (an import-linter contract checks this).
-The runner and the child are not written yet; this package holds their place
-in the distribution so the layout and the import contract are fixed now.
+must import nothing from `impact` (an import-linter contract checks this); what
+it needs of impact's rules it reads from the data file `emit/rules.py` writes.
+`emit/runner.py` materialises each revision, writes that file, runs the child
+and shapes the emit file.
 """

@@ -3,18 +3,22 @@
 Run as a script inside the sandbox, on code from the analysed revision::
 
     python -I -B child.py --tree DIR --python-root REL [--python-root REL ...]
-        --descriptor-root REL --out FILE [--family-budget SECONDS] [--flavor FLAVOR]
+        --descriptor-root REL --rules FILE --out FILE [--family-budget SECONDS]
+        [--flavor FLAVOR]
 
 It imports only the standard library and the tree's own modules (never ``impact``).
-It writes one JSON document (schema_version 1, see
+What impact knows it reads as data from ``--rules`` (written by emit.rules, schema
+impact/contracts/emit_rules.schema.json): the generic-target table, the backend pins
+the packer states, and the variants impact's descriptor reader found, rocke sources
+already normalised.  It writes one JSON document (schema_version 1, see
 impact/contracts/emit_child.schema.json) to ``--out`` through a temporary file and a
 rename, and exits 0 once that document is written, even when variants failed.
 
 Enumeration: ``hkp_pack.registry.enumerate_variants`` when the tree has it and it
-succeeds, else the child's own reading of the KDP JSON (``enumerator: "kdp-json"``,
-with the registry's error recorded).  Descriptors the child cannot read go to
-``not_inspected``; hip, hsaco and embedded_source launches, which rocKE does not
-build, go to ``skipped``.
+succeeds (its sources as the packer resolves them), else the variants of the rules
+file (``enumerator: "kdp-json"``, with the registry's error recorded).  Descriptors
+impact could not read go to ``not_inspected``; launches of any kind but rocke, which
+rocKE does not build, go to ``skipped``.
 
 Families are keyed by (source module, builder, spec class, target arch, launch).  Each
 family runs in a worker thread bounded by ``--family-budget`` seconds: it imports the
@@ -42,37 +46,23 @@ import threading
 from pathlib import Path
 
 SCHEMA_VERSION = 1
+RULES_VERSION = 1
 DEFAULT_BUDGET = 20.0
 FLAVOR_ENV = "ROCKE_LLVM_FLAVOR"
 ROCKE_KIND = "rocke"
-# Packer kinds rocKE does not build: listed under `skipped`.
-NON_ROCKE_KINDS = ("hip", "hsaco", "embedded_source")
 INT32_MAX = 2**31 - 1
-
-# Copy of impact/contracts/generic_targets.json (this child may not import impact).
-GENERIC_TARGETS = {
-    "gfx9-generic": ("gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"),
-    "gfx9-4-generic": ("gfx940", "gfx941", "gfx942", "gfx950"),
-    "gfx10-1-generic": ("gfx1010", "gfx1011", "gfx1012", "gfx1013"),
-    "gfx10-3-generic": (
-        "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
-    ),
-    "gfx11-generic": (
-        "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
-    ),
-    "gfx12-generic": ("gfx1200", "gfx1201"),
-}
-
-# Argument kind and size by the tree's scalar type name.
-SCALAR_SIZES = {"f32": 4, "i32": 4, "i64": 8, "f64": 8, "f16": 2, "bf16": 2}
+# Where the tree states its LLVM flavor ladder (LLVM_FLAVORS), first found wins.
+FLAVOR_MODULES = ("rocke.core.llvm_profile", "rocke.core.lower_llvm")
 
 
 class Context:
     """What every stage needs: the tree, its python roots and the sanitiser."""
 
-    def __init__(self, tree: Path, roots: list[Path], descriptor_rel: str) -> None:
+    def __init__(self, tree: Path, roots: list[Path], descriptor_rel: str,
+                 rules: dict) -> None:
         self.tree = tree
         self.roots = roots
+        self.rules = rules
         self.descriptor_rel = descriptor_rel.strip("/")
         self.descriptor_root = tree / self.descriptor_rel
 
@@ -114,11 +104,20 @@ class Context:
 
 
 # ---------------------------------------------------------------------------
-# Static reads of the tree: flavor ladder, backend pin
+# The rules file; the flavor ladder, read statically from the tree
 # ---------------------------------------------------------------------------
 
 
-def _find_in_roots(ctx: Context, rel: str) -> Path | None:
+def read_rules(path: Path) -> dict:
+    """The data impact hands this child; anything else is refused (an error document)."""
+    rules = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(rules, dict) or rules.get("schema_version") != RULES_VERSION:
+        raise ValueError(f"rules file is not schema version {RULES_VERSION}")
+    return rules
+
+
+def _find_module_file(ctx: Context, module: str) -> Path | None:
+    rel = module.replace(".", "/") + ".py"
     for root in ctx.roots:
         if (root / rel).is_file():
             return root / rel
@@ -126,9 +125,9 @@ def _find_in_roots(ctx: Context, rel: str) -> Path | None:
 
 
 def read_flavor_ladder(ctx: Context) -> tuple[list[str], str | None]:
-    """LLVM_FLAVORS from rocke/core/llvm_profile.py, else rocke/core/lower_llvm.py."""
-    for rel in ("rocke/core/llvm_profile.py", "rocke/core/lower_llvm.py"):
-        path = _find_in_roots(ctx, rel)
+    """LLVM_FLAVORS of the first FLAVOR_MODULES module the tree has (never imported)."""
+    for rel in FLAVOR_MODULES:
+        path = _find_module_file(ctx, rel)
         if path is None:
             continue
         try:
@@ -166,51 +165,14 @@ def choose_flavor(ctx: Context, pinned: str | None) -> str | None:
     return max(ladder, key=_flavor_rank) if ladder else None
 
 
-def read_backend_pins(ctx: Context) -> list[str]:
-    """Every literal backend= the packer passes to compile_kernel (or any call)."""
-    pins: set[str] = set()
-    for root in ctx.roots:
-        pkg = root / "hkp_pack"
-        if not pkg.is_dir():
-            continue
-        for path in sorted(pkg.rglob("*.py")):
-            try:
-                tree = ast.parse(path.read_text(encoding="utf-8"))
-            except (OSError, SyntaxError, ValueError):
-                continue
-            for node in ast.walk(tree):
-                if not isinstance(node, ast.Call):
-                    continue
-                func = node.func
-                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                if name != "compile_kernel":
-                    continue
-                for kw in node.keywords:
-                    if (kw.arg == "backend" and isinstance(kw.value, ast.Constant)
-                            and isinstance(kw.value.value, str)):
-                        pins.add(kw.value.value)
-    return sorted(pins)
+def member_archs(ctx: Context, arch: str) -> list[str]:
+    """The concrete targets one descriptor arch stands for (a generic target's members)."""
+    return list(ctx.rules["generic_targets"].get(arch, (arch,)))
 
 
 # ---------------------------------------------------------------------------
 # Enumeration
 # ---------------------------------------------------------------------------
-
-
-class Unreadable(ValueError):
-    pass
-
-
-def normalize_source(source: str) -> str:
-    """Same rule as hkp_pack.descriptors.normalize_rocke_source."""
-    if source.startswith("/") or ".." in source.split("/"):
-        raise Unreadable(f"rocke source must be a module path: {source!r}")
-    if "/" in source or source.endswith(".py"):
-        source = source[:-3] if source.endswith(".py") else source
-        source = source.replace("/", ".")
-    if not source.startswith("kernels."):
-        raise Unreadable(f"rocke source must be under the kernels package: {source!r}")
-    return source
 
 
 def _entry(kdp, name, ukd_id, src, arch, launch) -> dict:
@@ -222,115 +184,12 @@ def _entry(kdp, name, ukd_id, src, arch, launch) -> dict:
     }
 
 
-def _check_source(src, where: str) -> None:
-    if not isinstance(src, dict):
-        raise Unreadable(f"{where}: kernel_source is not an object")
-    kind = src.get("kind")
-    if not isinstance(kind, str):
-        raise Unreadable(f"{where}: kind is not a string")
-    if kind == ROCKE_KIND:
-        for key in ("source", "builder"):
-            if not isinstance(src.get(key), str):
-                raise Unreadable(f"{where}: {key} is not a string")
-        if not isinstance(src.get("spec"), dict):
-            raise Unreadable(f"{where}: spec is not an object")
-        normalize_source(src["source"])
-    elif kind not in NON_ROCKE_KINDS:
-        raise Unreadable(f"{where}: kind {kind!r} is not an authored kernel source")
-
-
-def _read_ukd(ukd, kdp_rel: str, kdp_arch: list) -> list[dict]:
-    if not isinstance(ukd, dict):
-        raise Unreadable("UKD is not an object")
-    ukd_id = ukd.get("id")
-    name = ukd.get("name", None)
-    if name is None:
-        name = ukd_id
-    if not isinstance(name, str) or not name:
-        raise Unreadable("name is not a string" if name is not None else "no name")
-    if not isinstance(ukd_id, str):
-        raise Unreadable("id is not a string")
-    arch = ukd.get("arch") or kdp_arch
-    if not isinstance(arch, list) or not all(isinstance(a, str) for a in arch):
-        raise Unreadable("target arch is not a list of strings")
-    if "sources" in ukd:
-        sources = ukd["sources"]
-        if not isinstance(sources, list) or not sources:
-            raise Unreadable("sources is not a non-empty list")
-        out = []
-        for i, src in enumerate(sources):
-            if not isinstance(src, dict) or not isinstance(src.get("launch"), str):
-                raise Unreadable(f"sources[{i}]: launch is not a string")
-            _check_source(src, f"sources[{src['launch']}]")
-            out.append(_entry(kdp_rel, name, ukd_id, src, arch, src["launch"]))
-        return out
-    if "kernel_source" not in ukd:
-        raise Unreadable("no kernel_source or sources")
-    _check_source(ukd["kernel_source"], "kernel_source")
-    return [_entry(kdp_rel, name, ukd_id, ukd["kernel_source"], arch, None)]
-
-
-def _kdp_paths(root: Path) -> list[Path]:
-    out = []
-    for p in sorted(root.rglob("*.kdp.json")):
-        if any(part.startswith(".") for part in p.relative_to(root).parts):
-            continue
-        out.append(p)
-    return out
-
-
-def read_kdp_json(ctx: Context) -> tuple[list[dict], list[dict]]:
-    """The child's own reading: (entries, not_inspected)."""
-    entries, not_inspected = [], []
-    root = ctx.descriptor_root
-    for path in _kdp_paths(root) if root.is_dir() else []:
-        rel = ctx.kdp_rel(path.relative_to(root).as_posix())
-
-        def refuse(index, ukd, reason, rel=rel):
-            ukd = ukd if isinstance(ukd, dict) else {}
-            ukd_id, name = ukd.get("id"), ukd.get("name")
-            not_inspected.append({
-                "kdp": rel, "index": index,
-                "ukd_id": ukd_id if isinstance(ukd_id, str) else None,
-                "name": name if isinstance(name, str) else None,
-                "reason": ctx.clean(reason),
-            })
-
-        try:
-            kdp = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            refuse(None, None, f"KDP is not readable JSON: {ctx.describe(exc)}")
-            continue
-        if not isinstance(kdp, dict):
-            refuse(None, None, "KDP is not an object")
-            continue
-        kdp_arch = kdp.get("arch") or []
-        if not isinstance(kdp_arch, list) or not all(isinstance(a, str) for a in kdp_arch):
-            refuse(None, None, "KDP arch is not a list of strings")
-            continue
-        standalone = {}
-        for ukd_path in sorted(path.parent.glob("*.ukd.json")):
-            try:
-                doc = json.loads(ukd_path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(doc, dict) and isinstance(doc.get("id"), str):
-                standalone.setdefault(doc["id"], doc)
-        descriptors = kdp.get("kernelDescriptors", [])
-        if not isinstance(descriptors, list):
-            refuse(None, None, "kernelDescriptors is not a list")
-            continue
-        for i, ukd in enumerate(descriptors):
-            if isinstance(ukd, str):
-                if ukd not in standalone:
-                    refuse(i, {"id": ukd}, f"UKD id {ukd} has no readable .ukd.json beside it")
-                    continue
-                ukd = standalone[ukd]
-            try:
-                entries.extend(_read_ukd(ukd, rel, kdp_arch))
-            except Unreadable as exc:
-                refuse(i, ukd, str(exc))
-    return entries, not_inspected
+def rules_entries(ctx: Context) -> tuple[list[dict], list[dict]]:
+    """The variants impact's descriptor reader found, one entry per launch, and the UKDs
+    it could not read (not_inspected)."""
+    entries = [_entry(v["kdp"], v["name"], v["ukd_id"], launch, v["arch"], launch["launch"])
+               for v in ctx.rules["variants"] for launch in v["launches"]]
+    return entries, [dict(r, reason=ctx.clean(r["reason"])) for r in ctx.rules["not_inspected"]]
 
 
 def read_registry(ctx: Context) -> list[dict]:
@@ -374,7 +233,7 @@ class Resolver:
     def module(self, source: str):
         if self.rc is not None and hasattr(self.rc, "resolve_module"):
             return self.rc.resolve_module(source)
-        return importlib.import_module(normalize_source(source))
+        return importlib.import_module(source)
 
     def builder(self, module, name: str):
         if self.rc is not None and hasattr(self.rc, "resolve_builder"):
@@ -418,10 +277,6 @@ def family_id(key: tuple) -> str:
     return f"{source}:{builder}@{arch}" + (f"#{launch}" if launch else "")
 
 
-def member_archs(arch: str) -> list[str]:
-    return list(GENERIC_TARGETS.get(arch, (arch,)))
-
-
 class Family:
     """One family's inputs and, once run, its records."""
 
@@ -452,12 +307,9 @@ def _arg_records(kernel, ir) -> list[dict]:
         if ptr_type is not None and isinstance(ty, ptr_type):
             kind, size = "global_buffer", 8
         elif scalar_type is None or isinstance(ty, scalar_type):
-            tname = getattr(ty, "name", str(ty))
-            if tname in SCALAR_SIZES:
-                kind, size = "by_value", SCALAR_SIZES[tname]
-            else:
-                size = getattr(ty, "size", 0)
-                kind, size = "by_value", size if isinstance(size, int) else 0
+            # The size the tree's own type states; 0 (unknown) when it states none.
+            size = getattr(ty, "size", 0)
+            kind, size = "by_value", size if isinstance(size, int) else 0
         else:
             kind, size = "unknown", 0
         out.append({"name": str(p.name), "kind": kind, "size": size})
@@ -493,7 +345,7 @@ def build_family(ctx: Context, fam: Family, flavor: str | None, backend_fail: st
         fam.variants = [_variant_record(e, [], "failed", fam.reason, []) for e in fam.entries]
         fam.done = True
         return
-    members = member_archs(arch)
+    members = member_archs(ctx, arch)
     built_archs: set[str] = set()
     for e in fam.entries:
         if backend_fail:
@@ -729,13 +581,13 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float) -> tuple[
     """Build the output document; the bool says whether a worker was abandoned."""
     abandoned = False
     flavor = choose_flavor(ctx, flavor_pin)
-    pins = read_backend_pins(ctx)
+    pins = list(ctx.rules["backend_pins"])
     foreign = [p for p in pins if p != "python"]
     backend_pin = pins[0] if len(pins) == 1 else (None if not pins else ",".join(pins))
     backend_fail = (f"packer pins lowering backend {','.join(foreign)!r}, not 'python'"
                     if foreign else None)
 
-    own_entries, not_inspected = read_kdp_json(ctx)
+    own_entries, not_inspected = rules_entries(ctx)
     enumerator, enumerator_error = "hkp_pack.registry", None
     try:
         entries = read_registry(ctx)
@@ -766,7 +618,7 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float) -> tuple[
     groups: dict = {}
     for e in rocke:
         for arch in sorted(set(e["arch"])):
-            key = (normalize_source(e["source"]), e["builder"], arch, e["launch"])
+            key = (e["source"], e["builder"], arch, e["launch"])
             groups.setdefault(key, []).append(e)
     families = [Family(k, groups[k]) for k in sorted(groups, key=lambda k: (
         k[0], k[1], k[2], k[3] or ""))]
@@ -863,6 +715,7 @@ def parse_args(argv=None):
     p.add_argument("--tree", required=True, type=Path)
     p.add_argument("--python-root", action="append", default=[], dest="python_roots")
     p.add_argument("--descriptor-root", required=True)
+    p.add_argument("--rules", required=True, type=Path)
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--family-budget", type=float, default=DEFAULT_BUDGET)
     p.add_argument("--flavor", default=None)
@@ -878,9 +731,10 @@ def main(argv=None) -> int:
         root = (tree / rel).resolve()
         roots.append(root)
     sys.path[:0] = [str(r) for r in roots]
-    ctx = Context(tree, roots, args.descriptor_root)
     abandoned = False
+    ctx = Context(tree, roots, args.descriptor_root, {})
     try:
+        ctx.rules = read_rules(args.rules)
         doc, abandoned = make_document(ctx, args.flavor, max(args.family_budget, 0.01))
     except BaseException as exc:  # still write a document
         doc = error_document(ctx.describe(exc))

@@ -1,12 +1,14 @@
 """The emitter's parent: materialise each revision from git objects, run the child, bound it.
 
 Maintainers: this module never imports analysed code. It writes the files the
-child needs into a temporary folder it owns, starts one child per revision
-(`python -I`, an allow-listed environment, its own session and process group,
-resource limits, no stdin, and no network where the OS allows a user and
-network namespace without privileges), and ends the whole process group on
-timeout. The emit file is written by `emit_document` + `write_emit_file` and
-read back by `load_emit_file`, which the tests hold to each other.
+child needs into a temporary folder it owns (the revision's roots, and the rules
+file `emit.rules` builds: impact's readings, which the child may not import),
+starts one child per revision (`python -I`, an allow-listed environment, its own
+session and process group, resource limits, no stdin, and no network where the
+OS allows a user and network namespace without privileges), and ends the whole
+process group on timeout. The emit file is written by `emit_document` +
+`write_emit_file` and read back by `load_emit_file`, which the tests hold to
+each other.
 """
 
 from __future__ import annotations
@@ -29,16 +31,18 @@ from typing import Any, TextIO
 from dulwich.index import commit_tree
 from dulwich.object_store import MemoryObjectStore
 
+from emit.rules import child_rules, write_rules
 from impact.contracts import validate
 from impact.errors import ImpactError
 from impact.git import Snapshot, Views
-from impact.report import tool_version
 from impact.surface import SurfaceMap
+from impact.version import tool_version
 
 EMIT_SCHEMA = "emit.schema.json"
 CHILD_SCHEMA = "emit_child.schema.json"
 SCHEMA_VERSION = 1
 CHILD = Path(__file__).with_name("child.py")
+RULES_FILE = "rules.json"  # beside the child's tree, in its own temporary folder
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ALLOWED_ENV = ("PATH", "LANG")
 ALLOWED_ENV_PREFIXES = ("LC_", "ROCKE_", "HKP_")
@@ -158,7 +162,8 @@ def _end_group(process: subprocess.Popen[bytes]) -> None:
 def _start(run: _Run, roots_py: tuple[str, ...], roots_desc: tuple[str, ...], limits: Limits,
            isolate: bool, flavor: str | None) -> None:
     command = [sys.executable, "-I", "-B", str(CHILD), "--tree", str(run.workdir / "tree"),
-               "--out", str(run.out), "--family-budget", str(limits.family_budget)]
+               "--rules", str(run.workdir / RULES_FILE), "--out", str(run.out),
+               "--family-budget", str(limits.family_budget)]
     for root in roots_py:
         command += ["--python-root", root]
     for root in roots_desc:
@@ -251,7 +256,9 @@ def run_emit(views: Views, surface: SurfaceMap, *, jobs: int = 2, limits: Limits
         runs = []
         for label, snapshot in (("base", views.base), ("head", views.head)):
             workdir = Path(tmp) / label
+            (workdir / "tree").mkdir(parents=True)
             materialise(snapshot, roots, workdir / "tree")
+            write_rules(child_rules(snapshot, surface), workdir / RULES_FILE)
             runs.append(_Run(label, commits[label], trees[label], workdir,
                              workdir / "result.json"))
         run_children(runs, jobs=jobs, limits=limits, isolate=isolate,

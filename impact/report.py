@@ -7,7 +7,6 @@ Maintainers: returns plain data (dicts and lists, sorted); wording lives in
 from __future__ import annotations
 
 import hashlib
-from importlib import metadata
 from typing import Any
 
 from impact.checks import REGISTRY, CheckContext, applies, run_checks
@@ -15,15 +14,7 @@ from impact.fold import fold, pack_findings
 from impact.git import View, Views
 from impact.rollup import pack_time, rollup
 from impact.surface import SurfaceMap
-
-SCHEMA_VERSION = "0.3"
-
-
-def tool_version() -> str:
-    try:
-        return metadata.version("kernel-impact")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
+from impact.version import SCHEMA_VERSION, tool_version
 
 
 def _surfaces(view: View, surface: SurfaceMap) -> list[dict[str, str]]:

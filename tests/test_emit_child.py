@@ -14,6 +14,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from emit.rules import child_rules, write_rules
+from impact.git import Snapshot
+from impact.surface import load_surface_map
+
 REPO = Path(__file__).resolve().parents[1]
 CHILD = REPO / "emit" / "child.py"
 SCHEMA = json.loads((REPO / "impact" / "contracts" / "emit_child.schema.json").read_text())
@@ -48,11 +52,20 @@ def edit(tree: Path, rel: str, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+def write_rules_for(tree: Path, out: Path) -> Path:
+    """The rules file the runner would hand the child for this tree on disk."""
+    files = {p.relative_to(tree).as_posix(): p.read_bytes()
+             for p in sorted(tree.rglob("*")) if p.is_file()}
+    write_rules(child_rules(Snapshot.from_files(files), load_surface_map()), out)
+    return out
+
+
 def run_child(tree: Path, out: Path, *extra: str) -> tuple[dict, bytes, float]:
+    rules = write_rules_for(tree, out.with_name(out.stem + ".rules.json"))
     cmd = [sys.executable, "-I", "-B", str(CHILD), "--tree", str(tree)]
     for root in PY_ROOTS:
         cmd += ["--python-root", root]
-    cmd += ["--descriptor-root", DESC_ROOT, "--out", str(out), *extra]
+    cmd += ["--descriptor-root", DESC_ROOT, "--rules", str(rules), "--out", str(out), *extra]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROCKE_")}
     start = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)

@@ -206,6 +206,7 @@ class _Extractor:
         data = {
             "id": ident if isinstance(ident, str) else None,
             "kdp": kdp,
+            "index": index,  # position in the KDP's kernelDescriptors; None for a UKD file
             "arch": arch,
             "arch_expanded": expand_arch(arch) if arch is not None else list(kdp_arch),
             "arch_problems": arch_problems(arch) if arch is not None else [],
