@@ -167,13 +167,6 @@ def _join_guard(guard: list[str]) -> str:
     return " and ".join(guard) if guard else "always"
 
 
-def _chain_root(call: cst.Call) -> cst.BaseExpression:
-    node: cst.BaseExpression = call
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        node = node.func.value
-    return node
-
-
 class _Extractor:
     def __init__(self, path: str, wrapper: MetadataWrapper, package: str | None,
                  dsl_modules: tuple[str, ...]) -> None:
@@ -452,8 +445,16 @@ class _Extractor:
                 methods: tuple[str, ...]) -> bool:
         if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in methods:
             return False
-        root = _chain_root(call)
-        return (isinstance(root, cst.Name) and root.value in bound) or self.calls_name(root, ctor)
+        # Down the receiver chain `ctor().a().b()` or `var.a().b()`; a qualified
+        # `dsl.ir.SignatureBuilder()` is itself a call on an attribute, so stop at it.
+        node: cst.BaseExpression = call.func.value
+        while isinstance(node, cst.Call):
+            if self.calls_name(node, ctor):
+                return True
+            if not isinstance(node.func, cst.Attribute):
+                return False
+            node = node.func.value
+        return isinstance(node, cst.Name) and node.value in bound
 
     def positional(self, call: cst.Call) -> list[cst.BaseExpression]:
         return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
