@@ -26,6 +26,7 @@ import tree_sitter
 from impact.bindings.schema import SchemaError, parse_schema
 from impact.cpp.literals import string_value
 from impact.cpp.scaffold import (
+    CLASS_TYPES,
     declared_identifier,
     extract_tree,
     function_declarator,
@@ -249,33 +250,33 @@ class _Walker:
         return self.facts
 
     def visit(self, node: tree_sitter.Node, scope: _Scope) -> None:
-        kind = node.type
-        if kind == "ERROR":
+        node_type = node.type
+        if node_type == "ERROR":
             return
-        if kind in ("preproc_function_def", "preproc_def"):
+        if node_type in ("preproc_function_def", "preproc_def"):
             self.macro(node, scope)
             return
-        if kind == "namespace_definition":
+        if node_type == "namespace_definition":
             name = node.child_by_field_name("name")
             self.children(node, scope.inner(names=(*scope.names, self.text(name) if name else "")))
             return
-        if kind in ("class_specifier", "struct_specifier") and node.child_by_field_name("body"):
+        if node_type in CLASS_TYPES and node.child_by_field_name("body"):
             name = node.child_by_field_name("name")
             self.children(node, scope.inner(names=(*scope.names, self.text(name) if name else "")))
             return
-        if kind == "linkage_specification":
+        if node_type == "linkage_specification":
             value = node.child_by_field_name("value")
             extern_c = value is not None and self.text(value).strip('"') == "C"
             self.children(node, scope.inner(extern_c=extern_c or scope.extern_c))
             return
-        if kind == "function_definition":
+        if node_type == "function_definition":
             self.function_definition(node, scope)
             return
-        if kind in ("declaration", "field_declaration") and scope.function is None:
+        if node_type in ("declaration", "field_declaration") and scope.function is None:
             self.declaration(node, scope)
-        elif kind == "call_expression":
+        elif node_type == "call_expression":
             self.call(node, scope)
-        elif kind == "subscript_expression" and scope.function is not None:
+        elif node_type == "subscript_expression" and scope.function is not None:
             self.subscript(node, scope)
         self.children(node, scope)
 

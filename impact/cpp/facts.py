@@ -15,6 +15,7 @@ import tree_sitter
 
 from impact.cpp.literals import string_value
 from impact.cpp.scaffold import (
+    CLASS_TYPES,
     closing_fact,
     declared_identifier,
     extract_tree,
@@ -149,36 +150,36 @@ class _Walker:
     # -- walking -----------------------------------------------------------------------
 
     def visit(self, node: tree_sitter.Node, scope: _Scope) -> None:
-        kind = node.type
-        if kind == "ERROR":
+        node_type = node.type
+        if node_type == "ERROR":
             return
-        if kind == "preproc_include":
+        if node_type == "preproc_include":
             self.include(node)
             return
-        if kind == "namespace_definition":
+        if node_type == "namespace_definition":
             name_node = node.child_by_field_name("name")
             inner = scope.with_namespace(self.text(name_node) if name_node else "")
             self.visit_children(node, inner)
             return
-        if kind in ("class_specifier", "struct_specifier") and node.child_by_field_name("body"):
+        if node_type in CLASS_TYPES and node.child_by_field_name("body"):
             name_node = node.child_by_field_name("name")
             inner = scope.with_class(self.text(name_node) if name_node else "")
             self.visit_children(node, inner)
             return
-        if kind == "function_definition":
+        if node_type == "function_definition":
             self.function_definition(node, scope)
             return
-        if kind in ("string_literal", "raw_string_literal", "concatenated_string"):
+        if node_type in ("string_literal", "raw_string_literal", "concatenated_string"):
             value = self.string_value(node)
             if value is not None:  # every literal outside comments (census names, pins)
                 self.facts.append(Fact(STRING_LITERAL, value, line_of(node),
                                        {"function": scope.function}))
             return
-        if kind in ("declaration", "field_declaration"):
+        if node_type in ("declaration", "field_declaration"):
             self.declaration(node, scope)
-        elif kind == "return_statement":
+        elif node_type == "return_statement":
             self.return_statement(node, scope)
-        elif kind == "call_expression":
+        elif node_type == "call_expression":
             self.call(node, scope)
         self.visit_children(node, scope)
 

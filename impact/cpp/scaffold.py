@@ -21,6 +21,8 @@ from impact.facts import Fact, content_fact, never_raises, parse_failure
 
 CPP = tree_sitter.Language(tree_sitter_cpp.language())
 CMAKE = tree_sitter.Language(tree_sitter_cmake.language())
+# Node types that open a class body (their members are scoped by the class name).
+CLASS_TYPES = ("class_specifier", "struct_specifier")
 _PARSERS = {id(CPP): tree_sitter.Parser(CPP), id(CMAKE): tree_sitter.Parser(CMAKE)}
 
 
