@@ -9,6 +9,7 @@ from __future__ import annotations
 import yaml
 
 from impact.facts import Fact, parse_failure, sorted_facts
+from impact.kinds import FactKind
 
 
 def extract_dvc_facts(path: str, source: bytes) -> list[Fact]:
@@ -27,6 +28,6 @@ def extract_dvc_facts(path: str, source: bytes) -> list[Fact]:
             return [parse_failure(path, f"outs[{index}] has no string 'path'")]
         line = next((n for n, row in enumerate(text.splitlines(), 1)
                      if f"path: {out['path']}" in row), 1)
-        facts.append(Fact("dvc-out", out["path"], line, {
+        facts.append(Fact(FactKind.DVC_OUT, out["path"], line, {
             "md5": out.get("md5"), "size": out.get("size"), "hash": out.get("hash")}))
     return sorted_facts(facts)

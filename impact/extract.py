@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Iterable
 
 import yaml
@@ -25,6 +24,7 @@ from impact.descriptors.aot import extract_aot_family_facts
 from impact.dvc import extract_dvc_facts
 from impact.facts import CONTENT, PARSE_FAILURE, Fact, content_fact, parse_failure
 from impact.git import Snapshot
+from impact.kinds import Language, SurfaceKind
 from impact.python import extract_python_facts, package_name_for
 from impact.surface import SurfaceMap
 
@@ -33,27 +33,31 @@ Extractor = Callable[[str, bytes, SurfaceMap], list[Fact]]
 
 def _python(path: str, source: bytes, surface: SurfaceMap) -> list[Fact]:
     package = package_name_for(path, list(surface.python_roots))
-    return extract_python_facts(path, source, package=package)
+    return extract_python_facts(path, source, package=package,
+                                dsl_modules=surface.conventions.dsl_modules)
 
 
 EXTRACTORS: dict[str, Extractor] = {
-    "python": _python,
-    "cpp": lambda path, source, _surface: extract_cpp_facts(path, source),
-    "cmake": lambda path, source, _surface: extract_cmake_facts(path, source),
+    Language.PYTHON: _python,
+    Language.CPP: lambda path, source, _surface: extract_cpp_facts(path, source),
+    Language.CMAKE: lambda path, source, _surface: extract_cmake_facts(path, source),
     # Plain text (requirements, flag files): nothing to extract but its content digest.
-    "text": lambda _path, _source, _surface: [],
+    Language.TEXT: lambda _path, _source, _surface: [],
 }
 
 # Surface kinds whose files a general language parser would misread (a .dvc pointer is
 # YAML, but not a profile): these pick their extractor before the language does.
 KIND_EXTRACTORS: dict[str, Extractor] = {
-    "dvc-pointer": lambda path, source, _surface: extract_dvc_facts(path, source),
-    "descriptor": lambda path, source, _surface: extract_descriptor_facts(path, source),
-    "aot-catalog": lambda path, source, _surface: extract_aot_family_facts(path, source),
-    "launch-surface-profile": lambda path, source, _surface: extract_profile_facts(path, source),
-    "op-python": lambda path, source, _surface: extract_binding_python_facts(path, source),
-    "op-cpp": lambda path, source, _surface: extract_binding_cpp_facts(path, source),
-    "op-sources-map": lambda path, source, _surface: extract_sources_map_facts(path, source),
+    SurfaceKind.DVC_POINTER: lambda path, source, _surface: extract_dvc_facts(path, source),
+    SurfaceKind.DESCRIPTOR: lambda path, source, _surface: extract_descriptor_facts(path, source),
+    SurfaceKind.AOT_CATALOG: lambda path, source, _surface: extract_aot_family_facts(path, source),
+    SurfaceKind.LAUNCH_SURFACE_PROFILE:
+        lambda path, source, _surface: extract_profile_facts(path, source),
+    SurfaceKind.OP_PYTHON:
+        lambda path, source, _surface: extract_binding_python_facts(path, source),
+    SurfaceKind.OP_CPP: lambda path, source, _surface: extract_binding_cpp_facts(path, source),
+    SurfaceKind.OP_SOURCES_MAP:
+        lambda path, source, _surface: extract_sources_map_facts(path, source),
 }
 
 
@@ -101,15 +105,14 @@ class FactCache:
 
 
 def _data_digest(language: str, source: bytes) -> str:
-    """Layout-blind digest of a data or build file: the parsed value for JSON and YAML
-    (key order and whitespace do not count), comment-free folded text for CMake."""
+    """Layout-blind digest of a data file: the parsed value for JSON and YAML (key order and
+    whitespace do not count), the text itself otherwise. Source files (Python, C++, CMake)
+    bring their own `content` fact, digested from their syntax trees."""
     text = source.decode("utf-8")
-    if language == "json":
+    if language == Language.JSON:
         canonical = json.dumps(json.loads(text), sort_keys=True)
-    elif language == "yaml":
+    elif language == Language.YAML:
         canonical = json.dumps(yaml.safe_load(text), sort_keys=True, default=str)
-    elif language == "cmake":
-        canonical = " ".join(re.sub(r"#[^\n]*", "", text).split())
     else:
         canonical = text
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

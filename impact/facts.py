@@ -8,7 +8,7 @@ JSON-ready data so `impact facts` can print them and checks can compare them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,22 @@ class Fact:
 def parse_failure(path: str, reason: str, line: int = 0) -> Fact:
     """The one Fact a file yields when its parser cannot read it."""
     return Fact(PARSE_FAILURE, path, line, {"reason": reason})
+
+
+INTERNAL_ERROR = "internal error"
+"""How the reason of a parse-failure fact born of an extractor's own bug begins."""
+
+
+def never_raises(path: str, language: str, extract: Callable[[], list[Fact]]) -> list[Fact]:
+    """`extract()`, or one parse-failure fact when it raises: an extractor reports, never
+    raises, so a bug in one fails its file closed (not understood) instead of the run."""
+    try:
+        return extract()
+    except RecursionError:
+        return [parse_failure(path, f"{language} source nested too deeply")]
+    except Exception as exc:
+        return [parse_failure(path, f"{INTERNAL_ERROR}: {language} extractor: "
+                                    f"{type(exc).__name__}: {exc}")]
 
 
 def sorted_facts(facts: list[Fact]) -> list[Fact]:

@@ -86,6 +86,7 @@ class FactKind(enum.StrEnum):
     STRING_LITERAL = "string-literal"
     # CMake
     TARGET_SOURCES = "target-sources"
+    COMPILE_DEFINITION = "compile-definition"
     CMAKE_CALL = "cmake-call"
     # descriptors and profiles (impact/descriptors)
     DESCRIPTOR = "descriptor"

@@ -38,6 +38,8 @@ CASES = [
     (D, JSON, JSON.replace("ns.dispatch", "ns.other"), False),
     (C, CMAKE, CMAKE.replace("# build", "# the build") + "\n", True),
     (C, CMAKE, CMAKE.replace(" b.cpp", ""), False),
+    (C, CMAKE, "#[[ a block\ncomment ]]\n" + CMAKE, True),
+    (C, 'set(X "a # b")\n', 'set(X "a # c")\n', False),
 ]
 
 

@@ -62,3 +62,15 @@ def test_unreadable_content_is_a_parse_failure() -> None:
     snap = Snapshot(dict(Snapshot.from_files({"a.cpp": "x"})), lambda sha: 1 / 0, label="t")
     facts = FactCache(load_surface_map()).facts(snap, "a.cpp")
     assert [f.kind for f in facts] == ["parse-failure"]
+
+
+def test_the_maps_dsl_modules_reach_the_python_extractor() -> None:
+    """`rocke.core.ir.SignatureBuilder()` is a builder because the hipDNN map names
+    `rocke.core.ir` among its DSL modules, not because the extractor knows rocKE."""
+    path = "dnn-providers/hip-kernel-provider/rocke/library/kernels/gfx950/q.py"
+    source = "def sig(s):\n    return rocke.core.ir.SignatureBuilder().ptr('a').build()\n"
+    surface = load_surface_map()
+    assert "rocke.core.ir" in surface.conventions.dsl_modules
+    facts = FactCache(surface).facts(Snapshot.from_files({path: source}), path)
+    (builder,) = [f for f in facts if f.kind == "signature-builder"]
+    assert [e["name"] for e in builder.data["entries"]] == ["a"]

@@ -403,6 +403,24 @@ def test_signature_builder_returned_chain() -> None:
     assert [(e["method"], e["name"]) for e in entries] == [("ptr", "a"), ("scalar", "n")]
 
 
+QUALIFIED = """
+def sig(spec):
+    b = dsl.ir.SignatureBuilder()
+    b.ptr("a")
+    return dsl.ir.KernelModule([build_a(spec)])
+"""
+
+
+def test_qualified_spelling_needs_its_dsl_module() -> None:
+    facts = facts_of(QUALIFIED, dsl_modules=["dsl.ir"])
+    entries = one(facts, "signature-builder", "sig").data["entries"]
+    assert [(e["method"], e["name"]) for e in entries] == [("ptr", "a")]
+    kernels = one(facts, "kernel-module", "sig").data["kernels"]
+    assert [k["kernel"] for k in kernels] == ["build_a(spec)"]
+    bare = facts_of(QUALIFIED)
+    assert not of_kind(bare, "signature-builder") and not of_kind(bare, "kernel-module")
+
+
 def test_fixture_kernel_module() -> None:
     facts = fixture_facts(UNIFIED)
     assert [f.name for f in of_kind(facts, "kernel-module")] == ["build_unified_attention"]

@@ -22,21 +22,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import tree_sitter
-import tree_sitter_cpp
 
 from impact.bindings.schema import SchemaError, parse_schema
-from impact.cpp.facts import _token_digest
 from impact.cpp.literals import string_value
-from impact.facts import Fact, content_fact, parse_failure, sorted_facts
+from impact.cpp.scaffold import (
+    CLASS_TYPES,
+    declared_identifier,
+    extract_tree,
+    function_declarator,
+    line_of,
+    node_text,
+    parse,
+    syntax_failure,
+    token_digest,
+)
+from impact.facts import Fact, content_fact, sorted_facts
+from impact.kinds import FactKind
 
-_PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
-
-PYBIND_DEF = "pybind-def"
-SCHEMA_DEF = "schema-def"
-TORCH_IMPL = "torch-impl"
-BOXED_READ = "boxed-read"
-CPP_FUNCTION = "cpp-function"
-BINDING_UNREADABLE = "binding-unreadable"
+LANGUAGE = "C++"
+# Declarators whose inner declarator is a plain child: `T& x`, `Args... args`.
+_UNNAMED = ("reference_declarator", "variadic_declarator")
 
 _LIBRARY_MACROS = {
     "TORCH_LIBRARY": "def",
@@ -57,38 +62,18 @@ _DEF_CALL = re.compile(rb"\b[A-Za-z_]\w*\s*\.\s*(?:def|impl)\s*\(")
 
 def extract_binding_cpp_facts(path: str, source: bytes) -> list[Fact]:
     """Every binding fact one C++ source states, sorted; never raises."""
-    try:
-        source.decode("utf-8")
-    except UnicodeDecodeError as err:
-        return [parse_failure(path, f"not UTF-8: {err.reason}")]
-    try:
-        if not source.endswith(b"\n"):
-            source += b"\n"
-        flat, regions = flatten_conditionals(source)
-        tree = _PARSER.parse(flat)
+
+    def extract(text: bytes) -> list[Fact]:
+        flat, regions = flatten_conditionals(text)
+        tree = parse(flat)
         walker = _Walker(flat, regions)
         walker.visit(tree.root_node, _Scope())
         facts = walker.finish()
-        if tree.root_node.has_error:
-            facts.append(parse_failure(path, "C++ syntax error", _first_error_line(tree.root_node)))
-        else:
-            facts.append(content_fact(path, _token_digest(_PARSER.parse(source).root_node)))
+        failure = syntax_failure(path, tree.root_node, LANGUAGE)
+        facts.append(failure or content_fact(path, token_digest(parse(text).root_node)))
         return sorted_facts(facts)
-    except RecursionError:
-        return [parse_failure(path, "C++ source nested too deeply")]
-    except Exception as err:  # an extractor reports, never raises
-        return [parse_failure(path, f"C++ extractor error: {type(err).__name__}")]
 
-
-def _first_error_line(root: tree_sitter.Node) -> int:
-    node = root
-    while True:
-        if node.type == "ERROR" or node.is_missing:
-            return node.start_point.row + 1
-        bad = [child for child in node.children if child.has_error]
-        if not bad:
-            return node.start_point.row + 1
-        node = bad[0]
+    return extract_tree(path, source, LANGUAGE, extract)
 
 
 # -- `#if` inside parentheses ------------------------------------------------------------
@@ -253,45 +238,45 @@ class _Walker:
     seen_calls: set[int] = field(default_factory=set)
 
     def text(self, node: tree_sitter.Node) -> str:
-        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        return node_text(node, self.source)
 
     def line(self, node: tree_sitter.Node) -> int:
-        return node.start_point.row + 1 + self.line_offset
+        return line_of(node) + self.line_offset
 
     def finish(self) -> list[Fact]:
         for (name, _), boxed in self.boxed.items():
-            self.facts.append(Fact(BOXED_READ, name, boxed.line,
+            self.facts.append(Fact(FactKind.BOXED_READ, name, boxed.line,
                                    {"max_index": boxed.max_index, "count": boxed.count}))
         return self.facts
 
     def visit(self, node: tree_sitter.Node, scope: _Scope) -> None:
-        kind = node.type
-        if kind == "ERROR":
+        node_type = node.type
+        if node_type == "ERROR":
             return
-        if kind in ("preproc_function_def", "preproc_def"):
+        if node_type in ("preproc_function_def", "preproc_def"):
             self.macro(node, scope)
             return
-        if kind == "namespace_definition":
+        if node_type == "namespace_definition":
             name = node.child_by_field_name("name")
             self.children(node, scope.inner(names=(*scope.names, self.text(name) if name else "")))
             return
-        if kind in ("class_specifier", "struct_specifier") and node.child_by_field_name("body"):
+        if node_type in CLASS_TYPES and node.child_by_field_name("body"):
             name = node.child_by_field_name("name")
             self.children(node, scope.inner(names=(*scope.names, self.text(name) if name else "")))
             return
-        if kind == "linkage_specification":
+        if node_type == "linkage_specification":
             value = node.child_by_field_name("value")
             extern_c = value is not None and self.text(value).strip('"') == "C"
             self.children(node, scope.inner(extern_c=extern_c or scope.extern_c))
             return
-        if kind == "function_definition":
+        if node_type == "function_definition":
             self.function_definition(node, scope)
             return
-        if kind in ("declaration", "field_declaration") and scope.function is None:
+        if node_type in ("declaration", "field_declaration") and scope.function is None:
             self.declaration(node, scope)
-        elif kind == "call_expression":
+        elif node_type == "call_expression":
             self.call(node, scope)
-        elif kind == "subscript_expression" and scope.function is not None:
+        elif node_type == "subscript_expression" and scope.function is not None:
             self.subscript(node, scope)
         self.children(node, scope)
 
@@ -302,7 +287,7 @@ class _Walker:
     # -- functions ---------------------------------------------------------------------
 
     def function_definition(self, node: tree_sitter.Node, scope: _Scope) -> None:
-        declarator = _function_declarator(node.child_by_field_name("declarator"))
+        declarator = function_declarator(node.child_by_field_name("declarator"))
         body = node.child_by_field_name("body")
         if declarator is None:
             if body is not None:
@@ -329,7 +314,7 @@ class _Walker:
 
     def declaration(self, node: tree_sitter.Node, scope: _Scope) -> None:
         for child in node.children_by_field_name("declarator"):
-            declarator = _function_declarator(child)
+            declarator = function_declarator(child)
             if declarator is None or child.type == "init_declarator":
                 continue
             name_node = declarator.child_by_field_name("declarator")
@@ -368,12 +353,12 @@ class _Walker:
                               and params_node.start_byte <= r.start < params_node.end_byte})
             if dropped:
                 data["dropped_branches"] = dropped
-        self.facts.append(Fact(CPP_FUNCTION, name.split("::")[-1], self.line(node), data))
+        self.facts.append(Fact(FactKind.CPP_FUNCTION, name.split("::")[-1], self.line(node), data))
 
     def parameter(self, param: tree_sitter.Node) -> dict[str, Any]:
         default_node = param.child_by_field_name("default_value")
         declarator = param.child_by_field_name("declarator")
-        name_node = _declared_identifier(declarator)
+        name_node = declared_identifier(declarator, _UNNAMED)
         end = param.end_byte
         if default_node is not None:
             cut = self.source.rfind(b"=", param.start_byte, default_node.start_byte)
@@ -455,7 +440,7 @@ class _Walker:
         return self.text(function).split("::")[-1] if function is not None else ""
 
     def unreadable(self, node: tree_sitter.Node, name: str, reason: str, scope: _Scope) -> None:
-        self.facts.append(Fact(BINDING_UNREADABLE, _display(name), self.line(node), {
+        self.facts.append(Fact(FactKind.BINDING_UNREADABLE, _display(name), self.line(node), {
             "reason": reason,
             "macro": scope.macro,
             "text": _display(_short(self.text(node))),
@@ -494,7 +479,7 @@ class _Walker:
         }
         if scope.macro is not None:
             data["macro"] = scope.macro
-        self.facts.append(Fact(PYBIND_DEF, name, line, data))
+        self.facts.append(Fact(FactKind.PYBIND_DEF, name, line, data))
 
     def py_arg(self, arg: tree_sitter.Node) -> dict[str, Any] | None:
         """`{name, has_default, default}` of `py::arg("x")` or `py::arg("x") = v` (also
@@ -593,7 +578,7 @@ class _Walker:
             data["function"] = self.function_name(rest[0])
         if scope.macro is not None:
             data["macro"] = scope.macro
-        self.facts.append(Fact(SCHEMA_DEF, op, self.line(node), data))
+        self.facts.append(Fact(FactKind.SCHEMA_DEF, op, self.line(node), data))
 
     def impl(self, node: tree_sitter.Node, args: list[tree_sitter.Node], scope: _Scope) -> None:
         first = args[0] if args else None
@@ -609,7 +594,7 @@ class _Walker:
             return
         namespace, _, op = name.rpartition("::")
         library = scope.library
-        self.facts.append(Fact(TORCH_IMPL, op, self.line(node), {
+        self.facts.append(Fact(FactKind.TORCH_IMPL, op, self.line(node), {
             "function": self.function_name(args[1]) if len(args) > 1 else None,
             "namespace": namespace or (library[1] if library else None),
             "dispatch": library[2] if library else None,
@@ -631,13 +616,14 @@ class _Walker:
         wrapped = _MACRO_WRAPPER + body + b"\n}\n"
         sub = _Walker(wrapped, [], self.line_offset + value.start_point.row)
         macro_scope = scope.inner(function=None, macro=self.text(name_node))
-        sub.visit(_PARSER.parse(wrapped).root_node, macro_scope)
-        self.facts.extend(f for f in sub.facts if f.kind != CPP_FUNCTION)
+        sub.visit(parse(wrapped).root_node, macro_scope)
+        self.facts.extend(f for f in sub.facts if f.kind != FactKind.CPP_FUNCTION)
         for match in _DEF_CALL.finditer(wrapped):
             if match.start() not in sub.seen_calls:
                 row = wrapped.count(b"\n", 0, match.start())
                 self.facts.append(Fact(
-                    BINDING_UNREADABLE, match.group().decode("utf-8", "replace").rstrip("( "),
+                    FactKind.BINDING_UNREADABLE,
+                    match.group().decode("utf-8", "replace").rstrip("( "),
                     value.start_point.row + 1 + row + self.line_offset,
                     {"reason": "macro body does not parse here", "macro": macro_scope.macro,
                      "text": _display(_short(wrapped[match.start():].split(b";")[0]
@@ -670,20 +656,3 @@ def _parameters(declarator: tree_sitter.Node) -> list[tree_sitter.Node]:
     if params is None:
         return []
     return [p for p in params.named_children if p.type != "comment"]
-
-
-def _function_declarator(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
-    while node is not None and node.type != "function_declarator":
-        node = node.child_by_field_name("declarator")
-    return node
-
-
-def _declared_identifier(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
-    while node is not None:
-        if node.type in ("identifier", "field_identifier", "qualified_identifier"):
-            return node
-        inner = node.child_by_field_name("declarator")
-        if inner is None and node.type in ("reference_declarator", "variadic_declarator"):
-            inner = next((c for c in node.named_children if c.type != "comment"), None)
-        node = inner
-    return None

@@ -13,15 +13,11 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from impact.facts import Fact, content_fact, parse_failure, sorted_facts
+from impact.facts import Fact, content_fact, sorted_facts
+from impact.kinds import FactKind
 from impact.python.digest import module_digest
+from impact.python.scaffold import dotted_name, extract_python, parameters, string_value
 
-OP_STUB = "op-stub"
-OP_CALL = "op-call"
-FAKE_TWIN = "fake-twin"
-
-# libcst's native parser overflows the C stack on very deep bracket nesting.
-MAX_BRACKET_DEPTH = 500
 # Imports whose attribute calls are ordinary library calls, not calls into a kernel
 # extension: the standard library and a few ubiquitous packages (`torch.ops.<ns>` excepted).
 _NOT_EXTENSIONS = frozenset(sys.stdlib_module_names) | {
@@ -36,63 +32,15 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
 
     Never raises; a file that is not UTF-8 or not Python yields one parse-failure fact.
     """
-    try:
-        text = source.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return [parse_failure(path, f"not UTF-8: {exc.reason}")]
-    if _bracket_depth(text) > MAX_BRACKET_DEPTH:
-        return [parse_failure(path, f"brackets nested deeper than {MAX_BRACKET_DEPTH}")]
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError as exc:
-        return [parse_failure(path, f"syntax error: {exc.message}", exc.raw_line)]
-    except Exception as exc:  # libcst may raise other errors on hostile input
-        return [parse_failure(path, f"cannot parse: {type(exc).__name__}")]
-    try:
+
+    def extract(wrapper: MetadataWrapper) -> list[Fact]:
         visitor = _Visitor(wrapper.module)
         wrapper.visit(visitor)
         facts = visitor.facts
         facts.append(content_fact(path, module_digest(wrapper.module)))
         return sorted_facts(facts)
-    except RecursionError:
-        return [parse_failure(path, "Python source nested too deeply")]
-    except Exception as exc:  # an extractor reports, never raises
-        return [parse_failure(path, f"internal error: {type(exc).__name__}")]
 
-
-def _bracket_depth(text: str) -> int:
-    depth = deepest = 0
-    for char in text:
-        if char in "([{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in ")]}" and depth:
-            depth -= 1
-    return deepest
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _dotted(node.value)
-        return None if head is None else f"{head}.{node.attr.value}"
-    return None
-
-
-def _module_name(node: cst.BaseExpression) -> str | None:
-    """`a.b.c` of an import's module expression (Name or Attribute)."""
-    return _dotted(node)
-
-
-def _string(node: cst.BaseExpression) -> str | None:
-    if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        return None
-    try:
-        value = node.evaluated_value
-    except (SyntaxError, ValueError):
-        return None
-    return value if isinstance(value, str) else None
+    return extract_python(path, source, extract)
 
 
 class _Visitor(cst.CSTVisitor):
@@ -137,7 +85,7 @@ class _Visitor(cst.CSTVisitor):
 
     def decorator(self, func: cst.FunctionDef, expr: cst.BaseExpression) -> None:
         call = expr if isinstance(expr, cst.Call) else None
-        dotted = _dotted(call.func if call is not None else expr) or ""
+        dotted = dotted_name(call.func if call is not None else expr) or ""
         last = dotted.rsplit(".", 1)[-1]
         if call is not None and last.endswith("compile_ops"):
             self.stub(func, call)
@@ -147,11 +95,11 @@ class _Visitor(cst.CSTVisitor):
     def stub(self, func: cst.FunctionDef, call: cst.Call) -> None:
         positional = [a for a in call.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-        module = _string(positional[0].value) if positional else None
-        fc_name = _string(keywords["fc_name"]) if "fc_name" in keywords else None
-        ffi_type = _string(keywords["ffi_type"]) if "ffi_type" in keywords else None
+        module = string_value(positional[0].value) if positional else None
+        fc_name = string_value(keywords["fc_name"]) if "fc_name" in keywords else None
+        ffi_type = string_value(keywords["ffi_type"]) if "ffi_type" in keywords else None
         line = self.line(func)
-        self.facts.append(Fact(OP_STUB, func.name.value, line, {
+        self.facts.append(Fact(FactKind.OP_STUB, func.name.value, line, {
             "module": module,
             "fc_name": fc_name,
             "ffi_type": ffi_type,
@@ -164,14 +112,14 @@ class _Visitor(cst.CSTVisitor):
         qualified: str | None = None
         if call is not None:
             first = next((a for a in call.args if a.keyword is None and not a.star), None)
-            qualified = _string(first.value) if first is not None else None
+            qualified = string_value(first.value) if first is not None else None
         if qualified is None:
             head = dotted.rsplit(".", 1)[0] if "." in dotted else ""
             if not head:
                 return  # a bare `@register_fake` names no op
             qualified = head
         namespace, _, op = qualified.rpartition("::")
-        self.facts.append(Fact(FAKE_TWIN, op, self.line(func), {
+        self.facts.append(Fact(FactKind.FAKE_TWIN, op, self.line(func), {
             "namespace": namespace or None,
             "qualified": qualified,
             "function": func.name.value,
@@ -179,26 +127,7 @@ class _Visitor(cst.CSTVisitor):
         }))
 
     def params(self, params: cst.Parameters) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-
-        def add(param: cst.Param, kind: str) -> None:
-            out.append({
-                "name": param.name.value,
-                "kind": kind,
-                "default": self.code(param.default) if param.default is not None else None,
-                "annotation": (self.code(param.annotation.annotation)
-                               if param.annotation is not None else None),
-            })
-
-        for param in (*params.posonly_params, *params.params):
-            add(param, "positional")
-        if isinstance(params.star_arg, cst.Param):
-            add(params.star_arg, "var-positional")
-        for param in params.kwonly_params:
-            add(param, "keyword-only")
-        if params.star_kwarg is not None:
-            add(params.star_kwarg, "var-keyword")
-        return out
+        return parameters(params, self.code)
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -206,7 +135,7 @@ class _Visitor(cst.CSTVisitor):
         func = node.func
         if not isinstance(func, cst.Attribute):
             return True
-        target = _dotted(func)
+        target = dotted_name(func)
         if target is None:
             return True
         parts = target.split(".")
@@ -238,7 +167,7 @@ class _Visitor(cst.CSTVisitor):
         }
         if len(receivers) > 1:
             data["receivers"] = sorted(receivers)
-        self.facts.append(Fact(OP_CALL, op, self.line(node), data))
+        self.facts.append(Fact(FactKind.OP_CALL, op, self.line(node), data))
         return True
 
     def receivers(self, text: str) -> list[str]:
@@ -261,7 +190,7 @@ class _Binder(cst.CSTVisitor):
 
     def visit_Import(self, node: cst.Import) -> bool:
         for alias in node.names:
-            module = _module_name(alias.name)
+            module = dotted_name(alias.name)
             if module is None:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -276,10 +205,10 @@ class _Binder(cst.CSTVisitor):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         if isinstance(node.names, cst.ImportStar):
             return False
-        base = _module_name(node.module) if node.module is not None else ""
+        base = dotted_name(node.module) if node.module is not None else ""
         dots = "." * len(node.relative)
         for alias in node.names:
-            name = _module_name(alias.name)
+            name = dotted_name(alias.name)
             if name is None:
                 continue
             module = f"{dots}{base}.{name}" if base else f"{dots}{name}"
@@ -290,7 +219,7 @@ class _Binder(cst.CSTVisitor):
         return False
 
     def visit_Assign(self, node: cst.Assign) -> bool:
-        value = _dotted(node.value)
+        value = dotted_name(node.value)
         if value is None:
             return True
         parts = value.split(".")

@@ -13,8 +13,9 @@ import re
 from typing import Any
 
 from impact.facts import Fact, content_fact, parse_failure, sorted_facts
+from impact.kinds import FactKind
 
-OP_MODULE = "op-module"
+OP_MODULE = FactKind.OP_MODULE
 
 
 def extract_sources_map_facts(path: str, source: bytes) -> list[Fact]:

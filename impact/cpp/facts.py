@@ -7,29 +7,36 @@ fully yields one `parse-failure` fact beside whatever its clean parts showed.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import tree_sitter
-import tree_sitter_cpp
 
 from impact.cpp.literals import string_value
-from impact.facts import Fact, content_fact, parse_failure, sorted_facts
+from impact.cpp.scaffold import (
+    CLASS_TYPES,
+    closing_fact,
+    declared_identifier,
+    extract_tree,
+    function_declarator,
+    line_of,
+    node_text,
+    parse,
+)
+from impact.facts import Fact, sorted_facts
 from impact.kinds import FactKind
 
-_PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
-
+LANGUAGE = "C++"
 STRING_LITERAL = FactKind.STRING_LITERAL
-KERNEL_ARGUMENT_LIST = "kernel-argument-list"
-LAUNCH_CALL = "launch-call"
-CONSTEXPR_STRING = "constexpr-string"
-METADATA_READ = "metadata-read"
-GEOMETRY_CALL = "geometry-call"
-INCLUDE = "include"
-PACK_ROW = "pack-row"
-FUNCTION_DEFINITION = "function-definition"
+KERNEL_ARGUMENT_LIST = FactKind.KERNEL_ARGUMENT_LIST
+LAUNCH_CALL = FactKind.LAUNCH_CALL
+CONSTEXPR_STRING = FactKind.CONSTEXPR_STRING
+METADATA_READ = FactKind.METADATA_READ
+GEOMETRY_CALL = FactKind.GEOMETRY_CALL
+INCLUDE = FactKind.INCLUDE
+PACK_ROW = FactKind.PACK_ROW
+FUNCTION_DEFINITION = FactKind.FUNCTION_DEFINITION
 
 _METADATA_METHODS = {"getIntMetadata", "getStringMetadata"}
 _GEOMETRY_METHODS = {"setGridSize", "setBlockSize"}
@@ -44,60 +51,16 @@ def extract_cpp_facts(path: str, source: bytes) -> list[Fact]:
     Parse errors do not hide the clean parts: their facts come back with one
     `parse-failure` fact naming the first broken line.
     """
-    try:
-        source.decode("utf-8")
-    except UnicodeDecodeError as err:
-        return [parse_failure(path, f"not UTF-8: {err.reason}")]
-    try:
-        if not source.endswith(b"\n"):
-            source += b"\n"  # a last `#include` or `#endif` needs its line ended
-        tree = _PARSER.parse(source)
-        walker = _Walker(source)
+
+    def extract(text: bytes) -> list[Fact]:
+        tree = parse(text)
+        walker = _Walker(text)
         walker.visit(tree.root_node, _Scope())
         facts = walker.finish()
-        if tree.root_node.has_error:
-            line = _first_error_line(tree.root_node)
-            facts.append(parse_failure(path, "C++ syntax error", line))
-        else:
-            facts.append(content_fact(path, _token_digest(tree.root_node)))
+        facts.append(closing_fact(path, tree.root_node, LANGUAGE))
         return sorted_facts(facts)
-    except RecursionError:
-        return [parse_failure(path, "C++ source nested too deeply")]
-    except Exception as err:  # an extractor reports, never raises
-        return [parse_failure(path, f"C++ extractor error: {type(err).__name__}")]
 
-
-def _token_digest(root: tree_sitter.Node) -> str:
-    """sha256 of the leaf tokens in order, comments left out: blind to layout and comments.
-    Preprocessor lines keep their text (whitespace folded), since tree-sitter leaves
-    their arguments as one token."""
-    digest = hashlib.sha256()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type == "comment":
-            continue
-        if node.child_count == 0:
-            text = (node.text or b"")
-            digest.update(b" ".join(text.split()) + b"\x00")
-            continue
-        stack.extend(reversed(node.children))
-    return digest.hexdigest()
-
-
-def _first_error_line(root: tree_sitter.Node) -> int:
-    node = root
-    while True:
-        if node.type == "ERROR" or node.is_missing:
-            return node.start_point.row + 1
-        bad = [child for child in node.children if child.has_error]
-        if not bad:
-            return node.start_point.row + 1
-        node = bad[0]
-
-
-def _line(node: tree_sitter.Node) -> int:
-    return node.start_point.row + 1
+    return extract_tree(path, source, LANGUAGE, extract)
 
 
 @dataclass(frozen=True)
@@ -149,7 +112,7 @@ class _Walker:
         self.returns_arguments = False
 
     def text(self, node: tree_sitter.Node) -> str:
-        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        return node_text(node, self.source)
 
     def finish(self) -> list[Fact]:
         for node, method, scope, literal, constant in self.metadata:
@@ -160,7 +123,7 @@ class _Walker:
                 Fact(
                     METADATA_READ,
                     value or constant or "",
-                    _line(node),
+                    line_of(node),
                     {
                         "method": method,
                         "function": scope.function,
@@ -187,36 +150,36 @@ class _Walker:
     # -- walking -----------------------------------------------------------------------
 
     def visit(self, node: tree_sitter.Node, scope: _Scope) -> None:
-        kind = node.type
-        if kind == "ERROR":
+        node_type = node.type
+        if node_type == "ERROR":
             return
-        if kind == "preproc_include":
+        if node_type == "preproc_include":
             self.include(node)
             return
-        if kind == "namespace_definition":
+        if node_type == "namespace_definition":
             name_node = node.child_by_field_name("name")
             inner = scope.with_namespace(self.text(name_node) if name_node else "")
             self.visit_children(node, inner)
             return
-        if kind in ("class_specifier", "struct_specifier") and node.child_by_field_name("body"):
+        if node_type in CLASS_TYPES and node.child_by_field_name("body"):
             name_node = node.child_by_field_name("name")
             inner = scope.with_class(self.text(name_node) if name_node else "")
             self.visit_children(node, inner)
             return
-        if kind == "function_definition":
+        if node_type == "function_definition":
             self.function_definition(node, scope)
             return
-        if kind in ("string_literal", "raw_string_literal", "concatenated_string"):
+        if node_type in ("string_literal", "raw_string_literal", "concatenated_string"):
             value = self.string_value(node)
             if value is not None:  # every literal outside comments (census names, pins)
-                self.facts.append(Fact(STRING_LITERAL, value, _line(node),
+                self.facts.append(Fact(STRING_LITERAL, value, line_of(node),
                                        {"function": scope.function}))
             return
-        if kind in ("declaration", "field_declaration"):
+        if node_type in ("declaration", "field_declaration"):
             self.declaration(node, scope)
-        elif kind == "return_statement":
+        elif node_type == "return_statement":
             self.return_statement(node, scope)
-        elif kind == "call_expression":
+        elif node_type == "call_expression":
             self.call(node, scope)
         self.visit_children(node, scope)
 
@@ -233,13 +196,13 @@ class _Walker:
         raw = self.text(path).strip()
         quoted = raw.startswith('"')
         header = raw[1:-1] if len(raw) >= 2 and raw[0] in '"<' else raw
-        line = _line(node)
+        line = line_of(node)
         self.facts.append(Fact(INCLUDE, header, line, {"quoted": quoted, "line": line}))
 
     # -- functions ---------------------------------------------------------------------
 
     def function_definition(self, node: tree_sitter.Node, scope: _Scope) -> None:
-        declarator = _function_declarator(node.child_by_field_name("declarator"))
+        declarator = function_declarator(node.child_by_field_name("declarator"))
         name_node = declarator.child_by_field_name("declarator") if declarator else None
         if declarator is None or name_node is None:
             self.visit_children(node, scope)
@@ -256,7 +219,7 @@ class _Walker:
                 Fact(
                     FUNCTION_DEFINITION,
                     qualified,
-                    _line(node),
+                    line_of(node),
                     {
                         "parameters": self.parameters(params) if params else [],
                         "line_end": node.end_point.row + 1,
@@ -284,7 +247,7 @@ class _Walker:
         for param in params.named_children:
             if param.type == "comment":
                 continue
-            name_node = _declared_identifier(param.child_by_field_name("declarator"))
+            name_node = declared_identifier(param.child_by_field_name("declarator"))
             skip = [c for c in param.children if c.type == "comment"]
             if name_node is not None:
                 skip.append(name_node)
@@ -327,7 +290,7 @@ class _Walker:
                 )
             if value is None:
                 value = node.child_by_field_name("default_value")
-            name_node = _declared_identifier(declarator)
+            name_node = declared_identifier(declarator)
             if name_node is None:
                 continue
             name = self.text(name_node)
@@ -339,7 +302,7 @@ class _Walker:
                         Fact(
                             CONSTEXPR_STRING,
                             name,
-                            _line(node),
+                            line_of(node),
                             {
                                 "value": string,
                                 "namespace": scope.namespace,
@@ -348,14 +311,14 @@ class _Walker:
                     )
             if name == "s_packs" and value is not None and value.type == "initializer_list":
                 self.pack_rows(value)
-            if _mentions_kernel_argument(type_text) and not _is_function_declarator(declarator):
+            if _mentions_kernel_argument(type_text) and not _isfunction_declarator(declarator):
                 self.argument_variable(name, value, node, scope)
 
     def argument_variable(
         self, name: str, value: tree_sitter.Node | None, node: tree_sitter.Node, scope: _Scope
     ) -> None:
         qualified = f"{scope.function}.{name}" if scope.function else name
-        arglist = _ArgList(qualified, _line(node), scope.function)
+        arglist = _ArgList(qualified, line_of(node), scope.function)
         if value is not None and value.type == "initializer_list":
             self.fill_entries(arglist, value)
         elif value is not None:
@@ -373,7 +336,7 @@ class _Walker:
         key = (scope.function, "")
         arglist = self.lists.get(key)
         if arglist is None:
-            arglist = _ArgList(scope.function, _line(node), scope.function)
+            arglist = _ArgList(scope.function, line_of(node), scope.function)
             self.lists[key] = arglist
         if value.type == "initializer_list":
             self.fill_entries(arglist, value)
@@ -410,7 +373,7 @@ class _Walker:
             "size": _int_value(self.text(size)) if size.type == "number_literal" else None,
             "offset": _int_value(self.text(offset)) if offset.type == "number_literal" else None,
             "name": self.string_value(name),
-            "line": _line(item),
+            "line": line_of(item),
         }
 
     def pack_rows(self, init: tree_sitter.Node) -> None:
@@ -427,7 +390,7 @@ class _Walker:
                 Fact(
                     PACK_ROW,
                     engine,
-                    _line(row),
+                    line_of(row),
                     {
                         "register": self.text(values[1]).lstrip("&").strip(),
                         "owns_module_cache": self.text(values[2]),
@@ -460,7 +423,7 @@ class _Walker:
                 Fact(
                     LAUNCH_CALL,
                     f"{scope.function}:{receiver}",
-                    _line(node),
+                    line_of(node),
                     {
                         "receiver": receiver,
                         "function": scope.function,
@@ -474,7 +437,7 @@ class _Walker:
                 Fact(
                     GEOMETRY_CALL,
                     method,
-                    _line(node),
+                    line_of(node),
                     {
                         "function": scope.function,
                         "arguments": texts,
@@ -527,26 +490,9 @@ def _has_pointer_or_array(node: tree_sitter.Node | None) -> bool:
     return False
 
 
-def _is_function_declarator(node: tree_sitter.Node | None) -> bool:
+def _isfunction_declarator(node: tree_sitter.Node | None) -> bool:
     while node is not None:
         if node.type == "function_declarator":
             return True
         node = node.child_by_field_name("declarator")
     return False
-
-
-def _function_declarator(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
-    while node is not None and node.type != "function_declarator":
-        node = node.child_by_field_name("declarator")
-    return node
-
-
-def _declared_identifier(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
-    while node is not None:
-        if node.type in ("identifier", "field_identifier", "qualified_identifier"):
-            return node
-        inner = node.child_by_field_name("declarator")
-        if inner is None and node.type == "reference_declarator":
-            inner = next((c for c in node.named_children if c.type != "comment"), None)
-        node = inner
-    return None

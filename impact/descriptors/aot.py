@@ -10,8 +10,9 @@ import json
 
 from impact.descriptors.text import LineFinder
 from impact.facts import Fact, parse_failure, sorted_facts
+from impact.kinds import FactKind
 
-AOT_KERNEL = "aot-kernel"
+AOT_KERNEL = FactKind.AOT_KERNEL
 
 
 def extract_aot_family_facts(path: str, source: bytes) -> list[Fact]:

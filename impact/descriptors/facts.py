@@ -23,17 +23,18 @@ from impact.contracts import validate
 from impact.descriptors.arch import arch_problems, expand_arch
 from impact.descriptors.text import LineFinder
 from impact.facts import Fact, parse_failure, sorted_facts
+from impact.kinds import FactKind
 
 DESCRIPTOR_SCHEMA = "descriptor.schema.json"
 DESCRIPTOR_TYPES = frozenset({"kdp", "ukd", "ued", "umd", "udd", "uhd", "kmd"})
 
-DESCRIPTOR = "descriptor"
-KDP = "kdp"
-VARIANT = "variant"
-SYMBOL = "symbol"
-ENGINE = "engine"
-HEURISTIC = "heuristic"
-KMD_FIELD = "kmd-field"
+DESCRIPTOR = FactKind.DESCRIPTOR
+KDP = FactKind.KDP
+VARIANT = FactKind.VARIANT
+SYMBOL = FactKind.SYMBOL
+ENGINE = FactKind.ENGINE
+HEURISTIC = FactKind.HEURISTIC
+KMD_FIELD = FactKind.KMD_FIELD
 
 _LAUNCH_STRINGS = ("kind", "source", "builder", "target", "name", "file", "symbol", "entry")
 _KPACK_STRINGS = ("library", "toc_key", "sha256")

@@ -17,10 +17,11 @@ import yaml
 from impact.contracts import validate
 from impact.descriptors.text import LineFinder
 from impact.facts import Fact, parse_failure, sorted_facts
+from impact.kinds import FactKind
 
 PROFILE_SCHEMA = "profile.schema.json"
-PROFILE = "profile"
-LAUNCH_SURFACE = "launch-surface"
+PROFILE = FactKind.PROFILE
+LAUNCH_SURFACE = FactKind.LAUNCH_SURFACE
 
 
 def is_none(value: Any) -> bool:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,27 +18,26 @@ from libcst.metadata import (
     PositionProvider,
 )
 
-from impact.facts import Fact, content_fact, parse_failure, sorted_facts
+from impact.facts import INTERNAL_ERROR, Fact, content_fact, sorted_facts
 from impact.kinds import FactKind
 from impact.python.digest import body_digest, expression_digest, module_digest
+from impact.python.scaffold import dotted_name, extract_python, parameters, string_value
 
-INTERNAL_ERROR = "internal error"
+__all__ = ["INTERNAL_ERROR", "extract_python_facts", "module_name_for", "package_name_for"]
+
 VALUE_LIMIT = 200
-# libcst's native parser overflows the C stack (a crash, not an exception) on very deep
-# bracket nesting, so such files are refused before parsing.
-MAX_BRACKET_DEPTH = 500
 _CONSTANTS = frozenset({"True", "False", "None"})
 
-FUNCTION = "function"
-CLASS = "class"
-ASSIGNMENT = "assignment"
-IMPORT = "import"
-RE_EXPORT = "re-export"
-PARAM = "param"
-SIGNATURE_BUILDER = "signature-builder"
-KERNEL_MODULE = "kernel-module"
+FUNCTION = FactKind.FUNCTION
+CLASS = FactKind.CLASS
+ASSIGNMENT = FactKind.ASSIGNMENT
+IMPORT = FactKind.IMPORT
+RE_EXPORT = FactKind.RE_EXPORT
+PARAM = FactKind.PARAM
+SIGNATURE_BUILDER = FactKind.SIGNATURE_BUILDER
+KERNEL_MODULE = FactKind.KERNEL_MODULE
 KEYWORD_LITERAL = FactKind.KEYWORD_LITERAL
-READS = "reads"
+READS = FactKind.READS
 
 
 def module_name_for(path: str, roots: list[str]) -> str | None:
@@ -72,43 +72,23 @@ def package_name_for(path: str, roots: list[str]) -> str | None:
     return module.rpartition(".")[0] or None
 
 
-def extract_python_facts(path: str, source: bytes, *, package: str | None = None) -> list[Fact]:
+def extract_python_facts(path: str, source: bytes, *, package: str | None = None,
+                         dsl_modules: Sequence[str] = ()) -> list[Fact]:
     """All facts of one Python file, sorted; never raises.
 
     `package` is the package the file lives in (see `package_name_for`); with it relative
     imports are recorded as absolute modules, without it as their relative spelling.
+    `dsl_modules` are the modules whose `SignatureBuilder` and `KernelModule` may also be
+    spelled fully qualified (`<module>.SignatureBuilder(...)`); the surface map names them.
     A file that is not UTF-8 or that libcst cannot parse yields exactly one parse-failure Fact.
     """
-    try:
-        text = source.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return [parse_failure(path, f"not UTF-8: {exc}")]
-    if _bracket_depth(text) > MAX_BRACKET_DEPTH:
-        return [parse_failure(path, f"brackets nested deeper than {MAX_BRACKET_DEPTH}")]
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
-    except cst.ParserSyntaxError as exc:
-        return [parse_failure(path, f"syntax error: {exc.message}", exc.raw_line)]
-    except Exception as exc:  # libcst may raise other errors on hostile input
-        return [parse_failure(path, f"cannot parse: {type(exc).__name__}: {exc}")]
-    try:
-        facts = _Extractor(path, wrapper, package).run()
+
+    def extract(wrapper: MetadataWrapper) -> list[Fact]:
+        facts = _Extractor(path, wrapper, package, tuple(dsl_modules)).run()
         facts.append(content_fact(path, module_digest(wrapper.module)))
         return sorted_facts(facts)
-    except Exception as exc:  # fail closed for users; tests assert this never happens
-        return [parse_failure(path, f"{INTERNAL_ERROR}: {type(exc).__name__}: {exc}")]
 
-
-def _bracket_depth(text: str) -> int:
-    """Deepest bracket nesting, counting brackets inside strings too (errs on the safe side)."""
-    depth = deepest = 0
-    for char in text:
-        if char in "([{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in ")]}" and depth:
-            depth -= 1
-    return deepest
+    return extract_python(path, source, extract)
 
 
 @dataclass
@@ -158,7 +138,7 @@ class _Collector(cst.CSTVisitor):
         return False
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        chain = _dotted(node)
+        chain = dotted_name(node)
         if chain is not None and self.extractor.context.get(node) == ExpressionContext.LOAD:
             self.state.reads.add(chain)
         node.value.visit(self)
@@ -175,51 +155,23 @@ class _KeywordLiterals(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> bool:
         for arg in node.args:
-            value = _literal(arg.value) if arg.keyword is not None else None
+            value = string_value(arg.value) if arg.keyword is not None else None
             if arg.keyword is not None and value is not None:
                 self.extractor.facts.append(Fact(
                     KEYWORD_LITERAL, arg.keyword.value, self.extractor.positions[arg].start.line,
-                    {"value": value, "call": _dotted(node.func) or ""}))
+                    {"value": value, "call": dotted_name(node.func) or ""}))
         return True
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _dotted(node.value)
-        return None if head is None else f"{head}.{node.attr.value}"
-    return None
-
-
-def _literal(node: cst.BaseExpression) -> str | None:
-    if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        return None
-    try:
-        value = node.evaluated_value
-    except (SyntaxError, ValueError):  # escapes libcst accepted but Python does not
-        return None
-    return value if isinstance(value, str) else None
 
 
 def _join_guard(guard: list[str]) -> str:
     return " and ".join(guard) if guard else "always"
 
 
-def _chain_root(call: cst.Call) -> cst.BaseExpression:
-    node: cst.BaseExpression = call
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        node = node.func.value
-    return node
-
-
-def _calls_name(node: cst.BaseExpression, name: str) -> bool:
-    return isinstance(node, cst.Call) and _dotted(node.func) in (name, f"rocke.core.ir.{name}")
-
-
 class _Extractor:
-    def __init__(self, path: str, wrapper: MetadataWrapper, package: str | None) -> None:
+    def __init__(self, path: str, wrapper: MetadataWrapper, package: str | None,
+                 dsl_modules: tuple[str, ...]) -> None:
         self.path = path
+        self.dsl_modules = dsl_modules
         self.module = wrapper.module
         self.package = package
         self.positions = wrapper.resolve(PositionProvider)
@@ -423,26 +375,7 @@ class _Extractor:
         self.suite(node.body, [*qual, node.name.value], [], [], None)
 
     def params(self, params: cst.Parameters) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-
-        def add(param: cst.Param, kind: str) -> None:
-            annotation = None if param.annotation is None else param.annotation.annotation
-            out.append({
-                "name": param.name.value,
-                "kind": kind,
-                "default": self.opt_text(param.default),
-                "annotation": self.opt_text(annotation),
-            })
-
-        for param in list(params.posonly_params) + list(params.params):
-            add(param, "positional")
-        if isinstance(params.star_arg, cst.Param):
-            add(params.star_arg, "var-positional")
-        for param in params.kwonly_params:
-            add(param, "keyword-only")
-        if isinstance(params.star_kwarg, cst.Param):
-            add(params.star_kwarg, "var-keyword")
-        return out
+        return parameters(params, self.text)
 
     def function(self, node: cst.FunctionDef, qual: list[str], scope: list[str]) -> None:
         name = ".".join([*qual, node.name.value])
@@ -469,16 +402,16 @@ class _Extractor:
         for index, (call, guard) in enumerate(params):
             self.param_fact(state.name, index, call, guard)
         bound = state.bound.items()
-        builders = {var for var, call in bound if _calls_name(call, "SignatureBuilder")}
-        modules = {var for var, call in bound if _calls_name(call, "KernelModule")}
-        if any(_calls_name(call, "SignatureBuilder") for call, _ in calls):
+        builders = {var for var, call in bound if self.calls_name(call, "SignatureBuilder")}
+        modules = {var for var, call in bound if self.calls_name(call, "KernelModule")}
+        if any(self.calls_name(call, "SignatureBuilder") for call, _ in calls):
             entries = [self.signature_entry(call, guard) for call, guard in calls
                        if self.on_root(call, builders, "SignatureBuilder", ("ptr", "scalar"))]
             self.facts.append(Fact(SIGNATURE_BUILDER, state.name, line, {"entries": entries}))
-        if any(_calls_name(call, "KernelModule") for call, _ in calls):
+        if any(self.calls_name(call, "KernelModule") for call, _ in calls):
             kernels: list[dict[str, Any]] = []
             for call, guard in calls:
-                if _calls_name(call, "KernelModule"):
+                if self.calls_name(call, "KernelModule"):
                     kernels.extend(self.listed_kernels(call, guard))
                 elif self.on_root(call, modules, "KernelModule", ("add",)):
                     kernels.append(self.added_kernel(call, guard))
@@ -498,22 +431,37 @@ class _Extractor:
             and isinstance(func.value, cst.Name)
             and bool(call.args)
             and call.args[0].keyword is None
-            and _literal(call.args[0].value) is not None
+            and string_value(call.args[0].value) is not None
         )
 
-    @staticmethod
-    def on_root(call: cst.Call, bound: set[str], ctor: str, methods: tuple[str, ...]) -> bool:
+    def calls_name(self, node: cst.BaseExpression, name: str) -> bool:
+        """Whether `node` calls `name`, spelled bare or qualified by a DSL module."""
+        if not isinstance(node, cst.Call):
+            return False
+        called = dotted_name(node.func)
+        return called == name or any(called == f"{module}.{name}" for module in self.dsl_modules)
+
+    def on_root(self, call: cst.Call, bound: set[str], ctor: str,
+                methods: tuple[str, ...]) -> bool:
         if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in methods:
             return False
-        root = _chain_root(call)
-        return (isinstance(root, cst.Name) and root.value in bound) or _calls_name(root, ctor)
+        # Down the receiver chain `ctor().a().b()` or `var.a().b()`; a qualified
+        # `dsl.ir.SignatureBuilder()` is itself a call on an attribute, so stop at it.
+        node: cst.BaseExpression = call.func.value
+        while isinstance(node, cst.Call):
+            if self.calls_name(node, ctor):
+                return True
+            if not isinstance(node.func, cst.Attribute):
+                return False
+            node = node.func.value
+        return isinstance(node, cst.Name) and node.value in bound
 
     def positional(self, call: cst.Call) -> list[cst.BaseExpression]:
         return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
 
     def param_fact(self, function: str, index: int, call: cst.Call, guard: str) -> None:
         args = self.positional(call)
-        param = _literal(args[0])
+        param = string_value(args[0])
         attrs = {arg.keyword.value: self.text(arg.value) for arg in call.args if arg.keyword}
         type_node = args[1] if len(args) > 1 else None
         data = {
@@ -531,7 +479,7 @@ class _Extractor:
         args = self.positional(call)
         name = None
         if args:
-            name = _literal(args[0]) or self.text(args[0])
+            name = string_value(args[0]) or self.text(args[0])
         return {
             "method": call.func.attr.value,
             "name": name,
@@ -549,6 +497,6 @@ class _Extractor:
 
     def added_kernel(self, call: cst.Call, guard: str) -> dict[str, Any]:
         args = self.positional(call)
-        name = (_literal(args[0]) or self.text(args[0])) if args else None
+        name = (string_value(args[0]) or self.text(args[0])) if args else None
         kernel = self.text(args[-1]) if len(args) > 1 else None
         return {"name": name, "kernel": kernel, "guard": guard}

@@ -1,0 +1,130 @@
+"""What every tree-sitter extractor starts from: the parsers, decoding, syntax errors, the
+layout-blind token digest, and small node readers.
+
+Maintainers: shared by the hipDNN C++ extractor (impact/cpp/facts.py), the CMake extractor
+(impact/cpp/cmake.py) and the bindings C++ extractor (impact/bindings/cpp_facts.py), so all
+of them decode, parse and report a broken file the same way. Pure functions over bytes and
+tree-sitter nodes; nothing here touches git or the filesystem. String literal values live
+in impact/cpp/literals.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+import tree_sitter
+import tree_sitter_cmake
+import tree_sitter_cpp
+
+from impact.facts import Fact, content_fact, never_raises, parse_failure
+
+CPP = tree_sitter.Language(tree_sitter_cpp.language())
+CMAKE = tree_sitter.Language(tree_sitter_cmake.language())
+# Node types that open a class body (their members are scoped by the class name).
+CLASS_TYPES = ("class_specifier", "struct_specifier")
+_PARSERS = {id(CPP): tree_sitter.Parser(CPP), id(CMAKE): tree_sitter.Parser(CMAKE)}
+
+
+def parse(source: bytes, language: tree_sitter.Language = CPP) -> tree_sitter.Tree:
+    """The syntax tree of `source` (tree-sitter never fails: broken parts become ERROR)."""
+    return _PARSERS[id(language)].parse(source)
+
+
+def decoded(path: str, source: bytes) -> bytes | Fact:
+    """The source, ended by a newline (a last `#include` or `#endif` needs its line ended),
+    or the one parse-failure fact of a file that is not UTF-8."""
+    try:
+        source.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return parse_failure(path, f"not UTF-8: {err.reason}")
+    return source if source.endswith(b"\n") else source + b"\n"
+
+
+def extract_tree(path: str, source: bytes, language: str,
+                 extract: Callable[[bytes], list[Fact]]) -> list[Fact]:
+    """`extract(text)` of the decoded source (see `decoded`); never raises: a file that is
+    not UTF-8, or an extractor that raises, yields exactly one parse-failure fact."""
+    text = decoded(path, source)
+    if isinstance(text, Fact):
+        return [text]
+    return never_raises(path, language, lambda: extract(text))
+
+
+def first_error_line(root: tree_sitter.Node) -> int:
+    """1-based line of the first ERROR or missing node under `root`."""
+    node = root
+    while True:
+        if node.type == "ERROR" or node.is_missing:
+            return line_of(node)
+        bad = [child for child in node.children if child.has_error]
+        if not bad:
+            return line_of(node)
+        node = bad[0]
+
+
+def syntax_failure(path: str, root: tree_sitter.Node, language: str) -> Fact | None:
+    """The parse-failure fact naming the first broken line of a tree with errors, else None."""
+    if not root.has_error:
+        return None
+    return parse_failure(path, f"{language} syntax error", first_error_line(root))
+
+
+def token_digest(root: tree_sitter.Node, comments: frozenset[str] = frozenset({"comment"})) -> str:
+    """sha256 of the leaf tokens in order, `comments` node types left out: blind to layout
+    and comments. Preprocessor lines keep their text (whitespace folded), since
+    tree-sitter leaves their arguments as one token."""
+    digest = hashlib.sha256()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in comments:
+            continue
+        if node.child_count == 0:
+            text = node.text or b""
+            digest.update(b" ".join(text.split()) + b"\x00")
+            continue
+        stack.extend(reversed(node.children))
+    return digest.hexdigest()
+
+
+def closing_fact(path: str, root: tree_sitter.Node, language: str,
+                 digest_root: tree_sitter.Node | None = None) -> Fact:
+    """The fact that ends a file's facts: its first syntax error, or its `content` fact
+    (the token digest of `digest_root`, the parsed tree itself by default)."""
+    failure = syntax_failure(path, root, language)
+    if failure is not None:
+        return failure
+    return content_fact(path, token_digest(root if digest_root is None else digest_root))
+
+
+def node_text(node: tree_sitter.Node, source: bytes) -> str:
+    """The source text a node spans (undecodable bytes replaced)."""
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def line_of(node: tree_sitter.Node) -> int:
+    """1-based line a node starts on."""
+    return node.start_point.row + 1
+
+
+def function_declarator(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    """The function_declarator inside a declarator chain (pointers, references), or None."""
+    while node is not None and node.type != "function_declarator":
+        node = node.child_by_field_name("declarator")
+    return node
+
+
+def declared_identifier(node: tree_sitter.Node | None,
+                        unnamed: tuple[str, ...] = ("reference_declarator",),
+                        ) -> tree_sitter.Node | None:
+    """The identifier a declarator chain declares, or None; `unnamed` are the declarator
+    types whose inner declarator is a plain child rather than a `declarator` field."""
+    while node is not None:
+        if node.type in ("identifier", "field_identifier", "qualified_identifier"):
+            return node
+        inner = node.child_by_field_name("declarator")
+        if inner is None and node.type in unnamed:
+            inner = next((c for c in node.named_children if c.type != "comment"), None)
+        node = inner
+    return None
