@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from impact.checks import CheckContext
+from impact.checks import CheckContext, charged
 from impact.checks.descriptor_symbol import DescriptorSymbolCheck
 from impact.checks.variant_set import (
     VariantSetCheck,
@@ -19,6 +19,7 @@ from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import open_views
+from impact.render.words import reason_text
 from impact.surface import load_surface_map
 
 TREE = rocke_tree_files()
@@ -147,7 +148,7 @@ def test_statuses(build, edits, symbol, variants) -> None:
     rows = rows_of(build, *edits)
     assert statuses(rows, SYMBOL) == symbol, [r.reason for r in rows]
     assert statuses(rows, VARIANTS) == variants, [r.reason for r in rows]
-    assert not any(r.preexisting for r in rows)
+    assert not any(charged(r).preexisting for r in rows)
 
 
 def test_renamed_ued_symbol_names_both_sides(build) -> None:
@@ -180,7 +181,7 @@ def test_malformed_ued_is_changed_with_reason(build) -> None:
     rows = rows_of(build, e.replace(UED, '"knobs": []', '"knobs": ['))
     [row] = rows
     assert row.subject == f"descriptor:{UED}" and row.status == "changed"
-    assert "cannot be understood" in row.reason
+    assert "cannot be understood" in reason_text(row.reason, row.details)
 
 
 def test_new_pack_row_reaches_its_arch_and_names_the_gap(build) -> None:
@@ -193,7 +194,7 @@ def test_preexisting_symbol_mismatch_is_not_charged(build) -> None:
     base = dict(TREE)
     rename_in_ued()(base)
     rows = rows_of(build, comment_in_pack(), base=base)
-    assert [(r.subject, str(r.status), r.preexisting) for r in rows] == [
+    assert [(r.subject, str(r.status), charged(r).preexisting) for r in rows] == [
         (f"symbol:{RENAMED}", "mismatch", True)]
 
 
