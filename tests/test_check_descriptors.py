@@ -221,3 +221,15 @@ def test_docstring_headings(check) -> None:
     for heading in ("What it checks:", "Why a break hurts at run time:", "Example:",
                     "When it says changed instead:", "Evidence:"):
         assert heading in doc, heading
+
+
+def test_sides_changed_only_where_the_string_changed(build) -> None:
+    rows = rows_of(build, rename_in_ued())
+    broken = next(r for r in rows if r.subject == f"symbol:{RENAMED}")
+    roles = {(s.file, s.role) for s in broken.sides}
+    assert (UED, "changed") in roles  # it names the new string
+    assert (e.GFX950_DENSE_PACK, "counterpart") in roles  # its siblings did not move
+    base = dict(TREE)
+    rename_in_ued()(base)
+    [row] = rows_of(build, comment_in_pack(), base=base)
+    assert {s.role for s in row.sides} == {"counterpart"}

@@ -399,12 +399,12 @@ def _mirror_verdict(old: _Mirror, new: _Mirror, edited: bool, verdict: _Verdict)
     return old.state != _OK or old.digest != new.digest
 
 
-def _pairing(py: _Python, mirror: _Mirror, py_changed: bool, mirror_changed: bool,
+def _pairing(python: _Python, mirror: _Mirror, py_changed: bool, mirror_changed: bool,
              verdict: _Verdict) -> None:
     """The changed reason that pairs the two halves, when both are understood."""
-    if py.state not in (_OK, _NONE) or mirror.state not in (_OK, _NONE):
+    if python.state not in (_OK, _NONE) or mirror.state not in (_OK, _NONE):
         return
-    if py_changed and py.state == _OK:
+    if py_changed and python.state == _OK:
         if mirror.state == _NONE:
             verdict.changes.append(Reason.HOST_SIDE_CHANGED_NO_MIRROR)
         else:
