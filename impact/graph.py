@@ -17,6 +17,7 @@ Node ids:
 
 from __future__ import annotations
 
+import enum
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from impact.extract import FactCache
 from impact.facts import PARSE_FAILURE, Fact
 from impact.git import Snapshot
 from impact.index import TreeIndex
-from impact.kinds import Language
+from impact.kinds import FactKind, Language
 from impact.python import module_name_for
 
 DEFINITION_KINDS = ("function", "class", "assignment")
@@ -439,6 +440,197 @@ class SymbolGraph:
                        for t, n in info.bindings.values() if n is not None):
                     readers.add(module_node(other))
         return readers
+
+    # ---- queries: definitions, readers, launch surfaces, symbols
+    # Records the checks read instead of nodes: a check never sees networkx and never
+    # builds or splits a node id (`id` fields are opaque: compare, sort or print them).
+
+    @dataclass(frozen=True)
+    class Param:
+        """One parameter of a function definition."""
+
+        name: str
+        kind: str  # "positional", "var-positional", "keyword-only", "var-keyword"
+        has_default: bool
+
+    @dataclass(frozen=True)
+    class Site:
+        """One place a definition is made (a name may be defined under each branch)."""
+
+        line: int
+        digest: str | None  # the body's digest; the value's for an assignment
+        params: tuple[SymbolGraph.Param, ...] = ()
+
+    @dataclass(frozen=True)
+    class Definition:
+        """A function, class or module-level assignment of one module, every site of it."""
+
+        id: str
+        kind: FactKind
+        module: str
+        name: str  # the qualname: `f`, `Cls`, `Cls.method`
+        path: str
+        sites: tuple[SymbolGraph.Site, ...]
+
+        @property
+        def line(self) -> int:
+            """The first site's line (0 when the graph holds no site)."""
+            return self.sites[0].line if self.sites else 0
+
+        @property
+        def signature(self) -> str:
+            """The parameter lists of every site, as one comparable text."""
+            return " | ".join(
+                "(" + ", ".join(f"{p.kind[:3]} {p.name}" + ("=" if p.has_default else "")
+                                for p in site.params) + ")"
+                for site in self.sites)
+
+    class ReadHow(enum.StrEnum):
+        """How a reader reaches a definition."""
+
+        IMPORTS = "imports"    # a module binds it by an import
+        READS = "reads"        # a function reads it by name
+        INHERITS = "inherits"  # a class derives from it
+
+    @dataclass(frozen=True, order=True)
+    class Reader:
+        """A module that imports a definition, or a function or class that reads it."""
+
+        id: str
+        module: str
+        function: str | None  # None for a module-level import
+        path: str
+        line: int  # the reading definition's first line; 0 for a module
+        how: SymbolGraph.ReadHow
+
+    @dataclass(frozen=True)
+    class Locator:
+        """A profile's `file:symbol` (symbol None when it names the whole file)."""
+
+        raw: str
+        file: str
+        symbol: str | None
+
+    @dataclass(frozen=True)
+    class LaunchSurfaceEntry:
+        """One `launch_surface:` entry of a tool profile; a None locator was `none`."""
+
+        profile: str
+        name: str
+        line: int
+        python_source: SymbolGraph.Locator | None
+        cpp_mirror: SymbolGraph.Locator | None
+        kmd_fields: tuple[str, ...]
+        guard: str | None
+        test: str | None
+
+    @dataclass(frozen=True, order=True)
+    class SymbolString:
+        """A native symbol string at one site: named by a descriptor (`holder` is the
+        field's role) or declared by a C++ constant (`holder` is the constant's name)."""
+
+        value: str
+        path: str
+        line: int
+        holder: str
+
+    @cached_property
+    def _module_by_path(self) -> dict[str, str]:
+        return {str(self.module_path(m)): m for m in self.modules()}
+
+    def module_at(self, path: str) -> str | None:
+        """The module name the graph gave the Python file `path`, or None."""
+        return self._module_by_path.get(path)
+
+    def _definition(self, node: str) -> SymbolGraph.Definition | None:
+        data = self.graph.nodes[node] if node in self.graph else {}
+        if data.get("kind") not in DEFINITION_KINDS:
+            return None
+        kind = FactKind(str(data["kind"]))
+        sites = tuple(
+            SymbolGraph.Site(
+                int(site.get("line", 0)),
+                site.get("value_digest") if kind == FactKind.ASSIGNMENT else site.get("digest"),
+                tuple(SymbolGraph.Param(str(p.get("name")), str(p.get("kind", "")),
+                                        p.get("default") is not None)
+                      for p in site.get("params", [])))
+            for site in data.get("sites", []))
+        return SymbolGraph.Definition(node, kind, str(data.get("module")),
+                                      str(data.get("name")), str(data.get("path")), sites)
+
+    def definitions(self, module: str) -> list[SymbolGraph.Definition]:
+        """Every function, class and assignment `module` defines, by name."""
+        found = (self._definition(n) for n in self.edges_of(module_node(module), {"defines"}))
+        return sorted((d for d in found if d is not None), key=lambda d: d.name)
+
+    def definition(self, module: str, name: str) -> SymbolGraph.Definition | None:
+        """The definition of `name` (a qualname) in `module`, or None."""
+        return self._definition(symbol_node(module, name))
+
+    def readers(self, definition: SymbolGraph.Definition) -> list[SymbolGraph.Reader]:
+        """Who reads `definition`: functions and classes by name, modules by import."""
+        found = []
+        for node in self.readers_of(definition.id):
+            data = self.graph.nodes[node]
+            module = str(data.get("module"))
+            if data.get("kind") == "module":
+                found.append(SymbolGraph.Reader(node, module, None, str(data.get("path")), 0,
+                                                SymbolGraph.ReadHow.IMPORTS))
+                continue
+            reads = definition.id in self.edges_of(node, {"reads"})
+            reader = self._definition(node)
+            found.append(SymbolGraph.Reader(
+                node, module, str(data.get("name")), str(data.get("path")),
+                reader.line if reader is not None else 0,
+                SymbolGraph.ReadHow.READS if reads else SymbolGraph.ReadHow.INHERITS))
+        return sorted(found)
+
+    def reached(self, definition: SymbolGraph.Definition) -> list[SymbolGraph.Definition]:
+        """Every definition `definition` reaches by name in the repository (not itself)."""
+        found = (self._definition(n) for n in sorted(self.reach(definition.id)))
+        return [d for d in found if d is not None]
+
+    def launch_surfaces(self) -> list[SymbolGraph.LaunchSurfaceEntry]:
+        """Every profile's launch-surface entries, by profile and name."""
+        found = []
+        for node, data in self.graph.nodes(data=True):
+            if data.get("kind") != FactKind.LAUNCH_SURFACE:
+                continue
+            path = str(data.get("path"))
+            name = str(data.get("name") or node.removeprefix(f"surface:{path}:"))
+            found.append(SymbolGraph.LaunchSurfaceEntry(
+                path, name, int(data.get("line") or 0), self._locator(data.get("python_source")),
+                self._locator(data.get("cpp_mirror")),
+                tuple(str(f) for f in data.get("kmd_fields") or ()),
+                self._text(data.get("guard")), self._text(data.get("test"))))
+        return sorted(found, key=lambda e: (e.profile, e.name))
+
+    @staticmethod
+    def _locator(raw: Any) -> SymbolGraph.Locator | None:
+        if not isinstance(raw, dict):
+            return None
+        symbol = raw.get("symbol")
+        return SymbolGraph.Locator(str(raw.get("raw")), str(raw.get("file")),
+                                   str(symbol) if symbol else None)
+
+    @staticmethod
+    def _text(value: Any) -> str | None:
+        return value if isinstance(value, str) else None
+
+    def symbol_names(self, paths: Iterable[str]) -> list[SymbolGraph.SymbolString]:
+        """The native symbol strings the descriptor files `paths` name."""
+        return sorted(
+            SymbolGraph.SymbolString(fact.name, path, fact.line, str(fact.data.get("role", "")))
+            for path in paths if path in self.snapshot
+            for fact in self.cache.facts(self.snapshot, path) if fact.kind == FactKind.SYMBOL)
+
+    def symbol_declarations(self, paths: Iterable[str]) -> list[SymbolGraph.SymbolString]:
+        """The `constexpr` strings the C++ files `paths` declare."""
+        return sorted(
+            SymbolGraph.SymbolString(str(fact.data.get("value")), path, fact.line, fact.name)
+            for path in paths if path in self.snapshot
+            for fact in self.cache.facts(self.snapshot, path)
+            if fact.kind == FactKind.CONSTEXPR_STRING)
 
     def reach(self, node: str) -> set[str]:
         """Every definition `node` reaches by name within the repository (not itself)."""

@@ -22,10 +22,35 @@ class Reason(enum.StrEnum):
     # --- kernargs
 
     # --- launch-surface
+    PROFILE_REMOVED = "profile-removed"
+    PROFILE_UNREADABLE = "profile-unreadable"
+    LAUNCH_ENTRY_REMOVED = "launch-entry-removed"
+    LAUNCH_ENTRY_ADDED = "launch-entry-added"
+    LAUNCH_ENTRY_EDITED = "launch-entry-edited"
+    PYTHON_SOURCE_UNREADABLE = "python-source-unreadable"
+    PYTHON_SOURCE_UNREADABLE_AT_BASE = "python-source-unreadable-at-base"
+    PYTHON_SOURCE_FILE_MISSING = "python-source-file-missing"
+    PYTHON_SOURCE_FUNCTION_MISSING = "python-source-function-missing"
+    MIRROR_FILE_MISSING = "mirror-file-missing"
+    MIRROR_UNREADABLE = "mirror-unreadable"
+    MIRROR_UNREADABLE_AT_BASE = "mirror-unreadable-at-base"
+    MIRROR_SYMBOL_MISSING = "mirror-symbol-missing"
+    HOST_SIDE_CHANGED_NO_MIRROR = "host-side-changed-no-mirror"
+    HOST_SIDE_CHANGED_MIRROR_MUST_RESTATE = "host-side-changed-mirror-must-restate"
+    HOST_SIDE_AND_MIRROR_CHANGED = "host-side-and-mirror-changed"
+    MIRROR_CHANGED_WITHOUT_PYTHON_SOURCE = "mirror-changed-without-python-source"
 
     # --- removed-symbol
+    REMOVED_WHILE_STILL_IMPORTED = "removed-while-still-imported"
+    REMOVED_WHILE_STILL_READ = "removed-while-still-read"
+    MEMBER_REMOVED_MAY_STILL_BE_READ = "member-removed-may-still-be-read"
+    RESIGNED_WHILE_STILL_CALLED = "resigned-while-still-called"
 
     # --- descriptor-symbol
+    DESCRIPTOR_UNREADABLE_SYMBOLS_UNCHECKED = "descriptor-unreadable-symbols-unchecked"
+    SYMBOL_NAMED_NO_PACK_DECLARES = "symbol-named-no-pack-declares"
+    SYMBOL_NAMED_UNDECLARED_PACK_UNREADABLE = "symbol-named-undeclared-pack-unreadable"
+    PACK_SYMBOL_NO_LONGER_NAMED = "pack-symbol-no-longer-named"
 
     # --- variant-set
 
@@ -45,10 +70,41 @@ class Step(enum.StrEnum):
     # --- kernargs
 
     # --- launch-surface
+    PROFILE_REMOVED_WITH_ENTRY = "profile-removed-with-entry"
+    PROFILE_DOES_NOT_PARSE = "profile-does-not-parse"
+    LAUNCH_ENTRY_REMOVED_FROM_PROFILE = "launch-entry-removed-from-profile"
+    LAUNCH_ENTRY_ADDED_TO_PROFILE = "launch-entry-added-to-profile"
+    LAUNCH_ENTRY_EDITED_IN_PROFILE = "launch-entry-edited-in-profile"
+    PYTHON_SOURCE_DOES_NOT_PARSE = "python-source-does-not-parse"
+    PYTHON_SOURCE_DID_NOT_PARSE_AT_BASE = "python-source-did-not-parse-at-base"
+    PYTHON_SOURCE_FILE_ABSENT = "python-source-file-absent"
+    NO_SUCH_FUNCTION_IN_MODULE = "no-such-function-in-module"
+    MODULE_CONTENT_CHANGED = "module-content-changed"
+    HOST_SIDE_ADDED = "host-side-added"
+    HOST_SIDE_REMOVED = "host-side-removed"
+    HOST_SIDE_CHANGED = "host-side-changed"
+    REACHED_HELPER_NOW_REACHED = "reached-helper-now-reached"
+    REACHED_HELPER_NO_LONGER_REACHED = "reached-helper-no-longer-reached"
+    REACHED_HELPER_CHANGED = "reached-helper-changed"
+    MIRROR_FILE_ABSENT = "mirror-file-absent"
+    MIRROR_DOES_NOT_PARSE = "mirror-does-not-parse"
+    MIRROR_DID_NOT_PARSE_AT_BASE = "mirror-did-not-parse-at-base"
+    MIRROR_DEFINES_NO_SYMBOL = "mirror-defines-no-symbol"
+    MIRROR_CHANGED = "mirror-changed"
+    MIRROR_RESTATES_IT = "mirror-restates-it"
 
     # --- removed-symbol
+    DEFINED_AT_BASE = "defined-at-base"
+    READS_IT_FROM = "reads-it-from"
+    STILL_BOUND_TO = "still-bound-to"
 
     # --- descriptor-symbol
+    DESCRIPTOR_DOES_NOT_PARSE = "descriptor-does-not-parse"
+    DESCRIPTOR_NAMES_SYMBOL = "descriptor-names-symbol"
+    PACK_DECLARED_IT_AT_BASE = "pack-declared-it-at-base"
+    PACK_DOES_NOT_PARSE = "pack-does-not-parse"
+    SYMBOL_NAMED_AT_BASE = "symbol-named-at-base"
+    PACK_STILL_DECLARES_IT = "pack-still-declares-it"
 
     # --- variant-set
 

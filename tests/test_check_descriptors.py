@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from impact.checks import CheckContext
+from impact.checks import CheckContext, charged
 from impact.checks.descriptor_symbol import DescriptorSymbolCheck
 from impact.checks.variant_set import (
     VariantSetCheck,
@@ -18,6 +18,7 @@ from impact.checks.variant_set import (
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
+from impact.render.words import reason_text
 from impact.surface import load_surface_map
 
 TREE = rocke_tree_files()
@@ -146,7 +147,7 @@ def test_statuses(build, edits, symbol, variants) -> None:
     rows = rows_of(build, *edits)
     assert statuses(rows, SYMBOL) == symbol, [r.reason for r in rows]
     assert statuses(rows, VARIANTS) == variants, [r.reason for r in rows]
-    assert not any(r.preexisting for r in rows)
+    assert not any(charged(r).preexisting for r in rows)
 
 
 def test_renamed_ued_symbol_names_both_sides(build) -> None:
@@ -179,7 +180,7 @@ def test_malformed_ued_is_changed_with_reason(build) -> None:
     rows = rows_of(build, e.replace(UED, '"knobs": []', '"knobs": ['))
     [row] = rows
     assert row.subject == f"descriptor:{UED}" and row.status == "changed"
-    assert "cannot be understood" in row.reason
+    assert "cannot be understood" in reason_text(row.reason, row.details)
 
 
 def test_new_pack_row_reaches_its_arch_and_names_the_gap(build) -> None:
@@ -192,7 +193,7 @@ def test_preexisting_symbol_mismatch_is_not_charged(build) -> None:
     base = dict(TREE)
     rename_in_ued()(base)
     rows = rows_of(build, comment_in_pack(), base=base)
-    assert [(r.subject, str(r.status), r.preexisting) for r in rows] == [
+    assert [(r.subject, str(r.status), charged(r).preexisting) for r in rows] == [
         (f"symbol:{RENAMED}", "mismatch", True)]
 
 
@@ -219,3 +220,15 @@ def test_docstring_headings(check) -> None:
     for heading in ("What it checks:", "Why a break hurts at run time:", "Example:",
                     "When it says changed instead:", "Evidence:"):
         assert heading in doc, heading
+
+
+def test_sides_changed_only_where_the_string_changed(build) -> None:
+    rows = rows_of(build, rename_in_ued())
+    broken = next(r for r in rows if r.subject == f"symbol:{RENAMED}")
+    roles = {(s.file, s.role) for s in broken.sides}
+    assert (UED, "changed") in roles  # it names the new string
+    assert (e.GFX950_DENSE_PACK, "counterpart") in roles  # its siblings did not move
+    base = dict(TREE)
+    rename_in_ued()(base)
+    [row] = rows_of(build, comment_in_pack(), base=base)
+    assert {s.role for s in row.sides} == {"counterpart"}

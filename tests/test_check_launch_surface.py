@@ -200,3 +200,15 @@ def test_docstring_has_the_five_headings() -> None:
                     "When it says changed instead:", "Evidence:"):
         assert heading in doc
     assert LaunchSurfaceCheck.name == "launch-surface"
+
+
+def test_a_break_the_base_had_names_no_changed_copy(build) -> None:
+    from impact.checks import charged
+
+    base = tree(e.append(P950, GHOST_ENTRY))
+    for edits in ((e.replace(P950, "engine:", "engine:  ")), grid_edit()):
+        rows = rows_of(build, Change("touch", edits=(edits,)), base=base)
+        ghost = next(r for r in rows if r.subject == f"{P950}:ghost")
+        assert ghost.status == "mismatch"
+        assert {s.role for s in ghost.sides} == {"counterpart"}
+        assert charged(ghost).preexisting is True

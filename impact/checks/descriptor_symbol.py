@@ -1,8 +1,10 @@
 """Native symbol strings named by descriptors against the constexpr strings the packs declare."""
 
-# Maintainers: reads descriptor `symbol` facts and pack `constexpr-string` facts through the
-# CheckContext only; never parses files itself. A symbol row is charged to the change only when
-# the mismatch is new in the view; one the base already had is listed as pre-existing.
+# Maintainers: reads the symbol strings descriptors name and packs declare as SymbolGraph
+# records, the files of each kind from the tree index, and parse failures through the
+# CheckContext; never parses files itself. A side is `changed` when that copy names or
+# declares the row's string differently from the base; `run_checks` charges from that.
+# Its sentences live in `impact/render/words.py`.
 
 from __future__ import annotations
 
@@ -14,19 +16,17 @@ from typing import ClassVar
 from impact.checks.base import CheckContext
 from impact.descriptors.facts import descriptor_type
 from impact.git import Snapshot, View
+from impact.graph import SymbolGraph
+from impact.kinds import Language, SurfaceKind
+from impact.reasons import Reason, Step
 from impact.rows import Hop, Row, Side, Status
 
-PACK_KIND = "ingestor-pack"
-DESCRIPTOR_KIND = "descriptor"
+# Descriptor file types (`x.ued.json` -> `ued`, see descriptors.facts.DESCRIPTOR_TYPES).
 SYMBOL_TYPES = frozenset({"ued", "umd", "udd", "uhd"})
+_VARIANT_TYPE = "kdp"  # the descriptor type that holds the variants, hence the archs
 PACK_SUFFIXES = (".graph_match", ".kernel_match", ".score", ".dispatch")
 
-
-@dataclass(frozen=True, order=True)
-class _Site:
-    path: str
-    line: int
-    name: str  # descriptor role, or the C++ constant's name
+_Site = SymbolGraph.SymbolString
 
 
 @dataclass
@@ -37,33 +37,52 @@ class _Symbols:
     declared: dict[str, list[_Site]]
     broken_packs: dict[str, str]
 
+    def naming(self, value: str) -> set[str]:
+        return {s.path for s in self.named.get(value, [])}
+
+    def declaring(self, value: str) -> set[str]:
+        return {s.path for s in self.declared.get(value, [])}
+
+
+def _symbol_descriptors(ctx: CheckContext, snapshot: Snapshot) -> list[str]:
+    return [p for p in ctx.paths(snapshot, SurfaceKind.DESCRIPTOR)
+            if descriptor_type(p) in SYMBOL_TYPES]
+
+
+def _packs(ctx: CheckContext, snapshot: Snapshot) -> list[str]:
+    index = ctx.index(snapshot)
+    cpp = set(index.language_paths(Language.CPP))
+    return [p for p in index.paths(SurfaceKind.INGESTOR_PACK) if p in cpp]
+
 
 def _symbols(ctx: CheckContext, snapshot: Snapshot) -> _Symbols:
+    graph = ctx.graph(snapshot)
     named: dict[str, list[_Site]] = {}
     declared: dict[str, list[_Site]] = {}
     broken: dict[str, str] = {}
-    for path in snapshot:
-        kind = ctx.surface.describe(path).kind
-        if kind == DESCRIPTOR_KIND and descriptor_type(path) in SYMBOL_TYPES:
-            for fact in ctx.facts(snapshot, path):
-                if fact.kind == "symbol":
-                    named.setdefault(fact.name, []).append(
-                        _Site(path, fact.line, str(fact.data.get("role", ""))))
-        elif kind == PACK_KIND and ctx.surface.describe(path).language == "cpp":
-            facts = ctx.facts(snapshot, path)
-            failure = ctx.parse_failure(facts)
-            if failure is not None:
-                broken[path] = str(failure.data.get("reason", ""))
-            for fact in facts:
-                if fact.kind == "constexpr-string":
-                    declared.setdefault(str(fact.data.get("value")), []).append(
-                        _Site(path, fact.line, fact.name))
+    for site in graph.symbol_names(_symbol_descriptors(ctx, snapshot)):
+        named.setdefault(site.value, []).append(site)
+    packs = _packs(ctx, snapshot)
+    for path in packs:
+        failure = ctx.parse_failure(ctx.facts(snapshot, path))
+        if failure is not None:
+            broken[path] = str(failure.data.get("reason", ""))
+    for site in graph.symbol_declarations(packs):
+        declared.setdefault(site.value, []).append(site)
     return _Symbols(named, declared, broken)
 
 
 def _family(value: str) -> str:
     """`hipkernel.gfx950_attention_dense.graph_match` -> `hipkernel.gfx950_attention_dense.`"""
     return value.rsplit(".", 1)[0] + "." if "." in value else value
+
+
+def _where(site: _Site) -> tuple[str, int, str]:
+    return (site.path, site.line, site.holder)
+
+
+def _role(changed: bool) -> str:
+    return "changed" if changed else "counterpart"
 
 
 class DescriptorSymbolCheck:
@@ -93,12 +112,15 @@ class DescriptorSymbolCheck:
 
     Evidence:
         The descriptor file:line naming the string, and the pack file:line that declared it
-        at the base (or that declares its sibling symbols). A mismatch the base already had
-        is marked pre-existing and moves nothing.
+        at the base (or that declares its sibling symbols), and a pack that does not parse.
+        A side is `changed` when that copy's naming or declaring of the string differs from
+        the base, so a mismatch the base already had is listed as pre-existing and moves
+        nothing.
     """
 
     name: ClassVar[str] = "descriptor-symbol"
-    surfaces: ClassVar[frozenset[str]] = frozenset({"descriptor", "ingestor-pack"})
+    surfaces: ClassVar[frozenset[str]] = frozenset(
+        {SurfaceKind.DESCRIPTOR, SurfaceKind.INGESTOR_PACK})
 
     def check(self, ctx: CheckContext) -> Iterable[Row]:
         for view in ctx.available_views():
@@ -107,107 +129,129 @@ class DescriptorSymbolCheck:
     def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
         assert view.new is not None
         changed = set(view.diff.paths)
-        descriptors = {p for p in changed if ctx.surface.describe(p).kind == DESCRIPTOR_KIND
+        descriptors = {p for p in changed if _kind(ctx, view, p) == SurfaceKind.DESCRIPTOR
                        and descriptor_type(p) in SYMBOL_TYPES}
-        packs = {p for p in changed if ctx.surface.describe(p).kind == PACK_KIND}
+        packs = {p for p in changed if _kind(ctx, view, p) == SurfaceKind.INGESTOR_PACK}
         if not descriptors and not packs:
             return
         old, new = _symbols(ctx, view.old), _symbols(ctx, view.new)
+        unreadable = set()
         for path in sorted(descriptors):
             if path not in view.new:
                 continue
             failure = ctx.parse_failure(ctx.facts(view.new, path))
             if failure is not None:
+                unreadable.add(path)
                 yield self._row(
                     ctx, view, f"descriptor:{path}", Status.CHANGED,
-                    f"descriptor cannot be understood ({failure.data.get('reason', '')}); "
-                    "its native symbols cannot be checked",
+                    Reason.DESCRIPTOR_UNREADABLE_SYMBOLS_UNCHECKED,
                     (Side(path, failure.line, view.name, "changed"),),
-                    (Hop(path, failure.line, "descriptor does not parse"),), path)
+                    (Hop.of(path, failure.line, Step.DESCRIPTOR_DOES_NOT_PARSE),), path,
+                    failure=str(failure.data.get("reason", "")))
         for value in sorted(new.named):
             sites = new.named[value]
             if value in new.declared:
                 continue
             if not packs and not any(s.path in descriptors for s in sites):
                 continue
-            yield self._undeclared(ctx, view, value, sites, old, new, changed)
-        unreadable = {p for p in descriptors
-                      if p in view.new and ctx.parse_failure(ctx.facts(view.new, p))}
+            yield self._undeclared(ctx, view, value, sites, old, new)
         for value in sorted(old.named):
             if value in new.named or value not in new.declared:
                 continue
-            if {s.path for s in old.named[value]} <= unreadable:
+            if old.naming(value) <= unreadable:
                 continue  # the parse-failure row of the descriptor stands in for it
             if not value.endswith(PACK_SUFFIXES):
                 continue
-            yield self._unnamed(ctx, view, value, old.named[value], new.declared[value], changed)
+            yield self._unnamed(ctx, view, value, old, new)
 
     def _undeclared(self, ctx: CheckContext, view: View, value: str, sites: list[_Site],
-                    old: _Symbols, new: _Symbols, changed: set[str]) -> Row:
-        """A symbol a descriptor names at the new revision and no pack declares."""
-        counterparts = [(s, "base") for s in old.declared.get(value, [])]
-        if not counterparts:
+                    old: _Symbols, new: _Symbols) -> Row:
+        """A symbol a descriptor names at the new revision and no pack declares. A
+        descriptor side changed when it did not name the string at the base; a pack that
+        declared it at the base changed (none declares it now); a sibling's pack is
+        context."""
+        named_before = old.naming(value)
+        at_base = sorted(old.declared.get(value, []), key=_where)
+        siblings: list[_Site] = []
+        if not at_base:
             family = _family(value)
-            counterparts = [(s, view.name) for v, found in sorted(new.declared.items())
-                            if v.startswith(family) for s in found]
-        sides = [Side(s.path, s.line, view.name,
-                      "changed" if s.path in changed else "counterpart", value)
-                 for s in sorted(sites)]
-        sides += [Side(s.path, s.line, rev, "changed" if s.path in changed else "counterpart",
-                       s.name) for s, rev in sorted(counterparts)]
-        hops = [Hop(s.path, s.line, f"descriptor names symbol '{value}' ({s.name})")
-                for s in sorted(sites)]
-        hops += [Hop(s.path, s.line, f"pack declared it as {s.name} at the base")
-                 for s, rev in sorted(counterparts) if rev == "base"]
+            siblings = sorted((s for v, found in new.declared.items()
+                               if v.startswith(family) for s in found), key=_where)
+        sites = sorted(sites, key=_where)
+        sides = [Side(s.path, s.line, view.name, _role(s.path not in named_before), value)
+                 for s in sites]
+        sides += [Side(s.path, s.line, "base", "changed", s.holder) for s in at_base]
+        sides += [Side(s.path, s.line, view.name, "counterpart", s.holder) for s in siblings]
+        hops = [Hop.of(s.path, s.line, Step.DESCRIPTOR_NAMES_SYMBOL, symbol=value, role=s.holder)
+                for s in sites]
+        hops += [Hop.of(s.path, s.line, Step.PACK_DECLARED_IT_AT_BASE, constant=s.holder)
+                 for s in at_base]
         if new.broken_packs:
             broken = sorted(new.broken_packs)[0]
-            hops.append(Hop(broken, 0, "this pack does not parse"))
+            # The pack that stopped parsing is a copy this row reads: it changed when it
+            # parsed (or was absent) at the base.
+            sides.append(Side(broken, 0, view.name, _role(broken not in old.broken_packs)))
+            hops.append(Hop.of(broken, 0, Step.PACK_DOES_NOT_PARSE))
             return self._row(ctx, view, f"symbol:{value}", Status.CHANGED,
-                             f"descriptor names symbol '{value}'; no pack that parses declares "
-                             "it, and a pack does not parse", tuple(sides), tuple(hops),
-                             sites[0].path)
-        already = (value not in old.declared
-                   and {s.path for s in sites} <= {s.path for s in old.named.get(value, [])})
+                             Reason.SYMBOL_NAMED_UNDECLARED_PACK_UNREADABLE, tuple(sides),
+                             tuple(hops), sites[0].path, symbol=value)
         return self._row(ctx, view, f"symbol:{value}", Status.MISMATCH,
-                         f"descriptor names symbol '{value}'; no pack declares it "
-                         "(the loader drops the whole engine)", tuple(sides), tuple(hops),
-                         sites[0].path, preexisting=already)
+                         Reason.SYMBOL_NAMED_NO_PACK_DECLARES, tuple(sides), tuple(hops),
+                         sites[0].path, symbol=value)
 
-    def _unnamed(self, ctx: CheckContext, view: View, value: str, named: list[_Site],
-                 declared: list[_Site], changed: set[str]) -> Row:
-        """A pack hook a descriptor named at the base and no descriptor names any more."""
+    def _unnamed(self, ctx: CheckContext, view: View, value: str, old: _Symbols,
+                 new: _Symbols) -> Row:
+        """A pack hook a descriptor named at the base and no descriptor names any more:
+        every descriptor that named it changed; a pack side changed when it did not
+        declare the string at the base."""
+        named = sorted(old.named[value], key=_where)
+        declared = sorted(new.declared[value], key=_where)
+        declared_before = old.declaring(value)
         sides = tuple(
-            [Side(s.path, s.line, "base", "changed" if s.path in changed else "counterpart",
-                  value) for s in sorted(named)]
-            + [Side(s.path, s.line, view.name,
-                    "changed" if s.path in changed else "counterpart", s.name)
-               for s in sorted(declared)])
+            [Side(s.path, s.line, "base", "changed", value) for s in named]
+            + [Side(s.path, s.line, view.name, _role(s.path not in declared_before), s.holder)
+               for s in declared])
         hops = tuple(
-            [Hop(s.path, s.line, f"named '{value}' at the base") for s in sorted(named)]
-            + [Hop(s.path, s.line, f"pack still declares it as {s.name}")
-               for s in sorted(declared)])
+            [Hop.of(s.path, s.line, Step.SYMBOL_NAMED_AT_BASE, symbol=value) for s in named]
+            + [Hop.of(s.path, s.line, Step.PACK_STILL_DECLARES_IT, constant=s.holder)
+               for s in declared])
         return self._row(ctx, view, f"symbol:{value}", Status.CHANGED,
-                         f"pack symbol '{value}' is no longer named by any descriptor",
-                         sides, hops, named[0].path)
+                         Reason.PACK_SYMBOL_NO_LONGER_NAMED, sides, hops, named[0].path,
+                         symbol=value)
 
-    def _row(self, ctx: CheckContext, view: View, subject: str, status: Status, reason: str,
-             sides: tuple[Side, ...], evidence: tuple[Hop, ...], descriptor: str, *,
-             preexisting: bool = False) -> Row:
+    def _row(self, ctx: CheckContext, view: View, subject: str, status: Status, reason: Reason,
+             sides: tuple[Side, ...], evidence: tuple[Hop, ...], descriptor: str,
+             **details: str) -> Row:
+        assert view.new is not None
+        kdps = _variant_descriptors_beside(ctx, view, descriptor)
+        archs = {a for kdp in kdps for snap in (view.old, view.new)
+                 for a in _archs_of_descriptor(ctx, snap, kdp)}
         return Row(contract=self.name, view=view.name, subject=subject, status=status,
-                   reason=reason, archs=_archs(ctx, view, descriptor), sides=sides,
-                   evidence=evidence, preexisting=preexisting)
+                   reason=reason, sides=sides, evidence=evidence, details=dict(details),
+                   archs=tuple(sorted(archs)) if archs
+                   else ctx.archs_for(descriptor, view.old, view.new))
 
 
-def _archs(ctx: CheckContext, view: View, descriptor: str) -> tuple[str, ...]:
-    """The archs of the KDPs beside a descriptor (a UED holds no variants itself), else
-    what `archs_for` finds from its path."""
+def _kind(ctx: CheckContext, view: View, path: str) -> str:
+    """The surface kind of a changed path, from the side of the view that holds it."""
+    assert view.new is not None
+    snapshot = view.new if path in view.new else view.old
+    return ctx.index(snapshot).kind(path)
+
+
+def _variant_descriptors_beside(ctx: CheckContext, view: View, descriptor: str) -> list[str]:
+    """The KDPs in a descriptor's folder at either revision: a UED holds no variants
+    itself, the KDPs beside it hold the ones its symbols serve."""
     assert view.new is not None
     folder = posixpath.dirname(descriptor)
-    kdps = sorted({p for snap in (view.old, view.new) for p in snap
-                   if posixpath.dirname(p) == folder and descriptor_type(p) == "kdp"})
-    archs: set[str] = set()
-    for kdp in kdps:
-        for snap in (view.old, view.new):
-            if kdp in snap:
-                archs |= ctx.graph(snap).archs_of_descriptor(kdp)
-    return tuple(sorted(archs)) if archs else ctx.archs_for(descriptor, view.old, view.new)
+    return sorted({p for snap in (view.old, view.new)
+                   for p in ctx.paths(snap, SurfaceKind.DESCRIPTOR)
+                   if posixpath.dirname(p) == folder and descriptor_type(p) == _VARIANT_TYPE})
+
+
+def _archs_of_descriptor(ctx: CheckContext, snapshot: Snapshot, path: str) -> set[str]:
+    """The architectures of the variants the descriptor file `path` holds in `snapshot`.
+
+    SWAP: the one call into the graph for archs; becomes `impact.archs.archs_of_descriptor`
+    when that module lands."""
+    return ctx.graph(snapshot).archs_of_descriptor(path) if path in snapshot else set()

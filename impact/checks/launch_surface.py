@@ -1,25 +1,27 @@
 """Launch surfaces: each profile `launch_surface:` entry, its Python half against its C++ mirror.
 
-Maintainers: reads `surface:` nodes, function/class/assignment sites and `reach` of each
-snapshot's SymbolGraph, and facts through the CheckContext; never parses source or touches
-git. It compares digests only: what the two halves compute is left to a device run.
+Maintainers: reads the profiles' launch-surface entries, the definitions and what they
+reach through each snapshot's SymbolGraph records, and facts through the CheckContext;
+never parses source, touches git or sees a graph node. It compares digests only: what the
+two halves compute is left to a device run. Its sentences live in `impact/render/words.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from impact.checks.base import CheckContext
-from impact.cpp.facts import FUNCTION_DEFINITION, KERNEL_ARGUMENT_LIST
 from impact.git import Snapshot, View
-from impact.graph import SymbolGraph, symbol_node
+from impact.graph import SymbolGraph
+from impact.kinds import FactKind, SurfaceKind
+from impact.reasons import Reason, Step
 from impact.rows import Hop, Row, Side, Status
 
-_SURFACE_KIND = "launch-surface"
-_ENTRY_KEYS = ("python_source", "cpp_mirror", "kmd_fields", "guard", "test")
-_DEVICE_ONLY = "the mirror changed too: only a device run can tell they agree"
+Entry = SymbolGraph.LaunchSurfaceEntry
+Locator = SymbolGraph.Locator
+_Key = tuple[str, str]  # (module, qualname) of a definition; (path, "") for a whole module
 
 # States of one side at one revision.
 _OK = "ok"
@@ -27,6 +29,7 @@ _NONE = "none"            # declared absent (`none`)
 _NO_FILE = "no-file"
 _UNPARSED = "unparsed"
 _NO_SYMBOL = "no-symbol"
+_ABSENT = (_NO_FILE, _NO_SYMBOL)  # a break the side can carry from the base unchanged
 
 
 @dataclass
@@ -36,11 +39,11 @@ class _Python:
     state: str
     file: str = ""
     symbol: str | None = None
-    reason: str = ""
+    failure: str = ""
     line: int = 0
-    defs: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    reached: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    where: dict[str, tuple[str, int, str]] = field(default_factory=dict)
+    defs: dict[_Key, tuple[Any, ...]] = field(default_factory=dict)
+    reached: dict[_Key, tuple[Any, ...]] = field(default_factory=dict)
+    where: dict[_Key, tuple[str, int, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -50,15 +53,15 @@ class _Mirror:
     state: str
     file: str = ""
     symbol: str | None = None
-    reason: str = ""
+    failure: str = ""
     line: int = 0
     digest: str | None = None
 
 
 @dataclass
 class _Verdict:
-    mismatches: list[tuple[str, bool]] = field(default_factory=list)  # (reason, charged)
-    changes: list[str] = field(default_factory=list)
+    mismatches: list[tuple[Reason, bool]] = field(default_factory=list)  # (reason, charged)
+    changes: list[Reason] = field(default_factory=list)
     hops: list[Hop] = field(default_factory=list)
 
 
@@ -97,7 +100,7 @@ class LaunchSurfaceCheck:
     """
 
     name: ClassVar[str] = "launch-surface"
-    surfaces: ClassVar[frozenset[str]] = frozenset({"launch-surface-profile"})
+    surfaces: ClassVar[frozenset[str]] = frozenset({SurfaceKind.LAUNCH_SURFACE_PROFILE})
 
     def check(self, ctx: CheckContext) -> Iterable[Row]:
         for view in ctx.available_views():
@@ -109,117 +112,132 @@ class LaunchSurfaceCheck:
         new_entries = _entries(ctx.graph(view.new))
         for key in sorted(set(old_entries) | set(new_entries)):
             if key not in new_entries:
-                yield self._removed(ctx, view, key, old_entries[key])
+                yield self._removed(ctx, view, old_entries[key])
                 continue
-            row = self._entry(ctx, view, key, old_entries.get(key), new_entries[key])
+            row = self._entry(ctx, view, old_entries.get(key), new_entries[key])
             if row is not None:
                 yield row
 
     # ------------------------------------------------------------------ one entry
-    def _removed(self, ctx: CheckContext, view: View, key: tuple[str, str],
-                 data: Mapping[str, Any]) -> Row:
+    def _removed(self, ctx: CheckContext, view: View, entry: Entry) -> Row:
         assert view.new is not None
-        profile, name = key
+        profile = entry.profile
+        failure = ctx.parse_failure(ctx.facts(view.new, profile))
+        details: dict[str, Any] = {"entry": entry.name, "profile": profile,
+                                   "profile_failure": None}
         if profile not in view.new:
-            reason = "profile removed: its launch-surface entry went with it"
-        elif profile in ctx.graph(view.new).parse_failures:
-            reason = ("profile cannot be understood: "
-                      f"{ctx.graph(view.new).parse_failures[profile]}")
+            reason, hop = Reason.PROFILE_REMOVED, Hop.of(profile, entry.line,
+                                                         Step.PROFILE_REMOVED_WITH_ENTRY)
+        elif failure is not None:
+            details["profile_failure"] = str(failure.data.get("reason", ""))
+            reason = Reason.PROFILE_UNREADABLE
+            hop = Hop.of(profile, entry.line, Step.PROFILE_DOES_NOT_PARSE,
+                         failure=details["profile_failure"])
         else:
-            reason = "launch-surface entry removed from the profile"
-        source, mirror = data.get("python_source"), data.get("cpp_mirror")
-        sides = [Side(profile, int(data.get("line") or 0), "base", "changed", name)]
-        for locator in (source, mirror):
-            if isinstance(locator, dict):
-                sides.append(Side(str(locator["file"]), 0, "base", "counterpart",
-                                  str(locator.get("symbol") or "")))
-        anchor = str(source["file"]) if isinstance(source, dict) else profile
+            reason, hop = Reason.LAUNCH_ENTRY_REMOVED, Hop.of(
+                profile, entry.line, Step.LAUNCH_ENTRY_REMOVED_FROM_PROFILE)
+        # The profile's copy of the entry went: that is the change this row is charged to.
+        sides = [Side(profile, entry.line, "base", "changed", entry.name)]
+        for locator in (entry.python_source, entry.cpp_mirror):
+            if locator is not None:
+                sides.append(Side(locator.file, 0, "base", "counterpart", locator.symbol or ""))
+        anchor = entry.python_source.file if entry.python_source is not None else profile
         return Row(
-            contract=self.name, view=view.name, subject=f"{profile}:{name}",
+            contract=self.name, view=view.name, subject=f"{profile}:{entry.name}",
             status=Status.CHANGED, reason=reason,
             archs=ctx.archs_for(anchor, view.old, view.new), sides=tuple(sides),
-            evidence=(Hop(profile, int(data.get("line") or 0), reason),),
-            details={"entry": name, "profile": profile},
+            evidence=(hop,), details=details,
         )
 
-    def _entry(self, ctx: CheckContext, view: View, key: tuple[str, str],
-               old_data: Mapping[str, Any] | None, new_data: Mapping[str, Any]) -> Row | None:
+    def _entry(self, ctx: CheckContext, view: View, old_entry: Entry | None,
+               new_entry: Entry) -> Row | None:
         assert view.new is not None
         old, new = view.old, view.new
-        profile, name = key
-        edited = old_data is None or any(
-            old_data.get(k) != new_data.get(k) for k in _ENTRY_KEYS)
-        reference = old_data if old_data is not None else new_data
-        py_old = _python_side(ctx, old, reference.get("python_source"))
-        py_new = _python_side(ctx, new, new_data.get("python_source"))
-        mirror_old = _mirror_side(ctx, old, reference.get("cpp_mirror"))
-        mirror_new = _mirror_side(ctx, new, new_data.get("cpp_mirror"))
+        profile, name = new_entry.profile, new_entry.name
+        edited = old_entry is None or _edited(old_entry, new_entry)
+        reference = old_entry if old_entry is not None else new_entry
+        py_old = _python_side(ctx, old, reference.python_source)
+        py_new = _python_side(ctx, new, new_entry.python_source)
+        mirror_old = _mirror_side(ctx, old, reference.cpp_mirror)
+        mirror_new = _mirror_side(ctx, new, new_entry.cpp_mirror)
 
         verdict = _Verdict()
         py_changed = _python_verdict(py_old, py_new, edited, verdict)
         mirror_changed = _mirror_verdict(mirror_old, mirror_new, edited, verdict)
         _pairing(py_new, mirror_new, py_changed, mirror_changed, verdict)
         if edited:
-            verdict.changes.append("launch-surface entry added to the profile"
-                                   if old_data is None else
-                                   "launch-surface entry edited in the profile")
-            verdict.hops.append(Hop(profile, int(new_data.get("line") or 0),
-                                    verdict.changes[-1]))
+            added = old_entry is None
+            verdict.changes.append(Reason.LAUNCH_ENTRY_ADDED if added
+                                   else Reason.LAUNCH_ENTRY_EDITED)
+            verdict.hops.append(Hop.of(profile, new_entry.line,
+                                       Step.LAUNCH_ENTRY_ADDED_TO_PROFILE if added
+                                       else Step.LAUNCH_ENTRY_EDITED_IN_PROFILE))
 
         charged = [reason for reason, was_charged in verdict.mismatches if was_charged]
         carried = [reason for reason, was_charged in verdict.mismatches if not was_charged]
         touched = set(view.diff.paths) & {profile, py_new.file, py_old.file,
                                           mirror_new.file, mirror_old.file}
-        preexisting = False
+        # Only a carried break is left: the base already had it and the view merely
+        # touched a file of the entry. No copy changed as this row reads it, so every
+        # side is a counterpart and `run_checks` lists the row as pre-existing.
+        carried_only = not charged and not verdict.changes
         if charged:
             status, reason = Status.MISMATCH, charged[0]
         elif verdict.changes:
             status, reason = Status.CHANGED, verdict.changes[0]
         elif carried and touched:
-            status, reason, preexisting = Status.MISMATCH, carried[0], True
+            status, reason = Status.MISMATCH, carried[0]
         else:
             return None
 
         revision = view.name
         sides = []
         if py_new.state != _NONE:
-            py_line = py_new.line or py_old.line
-            sides.append(Side(py_new.file, py_line, revision if py_new.file in new else "base",
-                              "changed" if py_changed else "counterpart",
-                              py_new.symbol or ""))
+            sides.append(Side(py_new.file, py_new.line or py_old.line,
+                              revision if py_new.file in new else "base",
+                              _role(py_changed and not carried_only), py_new.symbol or ""))
         if mirror_new.state != _NONE:
             sides.append(Side(mirror_new.file, mirror_new.line or mirror_old.line,
                               revision if mirror_new.file in new else "base",
-                              "changed" if mirror_changed else "counterpart",
-                              mirror_new.symbol or ""))
+                              _role(mirror_changed and not carried_only), mirror_new.symbol or ""))
         if edited:
-            sides.append(Side(profile, int(new_data.get("line") or 0), revision, "changed",
-                              name))
+            sides.append(Side(profile, new_entry.line, revision, "changed", name))
         anchor = py_new.file or mirror_new.file or profile
         return Row(
             contract=self.name, view=view.name, subject=f"{profile}:{name}",
             status=status, reason=reason, archs=ctx.archs_for(anchor, old, new),
-            sides=tuple(sides), evidence=tuple(verdict.hops), preexisting=preexisting,
+            sides=tuple(sides), evidence=tuple(verdict.hops),
             details={
                 "entry": name, "profile": profile,
                 "python_changed": py_changed, "mirror_changed": mirror_changed,
                 "mirror": None if mirror_new.state == _NONE else mirror_new.file,
-                "reasons": [*charged, *verdict.changes, *carried],
+                "reasons": [str(r) for r in (*charged, *verdict.changes, *carried)],
                 # The profile's own device check for this surface, when it names one.
-                "test": new_data.get("test") if isinstance(new_data.get("test"), str) else None,
+                "test": new_entry.test,
+                # The values the reasons' sentences read.
+                "host_side": py_new.symbol or py_new.file or None,
+                "python_failure": py_new.failure or None,
+                "mirror_locator": _raw(mirror_new) if mirror_new.state != _NONE else None,
+                "mirror_symbol": mirror_new.symbol,
+                "mirror_failure": mirror_new.failure or None,
             },
         )
 
 
+def _role(changed: bool) -> str:
+    return "changed" if changed else "counterpart"
+
+
 # ---------------------------------------------------------------------- entries
-def _entries(graph: SymbolGraph) -> dict[tuple[str, str], Mapping[str, Any]]:
-    """(profile path, entry name) -> the entry's node data, for every launch-surface node."""
-    found = {}
-    for node, data in graph.graph.nodes(data=True):
-        if data.get("kind") == _SURFACE_KIND:
-            path = str(data.get("path"))
-            found[(path, node[len(f"surface:{path}:"):])] = data
-    return found
+def _entries(graph: SymbolGraph) -> dict[tuple[str, str], Entry]:
+    """(profile path, entry name) -> the entry, for every launch-surface entry."""
+    return {(entry.profile, entry.name): entry for entry in graph.launch_surfaces()}
+
+
+def _edited(old: Entry, new: Entry) -> bool:
+    """Whether the profile restates the entry differently (its line alone may move)."""
+    return (old.python_source, old.cpp_mirror, old.kmd_fields, old.guard, old.test) != (
+        new.python_source, new.cpp_mirror, new.kmd_fields, new.guard, new.test)
 
 
 # ----------------------------------------------------------------- python side
@@ -229,14 +247,10 @@ def _names_match(qualname: str, symbol: str) -> bool:
     return qualname == symbol or qualname.endswith("." + symbol)
 
 
-def _site_digest(kind: str, site: Mapping[str, Any]) -> Any:
-    return site.get("value_digest") if kind == "assignment" else site.get("digest")
-
-
-def _python_side(ctx: CheckContext, snapshot: Snapshot, locator: Any) -> _Python:
-    if not isinstance(locator, dict):
+def _python_side(ctx: CheckContext, snapshot: Snapshot, locator: Locator | None) -> _Python:
+    if locator is None:
         return _Python(_NONE)
-    file, symbol = str(locator.get("file")), locator.get("symbol")
+    file, symbol = locator.file, locator.symbol
     side = _Python(_OK, file=file, symbol=symbol)
     if file not in snapshot:
         side.state = _NO_FILE
@@ -244,38 +258,31 @@ def _python_side(ctx: CheckContext, snapshot: Snapshot, locator: Any) -> _Python
     facts = ctx.facts(snapshot, file)
     broken = ctx.parse_failure(facts)
     if broken is not None:
-        side.state, side.reason = _UNPARSED, str(broken.data.get("reason", ""))
+        side.state, side.failure = _UNPARSED, str(broken.data.get("reason", ""))
         return side
     if not symbol:
-        side.defs[f"module:{file}"] = (ctx.content(facts),)
+        side.defs[(file, "")] = (ctx.content(facts),)
         return side
     graph = ctx.graph(snapshot)
-    module = ctx.module_of(file) or f"<{file}>"
-    sites: dict[str, list[tuple[int, Any]]] = {}
-    for fact in facts:
-        if fact.kind == "function" and _names_match(fact.name, str(symbol)):
-            sites.setdefault(symbol_node(module, fact.name), []).append(
-                (fact.line, fact.data.get("digest")))
-    if not sites:
+    module = graph.module_at(file)
+    found = [d for d in (graph.definitions(module) if module is not None else [])
+             if d.kind == FactKind.FUNCTION and _names_match(d.name, symbol)]
+    if not found:
         side.state = _NO_SYMBOL
         return side
-    for node, found in sites.items():
-        found.sort(key=lambda pair: pair[0])
-        side.defs[node] = tuple(digest for _line, digest in found)
-        side.where[node] = (file, found[0][0], node.rsplit(":", 1)[-1])
-    side.line = min(found[0][0] for found in sites.values())
-    reached: set[str] = set()
-    for node in sites:
-        if node in graph.graph:
-            reached |= graph.reach(node)
-    for node in sorted(reached - set(sites)):
-        data = graph.graph.nodes[node]
-        kind = str(data.get("kind"))
-        node_sites = sorted(data.get("sites", []), key=lambda s: int(s.get("line", 0)))
-        side.reached[node] = (kind, *(_site_digest(kind, s) for s in node_sites))
-        line = int(node_sites[0].get("line", 0)) if node_sites else 0
-        side.where[node] = (str(data.get("path")), line,
-                            f"{data.get('module')}.{data.get('name')}")
+    for definition in found:
+        key = (definition.module, definition.name)
+        sites = sorted(definition.sites, key=lambda s: (s.line, str(s.digest)))
+        side.defs[key] = tuple(site.digest for site in sites)
+        side.where[key] = (file, sites[0].line if sites else 0, definition.name)
+    side.line = min(line for _file, line, _name in side.where.values())
+    reached = {(r.module, r.name): r for d in found for r in graph.reached(d)}
+    for key in sorted(set(reached) - set(side.defs)):
+        helper = reached[key]
+        sites = sorted(helper.sites, key=lambda s: s.line)
+        side.reached[key] = (helper.kind, *(site.digest for site in sites))
+        side.where[key] = (helper.path, sites[0].line if sites else 0,
+                           f"{helper.module}.{helper.name}")
     return side
 
 
@@ -284,57 +291,58 @@ def _python_verdict(old: _Python, new: _Python, edited: bool, verdict: _Verdict)
     if new.state == _NONE:
         return False
     if new.state == _UNPARSED:
-        reason = f"python_source module cannot be understood: {new.reason}"
-        verdict.changes.append(reason)
-        verdict.hops.append(Hop(new.file, 0, reason))
+        verdict.changes.append(Reason.PYTHON_SOURCE_UNREADABLE)
+        verdict.hops.append(Hop.of(new.file, 0, Step.PYTHON_SOURCE_DOES_NOT_PARSE,
+                                   failure=new.failure))
         return True
     if new.state == _NO_FILE:
-        reason = "python_source file does not exist"
-        verdict.mismatches.append((reason, edited or old.state != _NO_FILE))
-        verdict.hops.append(Hop(new.file, 0, reason))
+        verdict.mismatches.append((Reason.PYTHON_SOURCE_FILE_MISSING,
+                                   edited or old.state != _NO_FILE))
+        verdict.hops.append(Hop.of(new.file, 0, Step.PYTHON_SOURCE_FILE_ABSENT))
         return old.state != _NO_FILE
     if new.state == _NO_SYMBOL:
-        reason = "python_source names a function that does not exist"
-        verdict.mismatches.append((reason, edited or old.state != _NO_SYMBOL))
-        verdict.hops.append(Hop(new.file, 0, f"no function {new.symbol!r} in the module"))
+        verdict.mismatches.append((Reason.PYTHON_SOURCE_FUNCTION_MISSING,
+                                   edited or old.state != _NO_SYMBOL))
+        verdict.hops.append(Hop.of(new.file, 0, Step.NO_SUCH_FUNCTION_IN_MODULE,
+                                   symbol=new.symbol))
         return old.state != _NO_SYMBOL
     if old.state == _UNPARSED:
-        reason = "python_source module could not be understood at the base"
-        verdict.changes.append(reason)
-        verdict.hops.append(Hop(new.file, 0, reason))
+        verdict.changes.append(Reason.PYTHON_SOURCE_UNREADABLE_AT_BASE)
+        verdict.hops.append(Hop.of(new.file, 0, Step.PYTHON_SOURCE_DID_NOT_PARSE_AT_BASE))
         return True
     if old.state != _OK:
         return True  # it appears at this revision: the pairing reason says so
     if not new.symbol:
         if old.defs != new.defs:
-            verdict.hops.append(Hop(new.file, 0, "module content changed"))
+            verdict.hops.append(Hop.of(new.file, 0, Step.MODULE_CONTENT_CHANGED))
             return True
         return False
     changed = False
-    for node in sorted(set(old.defs) | set(new.defs)):
-        if old.defs.get(node) == new.defs.get(node):
+    for key in sorted(set(old.defs) | set(new.defs)):
+        if old.defs.get(key) == new.defs.get(key):
             continue
         changed = True
-        file, line, qualname = new.where.get(node) or old.where[node]
-        what = ("added" if node not in old.defs else "removed" if node not in new.defs
-                else "changed")
-        verdict.hops.append(Hop(file, line, f"host-side {qualname} {what}"))
-    for node in sorted(set(old.reached) | set(new.reached)):
-        if old.reached.get(node) == new.reached.get(node):
+        file, line, qualname = new.where.get(key) or old.where[key]
+        step = (Step.HOST_SIDE_ADDED if key not in old.defs else Step.HOST_SIDE_REMOVED
+                if key not in new.defs else Step.HOST_SIDE_CHANGED)
+        verdict.hops.append(Hop.of(file, line, step, qualname=qualname))
+    for key in sorted(set(old.reached) | set(new.reached)):
+        if old.reached.get(key) == new.reached.get(key):
             continue
         changed = True
-        file, line, dotted = new.where.get(node) or old.where[node]
-        what = ("now reached" if node not in old.reached else "no longer reached"
-                if node not in new.reached else "changed")
-        verdict.hops.append(Hop(file, line, f"reached helper {dotted} {what}"))
+        file, line, dotted = new.where.get(key) or old.where[key]
+        step = (Step.REACHED_HELPER_NOW_REACHED if key not in old.reached
+                else Step.REACHED_HELPER_NO_LONGER_REACHED if key not in new.reached
+                else Step.REACHED_HELPER_CHANGED)
+        verdict.hops.append(Hop.of(file, line, step, helper=dotted))
     return changed
 
 
 # ------------------------------------------------------------------ mirror side
-def _mirror_side(ctx: CheckContext, snapshot: Snapshot, locator: Any) -> _Mirror:
-    if not isinstance(locator, dict):
+def _mirror_side(ctx: CheckContext, snapshot: Snapshot, locator: Locator | None) -> _Mirror:
+    if locator is None:
         return _Mirror(_NONE)
-    file, symbol = str(locator.get("file")), locator.get("symbol")
+    file, symbol = locator.file, locator.symbol
     side = _Mirror(_OK, file=file, symbol=symbol)
     if file not in snapshot:
         side.state = _NO_FILE
@@ -342,11 +350,11 @@ def _mirror_side(ctx: CheckContext, snapshot: Snapshot, locator: Any) -> _Mirror
     facts = ctx.facts(snapshot, file)
     broken = ctx.parse_failure(facts)
     if broken is not None:
-        side.state, side.reason = _UNPARSED, str(broken.data.get("reason", ""))
+        side.state, side.failure = _UNPARSED, str(broken.data.get("reason", ""))
         return side
     side.digest = ctx.content(facts)
     if symbol:
-        lines = [f.line for f in facts if _defines(f.kind, f.name, f.data, str(symbol))]
+        lines = [f.line for f in facts if _defines(f.kind, f.name, f.data, symbol)]
         if not lines:
             side.state = _NO_SYMBOL
         else:
@@ -354,12 +362,12 @@ def _mirror_side(ctx: CheckContext, snapshot: Snapshot, locator: Any) -> _Mirror
     return side
 
 
-def _defines(kind: str, name: str, data: Mapping[str, Any], symbol: str) -> bool:
+def _defines(kind: str, name: str, data: dict[str, Any], symbol: str) -> bool:
     """A function definition or KernelArgument list named `symbol` (namespaces and
     enclosing classes may prefix it: `ns::Cls::launch` defines `Cls::launch`)."""
-    if kind == FUNCTION_DEFINITION:
+    if kind == FactKind.FUNCTION_DEFINITION:
         return name == symbol or name.endswith("::" + symbol)
-    if kind == KERNEL_ARGUMENT_LIST:
+    if kind == FactKind.KERNEL_ARGUMENT_LIST:
         return symbol in (name, str(data.get("function") or ""))
     return False
 
@@ -369,45 +377,45 @@ def _mirror_verdict(old: _Mirror, new: _Mirror, edited: bool, verdict: _Verdict)
     if new.state == _NONE:
         return False
     if new.state == _NO_FILE:
-        reason = "C++ mirror file does not exist"
-        verdict.mismatches.append((reason, edited or old.state != _NO_FILE))
-        verdict.hops.append(Hop(new.file, 0, reason))
+        verdict.mismatches.append((Reason.MIRROR_FILE_MISSING,
+                                   edited or old.state != _NO_FILE))
+        verdict.hops.append(Hop.of(new.file, 0, Step.MIRROR_FILE_ABSENT))
         return old.state != _NO_FILE
     if new.state == _UNPARSED:
-        reason = f"C++ mirror cannot be understood: {new.reason}"
-        verdict.changes.append(reason)
-        verdict.hops.append(Hop(new.file, 0, reason))
+        verdict.changes.append(Reason.MIRROR_UNREADABLE)
+        verdict.hops.append(Hop.of(new.file, 0, Step.MIRROR_DOES_NOT_PARSE,
+                                   failure=new.failure))
         return True
     if new.state == _NO_SYMBOL:
-        reason = f"C++ mirror does not define {new.symbol}"
-        verdict.mismatches.append((reason, edited or old.state != _NO_SYMBOL))
-        verdict.hops.append(Hop(new.file, 0, reason))
+        verdict.mismatches.append((Reason.MIRROR_SYMBOL_MISSING,
+                                   edited or old.state != _NO_SYMBOL))
+        verdict.hops.append(Hop.of(new.file, 0, Step.MIRROR_DEFINES_NO_SYMBOL,
+                                   symbol=new.symbol))
         return old.state != _NO_SYMBOL or old.digest != new.digest
     if old.state == _UNPARSED:
-        reason = "C++ mirror could not be understood at the base"
-        verdict.changes.append(reason)
-        verdict.hops.append(Hop(new.file, new.line, reason))
+        verdict.changes.append(Reason.MIRROR_UNREADABLE_AT_BASE)
+        verdict.hops.append(Hop.of(new.file, new.line, Step.MIRROR_DID_NOT_PARSE_AT_BASE))
         return True
     return old.state != _OK or old.digest != new.digest
 
 
-def _pairing(py: _Python, mirror: _Mirror, py_changed: bool, mirror_changed: bool,
+def _pairing(python: _Python, mirror: _Mirror, py_changed: bool, mirror_changed: bool,
              verdict: _Verdict) -> None:
     """The changed reason that pairs the two halves, when both are understood."""
-    if py.state not in (_OK, _NONE) or mirror.state not in (_OK, _NONE):
+    if python.state not in (_OK, _NONE) or mirror.state not in (_OK, _NONE):
         return
-    what = py.symbol or py.file
-    if py_changed and py.state == _OK:
+    if py_changed and python.state == _OK:
         if mirror.state == _NONE:
-            verdict.changes.append(f"host-side {what} changed; no C++ mirror declared")
+            verdict.changes.append(Reason.HOST_SIDE_CHANGED_NO_MIRROR)
         else:
-            reason = f"host-side {what} changed; its C++ mirror {_raw(mirror)} must restate it"
-            verdict.changes.append(f"{reason} ({_DEVICE_ONLY})" if mirror_changed else reason)
+            verdict.changes.append(Reason.HOST_SIDE_AND_MIRROR_CHANGED if mirror_changed
+                                   else Reason.HOST_SIDE_CHANGED_MIRROR_MUST_RESTATE)
     elif mirror_changed and mirror.state == _OK:
-        verdict.changes.append("C++ mirror changed without its Python source")
+        verdict.changes.append(Reason.MIRROR_CHANGED_WITHOUT_PYTHON_SOURCE)
     if mirror.state == _OK and (py_changed or mirror_changed):
-        says = f"C++ mirror {_raw(mirror)} " + ("changed" if mirror_changed else "restates it")
-        verdict.hops.append(Hop(mirror.file, mirror.line, says))
+        verdict.hops.append(Hop.of(mirror.file, mirror.line,
+                                   Step.MIRROR_CHANGED if mirror_changed
+                                   else Step.MIRROR_RESTATES_IT, mirror=_raw(mirror)))
 
 
 def _raw(mirror: _Mirror) -> str:

@@ -1,4 +1,9 @@
-"""Removed Python symbols that other code still imports or reads."""
+"""Removed Python symbols that other code still imports or reads.
+
+Maintainers: reads definitions and their readers as SymbolGraph records (never a graph
+node or id scheme) and parse failures through the CheckContext; never parses source or
+touches git. Its sentences live in `impact/render/words.py`.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,13 @@ from typing import ClassVar
 
 from impact.checks.base import CheckContext
 from impact.git import View
-from impact.graph import DEFINITION_KINDS, SymbolGraph
+from impact.graph import SymbolGraph
+from impact.kinds import FactKind, SurfaceKind
+from impact.reasons import Reason, Step
 from impact.rows import Hop, Row, Side, Status
+
+Definition = SymbolGraph.Definition
+Reader = SymbolGraph.Reader
 
 
 class RemovedSymbolCheck:
@@ -40,7 +50,8 @@ class RemovedSymbolCheck:
     """
 
     name: ClassVar[str] = "removed-symbol"
-    surfaces: ClassVar[frozenset[str]] = frozenset({"rocke-library", "rocke-platform", "hkp-pack"})
+    surfaces: ClassVar[frozenset[str]] = frozenset(
+        {SurfaceKind.ROCKE_LIBRARY, SurfaceKind.ROCKE_PLATFORM, SurfaceKind.HKP_PACK})
 
     def check(self, ctx: CheckContext) -> Iterable[Row]:
         for view in ctx.available_views():
@@ -49,53 +60,53 @@ class RemovedSymbolCheck:
     def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
         assert view.new is not None
         old_graph, new_graph = ctx.graph(view.old), ctx.graph(view.new)
-        changed_files = set(view.diff.paths)
-        for node, data in old_graph.graph.nodes(data=True):
-            if data.get("kind") not in DEFINITION_KINDS or data.get("path") not in changed_files:
+        for path in sorted(set(view.diff.paths)):
+            module = old_graph.module_at(path)
+            if module is None:
                 continue
-            module, name = str(data["module"]), str(data["name"])
-            if data.get("path") in new_graph.parse_failures:
+            if ctx.parse_failure(ctx.facts(view.new, path)) is not None:
                 continue  # the module no longer parses: not removed, unreadable (surface row)
-            if node in new_graph.graph:
-                if data.get("kind") == "function" and _signature(data) != _signature(
-                        new_graph.graph.nodes[node]):
-                    yield from self._resigned_rows(ctx, view, old_graph, new_graph, node, data)
-                continue
-            if "." in name:
-                yield from self._member_rows(ctx, view, new_graph, node, data)
-                continue
-            for reader in sorted(old_graph.readers_of(node)):
-                row = self._reader_row(ctx, view, old_graph, new_graph, node, module, name,
-                                       reader)
-                if row is not None:
-                    yield row
+            for definition in old_graph.definitions(module):
+                yield from self._definition_rows(ctx, view, old_graph, new_graph, definition)
+
+    def _definition_rows(self, ctx: CheckContext, view: View, old_graph: SymbolGraph,
+                         new_graph: SymbolGraph, definition: Definition) -> Iterator[Row]:
+        now = new_graph.definition(definition.module, definition.name)
+        if now is not None:
+            if definition.kind == FactKind.FUNCTION and definition.signature != now.signature:
+                yield from self._resigned_rows(ctx, view, old_graph, new_graph, definition, now)
+            return
+        if "." in definition.name:
+            yield from self._member_rows(ctx, view, new_graph, definition)
+            return
+        for reader in old_graph.readers(definition):
+            row = self._reader_row(ctx, view, new_graph, definition, reader)
+            if row is not None:
+                yield row
 
     def _resigned_rows(self, ctx: CheckContext, view: View, old_graph: SymbolGraph,
-                       new_graph: SymbolGraph, node: str, data: dict) -> Iterator[Row]:
+                       new_graph: SymbolGraph, definition: Definition,
+                       now: Definition) -> Iterator[Row]:
         """A function whose parameters changed: every function elsewhere that still reads
         it is `changed` (whether its calls still fit is for a run to show)."""
-        module = str(data["module"])
-        for reader in sorted(old_graph.readers_of(node)):
-            reader_data = old_graph.graph.nodes[reader]
-            reader_module = str(reader_data.get("module"))
-            if reader_data.get("kind") == "module" or reader_module == module:
+        still = {(r.module, r.function) for r in new_graph.readers(now)
+                 if r.how == SymbolGraph.ReadHow.READS}
+        for reader in old_graph.readers(definition):
+            if reader.function is None or reader.module == definition.module:
                 continue
-            if reader not in new_graph.graph or node not in new_graph.edges_of(reader, {"reads"}):
+            if (reader.module, reader.function) not in still:
                 continue
-            yield self._row(ctx, view, data, new_graph, reader_module,
-                            str(reader_data.get("name")), Status.CHANGED,
-                            f"'{data['name']}' re-signed "
-                            f"({_signature(data)} -> {_signature(new_graph.graph.nodes[node])}); "
-                            "still called here")
+            yield self._row(ctx, view, definition, new_graph, reader.module, reader.function,
+                            Status.CHANGED, Reason.RESIGNED_WHILE_STILL_CALLED,
+                            old_signature=definition.signature, new_signature=now.signature)
 
-    def _member_rows(self, ctx: CheckContext, view: View, new_graph: SymbolGraph, node: str,
-                     data: dict) -> Iterator[Row]:
+    def _member_rows(self, ctx: CheckContext, view: View, new_graph: SymbolGraph,
+                     definition: Definition) -> Iterator[Row]:
         """A removed member: every function whose imports reach the class's module and
         that reads an attribute of that name is `changed` (its receiver's type decides)."""
-        assert view.new is not None
-        module, name = str(data["module"]), str(data["name"])
-        cls, member = name.rsplit(".", 1)
-        if f"py:{module}:{cls}" not in new_graph.graph:
+        module = definition.module
+        cls, member = definition.name.rsplit(".", 1)
+        if new_graph.definition(module, cls) is None:
             return  # the whole class went; readers of the class are traced by name
         for reader_module in new_graph.modules():
             if module not in new_graph.module_closure([reader_module]):
@@ -104,82 +115,66 @@ class RemovedSymbolCheck:
                 uses = sorted(r for r in new_graph.reads_of(reader_module, function)
                               if r.endswith("." + member))
                 if uses:
-                    yield self._row(ctx, view, data, new_graph, reader_module, function,
-                                    Status.CHANGED,
-                                    f"member '{name}' removed; '{uses[0]}' may still read it")
+                    yield self._row(ctx, view, definition, new_graph, reader_module, function,
+                                    Status.CHANGED, Reason.MEMBER_REMOVED_MAY_STILL_BE_READ,
+                                    use=uses[0])
 
-    def _row(self, ctx: CheckContext, view: View, data: dict, new_graph: SymbolGraph,
-             reader_module: str, reader: str, status: Status, reason: str) -> Row:
+    def _row(self, ctx: CheckContext, view: View, definition: Definition,
+             new_graph: SymbolGraph, reader_module: str, reader: str, status: Status,
+             reason: Reason, **values: str) -> Row:
         assert view.new is not None
-        module, name = str(data["module"]), str(data["name"])
-        site = data["sites"][0]
+        module, name = definition.module, definition.name
         reader_path = str(new_graph.module_path(reader_module))
-        node = f"py:{reader_module}:{reader}"
-        line = 0
-        if node in new_graph.graph and new_graph.graph.nodes[node].get("sites"):
-            line = int(new_graph.graph.nodes[node]["sites"][0].get("line", 0))
+        read_by = new_graph.definition(reader_module, reader)
+        line = read_by.line if read_by is not None else 0
         return Row(
             contract=self.name, view=view.name,
             subject=f"{module}.{name} <- {reader_module}.{reader}",
             status=status, reason=reason, archs=ctx.archs_for(reader_path, view.new),
-            sides=(Side(str(data["path"]), int(site["line"]), "base", "changed", name),
+            sides=(Side(definition.path, definition.line, "base", "changed", name),
                    Side(reader_path, line, view.name, "counterpart", reader)),
-            evidence=(Hop(str(data["path"]), int(site["line"]), f"'{name}' defined at the base"),
-                      Hop(reader_path, line, f"reads it from {reader_module}.{reader}")),
+            evidence=(Hop.of(definition.path, definition.line, Step.DEFINED_AT_BASE, name=name),
+                      Hop.of(reader_path, line, Step.READS_IT_FROM,
+                             reader=f"{reader_module}.{reader}")),
+            details={"name": name, "module": module, "reader": f"{reader_module}.{reader}",
+                     **values},
         )
 
-    def _reader_row(self, ctx: CheckContext, view: View, old_graph: SymbolGraph,
-                    new_graph: SymbolGraph, node: str, module: str, name: str,
-                    reader: str) -> Row | None:
-        reader_data = old_graph.graph.nodes[reader]
-        reader_module = str(reader_data.get("module"))
-        if reader_module == module and reader_data.get("kind") != "module":
+    def _reader_row(self, ctx: CheckContext, view: View, new_graph: SymbolGraph,
+                    definition: Definition, reader: Reader) -> Row | None:
+        module, name = definition.module, definition.name
+        if reader.module == module and reader.function is not None:
             return None  # a reader in the same module: the surface row covers that file
-        if new_graph.module_path(reader_module) is None:
+        reader_path = new_graph.module_path(reader.module)
+        if reader_path is None:
             return None  # the reading module is gone too
-        top = name.split(".")[0]
-        still_bound = new_graph.bindings_to(reader_module, module, top)
-        member = "." in name
-        if reader_data.get("kind") == "module":
+        top = name.split(".")[0]  # a member is traced by `_member_rows`, never here
+        still_bound = new_graph.bindings_to(reader.module, module, top)
+        if reader.function is None:
             if not still_bound:
                 return None
-            status, reason = Status.MISMATCH, f"'{name}' removed while still imported"
+            status, reason = Status.MISMATCH, Reason.REMOVED_WHILE_STILL_IMPORTED
         else:
-            function = str(reader_data.get("name"))
-            if reader not in new_graph.graph:
+            if new_graph.definition(reader.module, reader.function) is None:
                 return None
-            reads = set(new_graph.reads_of(reader_module, function))
+            reads = set(new_graph.reads_of(reader.module, reader.function))
             uses = {r for r in reads if r.split(".")[-1] == name.split(".")[-1] or r == top}
             if not uses:
                 return None
-            if member:
-                status, reason = Status.CHANGED, f"member '{name}' removed; still read as " \
-                    f"'{sorted(uses)[0]}' through a class the reader's imports reach"
-            elif still_bound or reader_module == module:
-                status, reason = Status.MISMATCH, f"'{name}' removed while still read"
+            if still_bound or reader.module == module:
+                status, reason = Status.MISMATCH, Reason.REMOVED_WHILE_STILL_READ
             else:
                 return None
-        definition_path = str(old_graph.graph.nodes[node]["path"])
-        site = old_graph.graph.nodes[node]["sites"][0]
-        reader_path = str(new_graph.module_path(reader_module))
-        line = int(reader_data.get("sites", [{"line": 0}])[0].get("line", 0)) \
-            if reader_data.get("kind") != "module" else 0
         return Row(
-            contract=self.name, view=view.name, subject=f"{module}.{name} <- {reader}",
+            contract=self.name, view=view.name, subject=f"{module}.{name} <- {reader.id}",
             status=status, reason=reason,
             archs=ctx.archs_for(reader_path, view.new),
-            sides=(Side(definition_path, int(site["line"]), "base", "changed", name),
-                   Side(reader_path, line, view.name, "counterpart",
-                        str(reader_data.get("name", reader_module)))),
-            evidence=(Hop(definition_path, int(site["line"]), f"'{name}' defined at the base"),
-                      Hop(reader_path, line, f"still bound to {module}.{name.split('.')[0]}")),
+            sides=(Side(definition.path, definition.line, "base", "changed", name),
+                   Side(reader_path, reader.line, view.name, "counterpart",
+                        reader.function or reader.module)),
+            evidence=(Hop.of(definition.path, definition.line, Step.DEFINED_AT_BASE, name=name),
+                      Hop.of(reader_path, reader.line, Step.STILL_BOUND_TO,
+                             binding=f"{module}.{top}")),
+            details={"name": name, "module": module,
+                     "reader": ".".join(filter(None, (reader.module, reader.function)))},
         )
-
-
-def _signature(data: dict) -> str:
-    """The parameter lists of every definition of a function, as one comparable text."""
-    return " | ".join(
-        "(" + ", ".join(f"{p.get('kind', '')[:3]} {p.get('name')}"
-                        + ("=" if p.get("default") is not None else "")
-                        for p in site.get("params", [])) + ")"
-        for site in data.get("sites", []))
