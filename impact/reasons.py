@@ -16,6 +16,19 @@ class Reason(enum.StrEnum):
     """Why a row has its status."""
 
     # --- surface (and the file-level contracts it hands to: build, deps, dvc, ...)
+    SURFACE_FILE_ADDED = "surface-file-added"
+    SURFACE_FILE_REMOVED = "surface-file-removed"
+    FILE_NOT_UNDERSTOOD = "file-not-understood"
+    FILE_NOT_UNDERSTOOD_AT_BASE = "file-not-understood-at-base"
+    DATA_POINTER_CHANGED = "data-pointer-changed"
+    ONLY_LAYOUT_CHANGED = "only-layout-changed"
+    STATED_CHANGED_JUDGED_ELSEWHERE = "stated-changed-judged-elsewhere"
+    CODE_BEYOND_BINDINGS_CHANGED = "code-beyond-bindings-changed"
+    ENGINE_ADDED_WHILE_DORMANT = "engine-added-while-dormant"
+    ENGINE_REMOVED_WHILE_DORMANT = "engine-removed-while-dormant"
+    ENGINE_CHANGED_WHILE_DORMANT = "engine-changed-while-dormant"
+    GENERATED_HEADER_WITHOUT_SOURCE = "generated-header-without-source"
+    CONTENT_CHANGED = "content-changed"
 
     # --- conflict
 

@@ -16,6 +16,27 @@ from impact.reasons import Reason, Step
 
 REASONS: dict[Reason, str] = {
     # --- surface
+    Reason.SURFACE_FILE_ADDED: "surface file added",
+    Reason.SURFACE_FILE_REMOVED: "surface file removed",
+    Reason.FILE_NOT_UNDERSTOOD: "file cannot be understood: {failure}",
+    Reason.FILE_NOT_UNDERSTOOD_AT_BASE: "file could not be understood at the base",
+    Reason.DATA_POINTER_CHANGED: "data pointer changed: the data it names changed",
+    Reason.ONLY_LAYOUT_CHANGED: "only comments, docstrings or layout changed",
+    Reason.STATED_CHANGED_JUDGED_ELSEWHERE:
+        "what it states changed; the {judged_by} check compares every copy",
+    Reason.CODE_BEYOND_BINDINGS_CHANGED:
+        "code beyond what the bindings state changed (a body or an implementation)",
+    Reason.ENGINE_ADDED_WHILE_DORMANT:
+        "rocKE C++ engine file added while no build file outside rocKE names "
+        "{engine_target} and the packer pins the Python backend ({pin})",
+    Reason.ENGINE_REMOVED_WHILE_DORMANT:
+        "rocKE C++ engine file removed while no build file outside rocKE names "
+        "{engine_target} and the packer pins the Python backend ({pin})",
+    Reason.ENGINE_CHANGED_WHILE_DORMANT:
+        "rocKE C++ engine changed while no build file outside rocKE names "
+        "{engine_target} and the packer pins the Python backend ({pin})",
+    Reason.GENERATED_HEADER_WITHOUT_SOURCE: "generated header edited without its schema or flags",
+    Reason.CONTENT_CHANGED: "content changed",
 
     # --- conflict
 
