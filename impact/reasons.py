@@ -41,6 +41,21 @@ class Reason(enum.StrEnum):
     # --- descriptor-symbol
 
     # --- variant-set
+    CENSUS_WITHOUT_KDP = "census-without-kdp"
+    CENSUS_NOT_UNDERSTOOD = "census-not-understood"
+    KDP_NOT_UNDERSTOOD = "kdp-not-understood"
+    CENSUS_HAS_NO_NAMES = "census-has-no-names"
+    SHIPPED_SET_CHANGED_CENSUS_AGREES = "shipped-set-changed-census-agrees"
+    VARIANT_ADDED_NOT_PINNED = "variant-added-not-pinned"
+    CENSUS_DROPPED_PIN = "census-dropped-pin"
+    PINNED_VARIANT_NO_LONGER_SHIPPED = "pinned-variant-no-longer-shipped"
+    PINNED_VARIANT_NOT_SHIPPED = "pinned-variant-not-shipped"
+    CENSUS_AND_KDP_DIFFER = "census-and-kdp-differ"
+    PACK_REGISTRATION_NOT_UNDERSTOOD = "pack-registration-not-understood"
+    PACK_REGISTER_NOT_FOUND = "pack-register-not-found"
+    PACK_WITHOUT_S_PACKS_ROW = "pack-without-s-packs-row"
+    PACK_WITHOUT_TARGET_SOURCES = "pack-without-target-sources"
+    PACK_WITHOUT_REGISTRATION = "pack-without-registration"
 
     # --- bindings
 
@@ -64,6 +79,12 @@ class Step(enum.StrEnum):
     # --- descriptor-symbol
 
     # --- variant-set
+    KDP_DOES_NOT_PARSE = "kdp-does-not-parse"
+    KDP_SHIPS_UNPINNED = "kdp-ships-unpinned"
+    CENSUS_PINS_UNSHIPPED = "census-pins-unshipped"
+    PACK_DEFINES_REGISTER = "pack-defines-register"
+    TARGET_SOURCES_LACKS_PACK = "target-sources-lacks-pack"
+    NO_S_PACKS_ROW = "no-s-packs-row"
 
     # --- bindings
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from impact.checks import CheckContext
+from impact.checks import CheckContext, charged
 from impact.checks.descriptor_symbol import DescriptorSymbolCheck
 from impact.checks.variant_set import (
     VariantSetCheck,
@@ -15,6 +15,7 @@ from impact.checks.variant_set import (
     census_literals,
     family_key,
 )
+from impact.cpp import extract_cpp_facts
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
@@ -114,7 +115,7 @@ def comment_in_pack() -> e.Edit:
 def rows_of(build, *edits: e.Edit, base: dict[str, bytes] | None = None):
     repo = build(Scenario(base=base or TREE, head=(Change("change", edits=edits),)))
     ctx = CheckContext(open_views(repo.path, base="base", head="head"), load_surface_map())
-    return [row for check in CHECKS for row in check.check(ctx)]
+    return [charged(row) for check in CHECKS for row in check.check(ctx)]
 
 
 def statuses(rows, contract: str) -> set[str]:
@@ -207,11 +208,13 @@ def test_preexisting_census_gap_is_not_charged(build) -> None:
 
 
 def test_census_helpers() -> None:
-    assert census_family("a/TestGfx950AttentionDensePacks.cpp") == "gfx950_attention_dense"
-    assert census_family("a/TestGfx950AttentionDenseSignature.cpp") is None
+    rules = load_surface_map().conventions
+    assert census_family("a/TestGfx950AttentionDensePacks.cpp", rules) == "gfx950_attention_dense"
+    assert census_family("a/TestGfx950AttentionDenseSignature.cpp", rules) is None
     assert family_key("Gfx950AttentionTiled2d") == family_key("gfx950_attention_tiled_2d")
     text = '// "a.b.gfx950"\nx = "c.d.gfx950"; /* "e.f.gfx1" */ y = "// g";\n'
-    assert census_literals(text) == [("c.d.gfx950", 2), ("// g", 2)]
+    assert sorted(census_literals(extract_cpp_facts("a.cpp", text.encode()))) == sorted([
+        ("c.d.gfx950", 2), ("// g", 2)])
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.name)

@@ -49,6 +49,29 @@ REASONS: dict[Reason, str] = {
     # --- descriptor-symbol
 
     # --- variant-set
+    Reason.CENSUS_WITHOUT_KDP: "census changed, but no KDP of its family is found",
+    Reason.CENSUS_NOT_UNDERSTOOD: "census file cannot be understood: {failure}",
+    Reason.KDP_NOT_UNDERSTOOD:
+        "KDP cannot be understood ({failure}); its variant set cannot be compared with the census",
+    Reason.CENSUS_HAS_NO_NAMES:
+        "no kernel names found in the census file; cannot compare it with the KDP",
+    Reason.SHIPPED_SET_CHANGED_CENSUS_AGREES:
+        "the shipped variant set changed and the census agrees: pack time and the census "
+        "run are needed",
+    Reason.VARIANT_ADDED_NOT_PINNED: "variant added to the KDP but not to the census",
+    Reason.CENSUS_DROPPED_PIN: "census no longer pins a variant the KDP ships",
+    Reason.PINNED_VARIANT_NO_LONGER_SHIPPED: "census pins a variant the KDP no longer ships",
+    Reason.PINNED_VARIANT_NOT_SHIPPED: "census pins a variant the KDP does not ship",
+    Reason.CENSUS_AND_KDP_DIFFER: "census and KDP list different variants",
+    Reason.PACK_REGISTRATION_NOT_UNDERSTOOD:
+        "the pack's registration cannot be checked: {file} cannot be understood: {failure}",
+    Reason.PACK_REGISTER_NOT_FOUND:
+        "no register<Name>Symbols definition found in the pack; its registration cannot "
+        "be checked",
+    Reason.PACK_WITHOUT_S_PACKS_ROW: "pack declared without its s_packs row",
+    Reason.PACK_WITHOUT_TARGET_SOURCES: "pack declared without its target_sources entry",
+    Reason.PACK_WITHOUT_REGISTRATION:
+        "pack declared without its s_packs row or target_sources entry",
 
     # --- bindings
 
@@ -71,6 +94,12 @@ STEPS: dict[Step, str] = {
     # --- descriptor-symbol
 
     # --- variant-set
+    Step.KDP_DOES_NOT_PARSE: "KDP does not parse",
+    Step.KDP_SHIPS_UNPINNED: "KDP ships '{variant}'; the census does not pin it",
+    Step.CENSUS_PINS_UNSHIPPED: "census pins '{variant}'; the KDP does not ship it",
+    Step.PACK_DEFINES_REGISTER: "pack defines {register}",
+    Step.TARGET_SOURCES_LACKS_PACK: "target_sources does not list the pack",
+    Step.NO_S_PACKS_ROW: "no s_packs row registers {register}",
 
     # --- bindings
 
