@@ -58,6 +58,26 @@ class Reason(enum.StrEnum):
     PACK_WITHOUT_REGISTRATION = "pack-without-registration"
 
     # --- bindings
+    STUB_AND_PYARG_COUNTS_DIFFER = "stub-and-pyarg-counts-differ"
+    ARGUMENTS_SWAPPED = "arguments-swapped"
+    PARAMETER_NAME_DIFFERS = "parameter-name-differs"
+    PARAMETER_NAME_DIFFERS_NO_KEYWORD_CALLER = "parameter-name-differs-no-keyword-caller"
+    DEFAULT_ON_ONE_SIDE = "default-on-one-side"
+    FITS_ONLY_WITH_GUARDED_PARAMETERS = "fits-only-with-guarded-parameters"
+    FITS_ONLY_WITH_GUARDED_PARAMETERS_NO_DEFAULTS = "fits-only-with-guarded-parameters-no-defaults"
+    CPP_ARGUMENT_COUNT_DIFFERS = "cpp-argument-count-differs"
+    CPP_ARGUMENT_COUNT_DIFFERS_NO_DEFAULTS = "cpp-argument-count-differs-no-defaults"
+    MODULE_MISSING_FROM_SOURCES_MAP = "module-missing-from-sources-map"
+    CTYPES_STUB_UNBOUND = "ctypes-stub-unbound"
+    STUB_UNBOUND = "stub-unbound"
+    PYTHON_SIDE_MISSING = "python-side-missing"
+    SCHEMA_DIFFERS = "schema-differs"
+    BOXED_SLOTS_DIFFER = "boxed-slots-differ"
+    CALL_ARGUMENTS_OUTSIDE_SCHEMA = "call-arguments-outside-schema"
+    CALL_UNKNOWN_KEYWORDS = "call-unknown-keywords"
+    COPY_UNREADABLE = "copy-unreadable"
+    BINDING_NOT_UNDERSTOOD = "binding-not-understood"
+    CHANGED_ALIKE_ON_EVERY_SIDE = "changed-alike-on-every-side"
 
     # --- emit fold
     FOLDED_EQUAL_BUILD = "folded-equal-build"
@@ -87,6 +107,7 @@ class Step(enum.StrEnum):
     NO_S_PACKS_ROW = "no-s-packs-row"
 
     # --- bindings
+    RESTATES_ARGUMENT_LIST = "restates-argument-list"
 
     # --- emit fold
     EMIT_FAMILIES_EQUAL = "emit-families-equal"

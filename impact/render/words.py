@@ -74,6 +74,37 @@ REASONS: dict[Reason, str] = {
         "pack declared without its s_packs row or target_sources entry",
 
     # --- bindings
+    Reason.STUB_AND_PYARG_COUNTS_DIFFER:
+        "the stub declares {stub_count} parameters, the py::arg list {arg_count}",
+    Reason.ARGUMENTS_SWAPPED: "same names in another order: arguments swap silently",
+    Reason.PARAMETER_NAME_DIFFERS: "parameter {index} is '{stub_name}' in the stub and "
+                                   "'{arg_name}' in py::arg",
+    Reason.PARAMETER_NAME_DIFFERS_NO_KEYWORD_CALLER:
+        "parameter {index} is '{stub_name}' in the stub and '{arg_name}' in py::arg "
+        "(no caller passes it by keyword yet)",
+    Reason.DEFAULT_ON_ONE_SIDE: "'{name}' has a default in the {side} only",
+    Reason.FITS_ONLY_WITH_GUARDED_PARAMETERS:
+        "{what} fits the C++ parameter list only with its #if-guarded parameters {state}",
+    Reason.FITS_ONLY_WITH_GUARDED_PARAMETERS_NO_DEFAULTS:
+        "{what} fits the C++ parameter list only with its #if-guarded parameters {state} "
+        "(pybind ignores C++ defaults)",
+    Reason.CPP_ARGUMENT_COUNT_DIFFERS: "{what} has {count} arguments, the C++ function {cpp_count}",
+    Reason.CPP_ARGUMENT_COUNT_DIFFERS_NO_DEFAULTS:
+        "{what} has {count} arguments, the C++ function {cpp_count} (pybind ignores C++ defaults)",
+    Reason.MODULE_MISSING_FROM_SOURCES_MAP: "module '{module}' is missing from the sources map",
+    Reason.CTYPES_STUB_UNBOUND: 'ctypes stub with no extern "C" entry point',
+    Reason.STUB_UNBOUND: "stub with no binding of that name",
+    Reason.PYTHON_SIDE_MISSING: "bound in C++ with no Python stub or caller of that name",
+    Reason.SCHEMA_DIFFERS: "the schema differs between registrations",
+    Reason.BOXED_SLOTS_DIFFER:
+        "the boxed wrapper reads {slots} stack slots, the schema has {schema_count}",
+    Reason.CALL_ARGUMENTS_OUTSIDE_SCHEMA:
+        "the call passes {given} arguments; the schema takes {required} to {most}",
+    Reason.CALL_UNKNOWN_KEYWORDS: "the call passes {given} arguments and unknown keywords "
+                                  "{unknown}; the schema takes {required} to {most}",
+    Reason.COPY_UNREADABLE: "a copy could not be read: {failure}",
+    Reason.BINDING_NOT_UNDERSTOOD: "binding not understood: {failure}",
+    Reason.CHANGED_ALIKE_ON_EVERY_SIDE: "'{symbol}' changed on every side alike: all copies agree",
 
     # --- emit fold
     Reason.FOLDED_EQUAL_BUILD:
@@ -102,6 +133,7 @@ STEPS: dict[Step, str] = {
     Step.NO_S_PACKS_ROW: "no s_packs row registers {register}",
 
     # --- bindings
+    Step.RESTATES_ARGUMENT_LIST: "restates the argument list",
 
     # --- emit fold
     Step.EMIT_FAMILIES_EQUAL: "emit: families importing {module} built equal at base and head",
