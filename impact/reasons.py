@@ -31,6 +31,8 @@ class Reason(enum.StrEnum):
     CONTENT_CHANGED = "content-changed"
 
     # --- conflict
+    MERGED_VIEW_NOT_COMPUTED = "merged-view-not-computed"
+    SURFACE_FILES_CONFLICT = "surface-files-conflict"
 
     # --- kernargs
 

@@ -39,6 +39,8 @@ REASONS: dict[Reason, str] = {
     Reason.CONTENT_CHANGED: "content changed",
 
     # --- conflict
+    Reason.MERGED_VIEW_NOT_COMPUTED: "merged view not computed: {why}",
+    Reason.SURFACE_FILES_CONFLICT: "{count} surface file(s) conflict with the target tip",
 
     # --- kernargs
 
