@@ -328,7 +328,7 @@ class BindingsCheck:
     """
 
     name: ClassVar[str] = "bindings"
-    surfaces: ClassVar[frozenset[str]] = frozenset({"op-python", "op-cpp", "op-sources-map"})
+    surfaces: ClassVar[frozenset[str]] = frozenset(_KINDS)
 
     def check(self, ctx: CheckContext) -> Iterable[Row]:
         for view in ctx.available_views():

@@ -136,12 +136,14 @@ class VariantSetCheck:
     When it says changed instead:
         The KDP and the census changed together and agree (the shipped set changed); a KDP
         that does not parse; a census file in which no kernel name can be found, or whose
-        family has no KDP; a pack in which no `register<Name>Symbols` definition is found.
+        family has no KDP; a pack in which no `register<Name>Symbols` definition is found;
+        a census, pack, build file or pack table that cannot be read.
 
     Evidence:
         The census file:line of each name it pins and the KDP file:line of each variant the
-        other side lacks; for a pack, the pack's register function, the CMakeLists.txt and
-        the IngestorPacks.cpp rows. A gap the base already had is marked pre-existing.
+        other side lacks; for a pack, the pack's register function, the build file and
+        the pack table. A gap the base already had, on copies that did not move, is
+        pre-existing.
     """
 
     name: ClassVar[str] = "variant-set"
