@@ -11,17 +11,27 @@ from dataclasses import replace
 
 from impact.checks.base import Check, CheckContext, applies
 from impact.checks.bindings import BindingsCheck
+from impact.checks.build import BuildCheck
 from impact.checks.conflict import ConflictCheck
+from impact.checks.deps import DepsCheck
 from impact.checks.descriptor_symbol import DescriptorSymbolCheck
+from impact.checks.dvc import DvcCheck
+from impact.checks.generated_header import GeneratedHeaderCheck
 from impact.checks.kernargs import KernargsCheck
 from impact.checks.launch_surface import LaunchSurfaceCheck
 from impact.checks.removed_symbol import RemovedSymbolCheck
+from impact.checks.sdk_header import SdkHeaderCheck
 from impact.checks.surface import SurfaceCheck
 from impact.checks.variant_set import VariantSetCheck
 from impact.rows import Role, Row, Status
 
 REGISTRY: tuple[Check, ...] = (
     SurfaceCheck(),
+    BuildCheck(),
+    DepsCheck(),
+    DvcCheck(),
+    GeneratedHeaderCheck(),
+    SdkHeaderCheck(),
     KernargsCheck(),
     LaunchSurfaceCheck(),
     RemovedSymbolCheck(),

@@ -1,9 +1,12 @@
 """Python op stubs and call sites <-> pybind / TORCH_LIBRARY bindings <-> C++ functions."""
 
+# Maintainers: reads facts through the CheckContext; which files to parse comes from the
+# tree index (`files_naming`, the one raw-text search), never from reading blobs here. A
+# side is `changed` when that copy's own facts for the symbol changed in the view.
+
 from __future__ import annotations
 
 import posixpath
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -12,9 +15,11 @@ from typing import Any, ClassVar
 from impact.checks.base import CheckContext
 from impact.facts import Fact
 from impact.git import Snapshot, View
+from impact.kinds import FactKind, SurfaceKind
+from impact.reasons import Reason, Step
 from impact.rows import Hop, Row, Side, Status
 
-_KINDS = ("op-python", "op-cpp", "op-sources-map")
+_KINDS = (SurfaceKind.OP_PYTHON, SurfaceKind.OP_CPP, SurfaceKind.OP_SOURCES_MAP)
 _VAR_KINDS = ("var-positional", "var-keyword")
 
 
@@ -42,17 +47,18 @@ class _Copies:
 
     def add(self, path: str, fact: Fact) -> None:
         site = _Site(path, fact.line, dict(fact.data))
-        table = {"op-stub": self.stubs, "op-call": self.calls, "pybind-def": self.pybind,
-                 "schema-def": self.schemas, "boxed-read": self.boxed,
-                 "torch-impl": self.impls, "cpp-function": self.cpp}.get(fact.kind)
-        if fact.kind == "op-stub":
+        table = {FactKind.OP_STUB: self.stubs, FactKind.OP_CALL: self.calls,
+                 FactKind.PYBIND_DEF: self.pybind, FactKind.SCHEMA_DEF: self.schemas,
+                 FactKind.BOXED_READ: self.boxed, FactKind.TORCH_IMPL: self.impls,
+                 FactKind.CPP_FUNCTION: self.cpp}.get(fact.kind)
+        if fact.kind == FactKind.OP_STUB:
             self.stubs[str(fact.data.get("symbol") or fact.name)].append(site)
         elif table is not None:
             table[fact.name].append(site)
-        elif fact.kind == "op-module":
+        elif fact.kind == FactKind.OP_MODULE:
             self.modules[fact.name] = site
             self.has_sources_map = True
-        elif fact.kind == "binding-unreadable":
+        elif fact.kind == FactKind.BINDING_UNREADABLE:
             self.unreadable.append(site)
 
     def symbols(self) -> set[str]:
@@ -64,7 +70,8 @@ class _Problem:
     """A disagreement between copies of one symbol: `key` identifies it across revisions."""
 
     key: str
-    reason: str
+    reason: Reason
+    details: dict[str, Any]
     sites: tuple[_Site, ...]
     soft: bool = False  # `changed`, not `mismatch`: only a run can tell
 
@@ -82,8 +89,8 @@ def _names(facts: Iterable[Fact]) -> set[str]:
     """Every symbol and C++ function a file's binding facts name."""
     found: set[str] = set()
     for fact in facts:
-        if fact.kind in ("op-stub", "op-call", "pybind-def", "schema-def", "torch-impl",
-                         "cpp-function"):
+        if fact.kind in (FactKind.OP_STUB, FactKind.OP_CALL, FactKind.PYBIND_DEF,
+                         FactKind.SCHEMA_DEF, FactKind.TORCH_IMPL, FactKind.CPP_FUNCTION):
             found.add(fact.name)
             for key in ("symbol", "function"):
                 value = fact.data.get(key)
@@ -93,45 +100,29 @@ def _names(facts: Iterable[Fact]) -> set[str]:
 
 
 def _relevant_paths(ctx: CheckContext, view: View, touched: set[str]) -> set[str]:
-    """The touched files and every file that restates a name they bind: found by a text
-    search of the blobs, so only those files are parsed, not the whole tree."""
+    """The touched files and every file that restates a name they bind: picked by the tree
+    index's name search, so only those files are parsed, not the whole tree."""
     assert view.new is not None
     snapshots = (view.old, view.new)
-    candidates = {p for snap in snapshots for p in snap
-                  if ctx.surface.describe(p).kind in _KINDS}
-    maps = {p for p in candidates if ctx.surface.describe(p).kind == "op-sources-map"}
+    maps = {p for snap in snapshots for p in ctx.paths(snap, SurfaceKind.OP_SOURCES_MAP)}
     symbols = {n for snap in snapshots for p in touched if p in snap
                for n in _names(ctx.facts(snap, p))}
-    paths = set(touched) | maps | _containing(candidates, snapshots, symbols)
+    paths = set(touched) | maps | _naming(ctx, snapshots, symbols)
     # Then the C++ functions those symbols are bound to, wherever they are declared.
     bound = {str(f.data["function"]) for snap in snapshots for p in paths if p in snap
              for f in ctx.facts(snap, p)
-             if f.kind in ("pybind-def", "torch-impl") and f.name in symbols
+             if f.kind in (FactKind.PYBIND_DEF, FactKind.TORCH_IMPL) and f.name in symbols
              and isinstance(f.data.get("function"), str)} - symbols
-    return paths | _containing(candidates - paths, snapshots, bound)
+    return paths | _naming(ctx, snapshots, bound)
 
 
-def _containing(candidates: set[str], snapshots: tuple[Snapshot, ...], names: set[str]
-                ) -> set[str]:
-    """The candidate files whose text mentions one of `names` as a whole word."""
+def _naming(ctx: CheckContext, snapshots: tuple[Snapshot, ...], names: set[str]) -> set[str]:
+    """The op files of either snapshot that mention one of `names` (an unreadable file is
+    always one: it is parsed, and reported unreadable)."""
     names = {n for n in names if n.isidentifier()}
     if not names:
         return set()
-    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names))
-                         + rb")\b")
-    found = set()
-    for path in candidates:
-        for snap in snapshots:
-            if path not in snap:
-                continue
-            try:
-                hit = pattern.search(snap.read(path)) is not None
-            except Exception:  # a blob missing from a partial clone: compare it, unread
-                hit = True
-            if hit:
-                found.add(path)
-                break
-    return found
+    return {p for snap in snapshots for p in ctx.index(snap).files_naming(names, _KINDS)}
 
 
 def _param_names(stub: _Site) -> list[str]:
@@ -151,27 +142,26 @@ def _compare_lists(symbol: str, stub: _Site, bind: _Site, keyword_callers: set[s
     arg_names = [a["name"] for a in args]
     pair = (stub, bind)
     if len(names) != len(arg_names):
-        yield _Problem(f"{symbol}:count:stub", f"the stub declares {len(names)} parameters, "
-                       f"the py::arg list {len(arg_names)}", pair)
+        yield _Problem(f"{symbol}:count:stub", Reason.STUB_AND_PYARG_COUNTS_DIFFER,
+                       {"stub_count": len(names), "arg_count": len(arg_names)}, pair)
         return
     if names != arg_names and sorted(names) == sorted(arg_names):
-        yield _Problem(f"{symbol}:order:stub", "same names in another order: arguments swap "
-                       "silently", pair)
+        yield _Problem(f"{symbol}:order:stub", Reason.ARGUMENTS_SWAPPED, {}, pair)
         return
     for index, (mine, theirs) in enumerate(zip(names, arg_names, strict=True)):
         if mine != theirs:
             broken = mine in keyword_callers or theirs in keyword_callers
-            yield _Problem(f"{symbol}:name:{index}", f"parameter {index} is '{mine}' in the "
-                           f"stub and '{theirs}' in py::arg"
-                           + ("" if broken else " (no caller passes it by keyword yet)"),
+            yield _Problem(f"{symbol}:name:{index}", Reason.PARAMETER_NAME_DIFFERS if broken
+                           else Reason.PARAMETER_NAME_DIFFERS_NO_KEYWORD_CALLER,
+                           {"index": index, "stub_name": mine, "arg_name": theirs},
                            pair, soft=not broken)
     params = {p["name"]: p for p in stub.data.get("params", [])}
     for arg in args:
         stub_default = params.get(arg["name"], {}).get("default") is not None
         if arg["name"] in params and stub_default != bool(arg.get("has_default")):
             side = "stub" if stub_default else "py::arg list"
-            yield _Problem(f"{symbol}:default:{arg['name']}", f"'{arg['name']}' has a default "
-                           f"in the {side} only", pair)
+            yield _Problem(f"{symbol}:default:{arg['name']}", Reason.DEFAULT_ON_ONE_SIDE,
+                           {"name": arg["name"], "side": side}, pair)
 
 
 def _compare_cpp(symbol: str, count: int, what: str, origin: _Site, functions: list[_Site]
@@ -181,13 +171,14 @@ def _compare_cpp(symbol: str, count: int, what: str, origin: _Site, functions: l
         params = function.data.get("params", [])
         always = [p for p in params if not p.get("conditional")]
         if count in (len(params), len(always)) and len(params) != len(always):
-            yield _Problem(f"{symbol}:conditional:{function.path}", f"{what} fits the C++ "
-                           f"parameter list only with its #if-guarded parameters "
-                           f"{'on' if count == len(params) else 'off'}", (origin, function),
-                           soft=True)
+            yield _Problem(f"{symbol}:conditional:{function.path}",
+                           Reason.FITS_ONLY_WITH_GUARDED_PARAMETERS,
+                           {"what": what, "state": "on" if count == len(params) else "off"},
+                           (origin, function), soft=True)
         elif count not in (len(params), len(always)):
-            yield _Problem(f"{symbol}:cpp:{function.path}", f"{what} has {count} arguments, "
-                           f"the C++ function {len(params)}", (origin, function))
+            yield _Problem(f"{symbol}:cpp:{function.path}", Reason.CPP_ARGUMENT_COUNT_DIFFERS,
+                           {"what": what, "count": count, "cpp_count": len(params)},
+                           (origin, function))
 
 
 def _problems(symbol: str, copies: _Copies) -> list[_Problem]:
@@ -201,25 +192,24 @@ def _problems(symbol: str, copies: _Copies) -> list[_Problem]:
     for stub in stubs:
         module = stub.data.get("module")
         if copies.has_sources_map and module and module not in copies.modules:
-            problems.append(_Problem(f"{symbol}:module", f"module '{module}' is missing from "
-                                     "the sources map", (stub,)))
+            problems.append(_Problem(f"{symbol}:module", Reason.MODULE_MISSING_FROM_SOURCES_MAP,
+                                     {"module": module}, (stub,)))
         if stub.data.get("ffi_type") == "ctypes":
             entries = [f for f in copies.cpp.get(symbol, []) if f.data.get("extern_c")]
             if not entries:
-                problems.append(_Problem(f"{symbol}:unbound", "ctypes stub with no extern \"C\" "
-                                         "entry point", (stub,)))
+                problems.append(_Problem(f"{symbol}:unbound", Reason.CTYPES_STUB_UNBOUND, {},
+                                         (stub,)))
             problems += _compare_cpp(symbol, len(_param_names(stub)), "the ctypes stub", stub,
                                      entries)
             continue
         if not binds and not schemas:
-            problems.append(_Problem(f"{symbol}:unbound", "stub with no binding of that name",
-                                     (stub,)))
+            problems.append(_Problem(f"{symbol}:unbound", Reason.STUB_UNBOUND, {}, (stub,)))
         for bind in binds:
             if bind.data.get("args") is not None:
                 problems += _compare_lists(symbol, stub, bind, keyword_callers)
     if binds and not stubs and not copies.calls.get(symbol) and _stub_style(copies):
-        problems.append(_Problem(f"{symbol}:python-missing", "bound in C++ with no Python "
-                                 "stub or caller of that name", tuple(binds)))
+        problems.append(_Problem(f"{symbol}:python-missing", Reason.PYTHON_SIDE_MISSING, {},
+                                 tuple(binds)))
     for bind in binds:
         function = bind.data.get("function")
         functions = _near(copies.cpp.get(function, []), bind.path) if function else []
@@ -234,21 +224,21 @@ def _problems(symbol: str, copies: _Copies) -> list[_Problem]:
         for caller, count in callers:
             for problem in _compare_cpp(symbol, count, "the Python caller", caller, functions):
                 problems.append(_Problem(f"{problem.key}:{caller.path}",
-                                         problem.reason + " (pybind ignores C++ defaults)",
+                                         _IGNORING_DEFAULTS[problem.reason], problem.details,
                                          problem.sites, problem.soft))
     for schema in schemas:
         args = (schema.data.get("schema") or {}).get("args", [])
         for other in schemas:
             other_args = (other.data.get("schema") or {}).get("args", [])
             if other.path > schema.path and other_args != args:
-                problems.append(_Problem(f"{symbol}:schema:{other.path}", "the schema differs "
-                                         "between registrations", (schema, other)))
+                problems.append(_Problem(f"{symbol}:schema:{other.path}",
+                                         Reason.SCHEMA_DIFFERS, {}, (schema, other)))
         for boxed in (b for sites in copies.boxed.values() for b in sites
                       if b.path == schema.path):
             if int(boxed.data.get("max_index", -1)) + 1 != len(args):
-                problems.append(_Problem(f"{symbol}:boxed:{boxed.path}", f"the boxed wrapper "
-                                         f"reads {int(boxed.data['max_index']) + 1} stack slots, "
-                                         f"the schema has {len(args)}", (schema, boxed)))
+                problems.append(_Problem(f"{symbol}:boxed:{boxed.path}", Reason.BOXED_SLOTS_DIFFER,
+                                         {"slots": int(boxed.data["max_index"]) + 1,
+                                          "schema_count": len(args)}, (schema, boxed)))
         for impl in copies.impls.get(symbol, []):
             functions = _near(copies.cpp.get(str(impl.data.get("function")), []), impl.path)
             problems += _compare_cpp(symbol, len(args), "the schema", schema, functions)
@@ -261,12 +251,20 @@ def _problems(symbol: str, copies: _Copies) -> list[_Problem]:
             unknown = set(call.data.get("keywords", [])) - names - {"**"}
             if unknown or not required <= given <= len(args):
                 problems.append(_Problem(f"{symbol}:call:{call.path}:{call.data.get('function')}",
-                                         f"the call passes {given} arguments"
-                                         + (f" and unknown keywords {sorted(unknown)}"
-                                            if unknown else "")
-                                         + f"; the schema takes {required} to {len(args)}",
+                                         Reason.CALL_UNKNOWN_KEYWORDS if unknown
+                                         else Reason.CALL_ARGUMENTS_OUTSIDE_SCHEMA,
+                                         {"given": given, "unknown": repr(sorted(unknown)),
+                                          "required": required, "most": len(args)},
                                          (call, schema)))
     return problems
+
+
+# The same disagreement seen from a caller when no py::arg list exists: pybind then
+# ignores C++ default arguments, and the sentence says so.
+_IGNORING_DEFAULTS = {
+    Reason.FITS_ONLY_WITH_GUARDED_PARAMETERS: Reason.FITS_ONLY_WITH_GUARDED_PARAMETERS_NO_DEFAULTS,
+    Reason.CPP_ARGUMENT_COUNT_DIFFERS: Reason.CPP_ARGUMENT_COUNT_DIFFERS_NO_DEFAULTS,
+}
 
 
 def _stub_style(copies: _Copies) -> bool:
@@ -330,7 +328,7 @@ class BindingsCheck:
     """
 
     name: ClassVar[str] = "bindings"
-    surfaces: ClassVar[frozenset[str]] = frozenset({"op-python", "op-cpp", "op-sources-map"})
+    surfaces: ClassVar[frozenset[str]] = frozenset(_KINDS)
 
     def check(self, ctx: CheckContext) -> Iterable[Row]:
         for view in ctx.available_views():
@@ -349,45 +347,65 @@ class BindingsCheck:
                 failure = ctx.parse_failure(ctx.facts(snap, path)) if path in snap else None
                 blind = blind or failure is not None
                 if failure is not None and path not in touched:
+                    # Unread, so it cannot be shown unchanged: its side reads changed.
                     yield self._row(ctx, view, f"unreadable-copy:{path}", Status.CHANGED,
-                                    f"a copy could not be read: {failure.data.get('reason')}",
-                                    (_Site(path, failure.line, {}),), touched)
+                                    Reason.COPY_UNREADABLE,
+                                    {"failure": str(failure.data.get("reason"))},
+                                    [(_Site(path, failure.line, {}), view.name, True)])
                     break
         for site in new.unreadable:
             if site.path in touched:
                 yield self._row(ctx, view, f"unreadable:{site.path}:{site.line}",
-                                Status.CHANGED, f"binding not understood: "
-                                f"{site.data.get('reason')}", (site,), touched)
+                                Status.CHANGED, Reason.BINDING_NOT_UNDERSTOOD,
+                                {"failure": str(site.data.get("reason"))},
+                                [(site, view.name, True)])
         for symbol in sorted(old.symbols() | new.symbols()):
             files = _files(symbol, new) | _files(symbol, old)
             if not files & touched:
                 continue
-            before = {p.key: p for p in _problems(symbol, old)}
             after = _problems(symbol, new)
             for problem in after:
                 soft = problem.soft or (blind and problem.key.endswith(":unbound"))
                 status = Status.CHANGED if soft else Status.MISMATCH
-                # The base had it too, on copies the change may merely sit beside: listed,
-                # not charged.
-                preexisting = problem.key in before and before[problem.key].reason == \
-                    problem.reason
-                yield self._row(ctx, view, problem.key, status, problem.reason, problem.sites,
-                                touched, preexisting=preexisting)
+                sides = [(site, view.name, _moved(symbol, old, new, site.path))
+                         for site in problem.sites]
+                if problem.key.endswith(":python-missing"):
+                    # The stub the change removed is the copy that moved: shown at the base.
+                    sides += [(stub, "base", True) for stub in old.stubs.get(symbol, [])
+                              if not new.stubs.get(symbol)]
+                yield self._row(ctx, view, problem.key, status, problem.reason,
+                                problem.details, sides)
             if not after and _signature(symbol, old) != _signature(symbol, new):
-                sites = tuple(_Site(p, 0, {}) for p in sorted(files & touched))
+                sites = [(_Site(p, 0, {}), view.name, True) for p in sorted(files & touched)]
                 yield self._row(ctx, view, f"{symbol}:consistent", Status.INERT,
-                                f"'{symbol}' changed on every side alike: all copies agree",
-                                sites, touched)
+                                Reason.CHANGED_ALIKE_ON_EVERY_SIDE, {"symbol": symbol}, sites)
 
-    def _row(self, ctx: CheckContext, view: View, subject: str, status: Status, reason: str,
-             sites: tuple[_Site, ...], touched: set[str], *, preexisting: bool = False) -> Row:
+    def _row(self, ctx: CheckContext, view: View, subject: str, status: Status, reason: Reason,
+             details: dict[str, Any], sites: list[tuple[_Site, str, bool]]) -> Row:
+        """A row whose sides are `sites` as (site, revision, whether that copy moved)."""
         assert view.new is not None
-        ordered = sorted(sites, key=lambda s: (s.path not in touched, s.path, s.line))
-        sides = tuple(Side(s.path, s.line, view.name,
-                           "changed" if s.path in touched else "counterpart")
-                      for s in ordered)
-        archs = tuple(sorted({a for s in ordered for a in ctx.archs_for(s.path, view.new)}))
+        ordered = sorted(sites, key=lambda s: (not s[2], s[0].path, s[0].line, s[1]))
+        sides = tuple(Side(s.path, s.line, revision, "changed" if moved else "counterpart")
+                      for s, revision, moved in ordered)
+        archs = tuple(sorted({a for s, _, _ in ordered for a in ctx.archs_for(s.path, view.new)}))
         return Row(contract=self.name, view=view.name, subject=subject, status=status,
-                   reason=reason, archs=archs, sides=sides, preexisting=preexisting,
-                   evidence=tuple(Hop(s.path, s.line, "restates the argument list")
-                                  for s in ordered))
+                   reason=reason, archs=archs, sides=sides, details=details,
+                   evidence=tuple(Hop.of(s.path, s.line, Step.RESTATES_ARGUMENT_LIST)
+                                  for s, _, _ in ordered))
+
+
+def _stated(symbol: str, copies: _Copies, path: str) -> list[str]:
+    """What the copy in `path` states of `symbol` (every site of it there, lines left out)."""
+    tables = (copies.stubs, copies.calls, copies.pybind, copies.schemas, copies.impls)
+    sites = [s for table in tables for s in table.get(symbol, [])]
+    functions = {s.data.get("function") for s in sites} | {symbol}
+    sites += [f for name in functions if isinstance(name, str) for f in copies.cpp.get(name, [])]
+    sites += [b for found in copies.boxed.values() for b in found]
+    sites += list(copies.modules.values())
+    return sorted(repr(sorted((k, repr(v)) for k, v in s.data.items() if k != "line"))
+                  for s in sites if s.path == path)
+
+
+def _moved(symbol: str, old: _Copies, new: _Copies, path: str) -> bool:
+    """Whether the copy in `path` changed what it states of `symbol` in the view."""
+    return _stated(symbol, old, path) != _stated(symbol, new, path)

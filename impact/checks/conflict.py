@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 from impact.checks.base import CheckContext
+from impact.kinds import SurfaceKind
+from impact.reasons import Reason
 from impact.rows import Row, Side, Status
 
 
@@ -38,17 +40,19 @@ class ConflictCheck:
             if view.unavailable is not None:
                 head = ctx.views.view("head")
                 touched = [p for p in (head.diff.paths if head else ())
-                           if ctx.surface.describe(p).kind != "outside"]
+                           if ctx.surface.describe(p).kind != SurfaceKind.OUTSIDE]
                 if touched:
                     yield Row(self.name, view.name, "merged view", Status.CHANGED,
-                              f"merged view not computed: {view.unavailable}",
+                              Reason.MERGED_VIEW_NOT_COMPUTED,
+                              details={"why": view.unavailable},
                               archs=tuple(sorted({a for p in touched for a in ctx.archs_for(
                                   p, ctx.views.base, ctx.views.head)})))
                 continue
-            surface = [p for p in view.conflicts if ctx.surface.describe(p).kind != "outside"]
+            surface = [p for p in view.conflicts
+                       if ctx.surface.describe(p).kind != SurfaceKind.OUTSIDE]
             if surface:
                 yield Row(self.name, view.name, "conflicted files", Status.CHANGED,
-                          f"{len(surface)} surface file(s) conflict with the target tip",
+                          Reason.SURFACE_FILES_CONFLICT, details={"count": len(surface)},
                           archs=tuple(sorted({a for p in surface for a in ctx.archs_for(
                               p, ctx.views.base, ctx.views.head)})),
                           sides=tuple(Side(p, 0, view.name, "changed") for p in surface))

@@ -1,9 +1,10 @@
 """The shipped variant set against its census pins, and every native pack against its
 registration (the `s_packs` row and the `target_sources` entry)."""
 
-# Maintainers: reads facts through the CheckContext; the one exception is the census test's
-# string literals, which no extractor lists, so they are found with a regex over the file's
-# text (comments blanked first). A mismatch is charged only when it is new in the view.
+# Maintainers: reads facts through the CheckContext (census names are C++ string-literal
+# facts) and the map's conventions (census file names, the pack folder, its table, its
+# build file, the register function); a map without them has nothing here to check. A
+# side is `changed` when that copy's facts for the family or pack changed in the view.
 
 from __future__ import annotations
 
@@ -11,24 +12,26 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from impact.checks.base import CheckContext
 from impact.descriptors.facts import descriptor_type
+from impact.facts import Fact
 from impact.git import Snapshot, View
+from impact.kinds import FactKind, SurfaceKind
+from impact.reasons import Reason, Step
 from impact.rows import ALL_ARCHS, Hop, Row, Side, Status
+from impact.surface import Conventions
 
-PACK_KIND = "ingestor-pack"
-PIN_KIND = "test-pin"
-DESCRIPTOR_KIND = "descriptor"
-_CENSUS_FILE = re.compile(r"^Test(\w+)Packs\.cpp$")
-_NATIVE_FILE = re.compile(r"^\w+Native\.cpp$")
-_REGISTER = re.compile(r"^register\w+Symbols$")
-_COMMENT = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"', re.DOTALL)
-_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _KERNEL_NAME = re.compile(r"^[A-Za-z_]\w*\.\w+\.gfx[0-9a-z]+$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _ARCH = re.compile(r"^(gfx[0-9]+[a-z]?)(?:_|$)")
+# Descriptor file types (`x.kdp.json`, `x.ukd.json`) that carry a family's variants.
+_KDP, _UKD = "kdp", "ukd"
+
+
+def _role(changed: bool) -> str:
+    return "changed" if changed else "counterpart"
 
 
 def family_key(name: str) -> str:
@@ -37,19 +40,17 @@ def family_key(name: str) -> str:
     return _CAMEL.sub("_", name).lower().replace("_", "")
 
 
-def census_family(path: str) -> str | None:
-    """`TestGfx950AttentionDensePacks.cpp` -> `gfx950_attention_dense`; None otherwise."""
-    match = _CENSUS_FILE.match(posixpath.basename(path))
+def census_family(path: str, conventions: Conventions) -> str | None:
+    """`TestGfx950AttentionDensePacks.cpp` -> `gfx950_attention_dense` (by the map's
+    `census_file` convention); None for any other file or without the convention."""
+    pattern = conventions.census_file
+    match = pattern.fullmatch(posixpath.basename(path)) if pattern is not None else None
     return _CAMEL.sub("_", match.group(1)).lower() if match else None
 
 
-def census_literals(text: str) -> list[tuple[str, int]]:
-    """Every string literal outside comments, with its line."""
-    def blank(m: re.Match[str]) -> str:
-        return m.group(0) if m.group(0).startswith('"') else re.sub(r"[^\n]", " ", m.group(0))
-
-    code = _COMMENT.sub(blank, text)
-    return [(m.group(1), code.count("\n", 0, m.start()) + 1) for m in _LITERAL.finditer(code)]
+def census_literals(facts: Iterable[Fact]) -> list[tuple[str, int]]:
+    """Every string literal outside comments, with its line (the C++ extractor's facts)."""
+    return [(f.name, f.line) for f in facts if f.kind == FactKind.STRING_LITERAL]
 
 
 @dataclass
@@ -67,16 +68,14 @@ def _kdps(ctx: CheckContext, snapshot: Snapshot) -> dict[str, _Kdp]:
     out: dict[str, _Kdp] = {}
     standalone: dict[str, tuple[str, str, int]] = {}
     refs: dict[str, list[str]] = {}
-    for path in snapshot:
-        if ctx.surface.describe(path).kind != DESCRIPTOR_KIND:
-            continue
+    for path in ctx.paths(snapshot, SurfaceKind.DESCRIPTOR):
         kind = descriptor_type(path)
-        if kind not in ("kdp", "ukd"):
+        if kind not in (_KDP, _UKD):
             continue
         facts = ctx.facts(snapshot, path)
-        if kind == "ukd":
+        if kind == _UKD:
             for fact in facts:
-                if fact.kind == "variant" and fact.data.get("id"):
+                if fact.kind == FactKind.VARIANT and fact.data.get("id"):
                     standalone[str(fact.data["id"])] = (fact.name, path, fact.line)
             continue
         failure = ctx.parse_failure(facts)
@@ -86,11 +85,11 @@ def _kdps(ctx: CheckContext, snapshot: Snapshot) -> dict[str, _Kdp]:
                                          broken=str(failure.data.get("reason", "")))
             continue
         for fact in facts:
-            if fact.kind == "kdp":
+            if fact.kind == FactKind.KDP:
                 kdp = _Kdp(fact.name, path, fact.line)
                 out[family_key(fact.name)] = kdp
                 refs[fact.name] = [str(r) for r in fact.data.get("ukd_refs", [])]
-            elif fact.kind == "variant" and fact.data.get("kdp"):
+            elif fact.kind == FactKind.VARIANT and fact.data.get("kdp"):
                 kdp = out.setdefault(family_key(str(fact.data["kdp"])),
                                      _Kdp(str(fact.data["kdp"]), path, 0))
                 kdp.variants[fact.name] = (path, fact.line)
@@ -102,11 +101,11 @@ def _kdps(ctx: CheckContext, snapshot: Snapshot) -> dict[str, _Kdp]:
     return out
 
 
-def _census_names(text: str, known: set[str]) -> dict[str, int]:
+def _census_names(facts: list[Fact], known: set[str]) -> dict[str, int]:
     """The literals of a census file that are kernel names: those equal to a variant name
     the KDP ships at either revision, or shaped like one (`family.tags.gfxNNN`)."""
     names: dict[str, int] = {}
-    for literal, line in census_literals(text):
+    for literal, line in census_literals(facts):
         if literal in known or _KERNEL_NAME.match(literal):
             names.setdefault(literal, line)
     return names
@@ -117,8 +116,9 @@ class VariantSetCheck:
         The variant names a KDP ships (inline UKDs and the standalone UKDs it names) against
         the census test that pins them (`TestGfx950AttentionDensePacks.cpp` pins the
         `gfx950_attention_dense` KDP), and every `packs/*Native.cpp` against its
-        registration: a `target_sources` entry in the engine's CMakeLists.txt and an
-        `s_packs` row in IngestorPacks.cpp naming its `register<Name>Symbols`.
+        registration: a `target_sources` entry in the engine's build file and an
+        `s_packs` row in the engine's pack table naming its `register<Name>Symbols` (the
+        map's conventions name the folder, the table, the build file and the census files).
 
     Why a break hurts at run time:
         An unpinned variant ships without the census noticing (or the census CTest fails
@@ -136,16 +136,19 @@ class VariantSetCheck:
     When it says changed instead:
         The KDP and the census changed together and agree (the shipped set changed); a KDP
         that does not parse; a census file in which no kernel name can be found, or whose
-        family has no KDP; a pack in which no `register<Name>Symbols` definition is found.
+        family has no KDP; a pack in which no `register<Name>Symbols` definition is found;
+        a census, pack, build file or pack table that cannot be read.
 
     Evidence:
         The census file:line of each name it pins and the KDP file:line of each variant the
-        other side lacks; for a pack, the pack's register function, the CMakeLists.txt and
-        the IngestorPacks.cpp rows. A gap the base already had is marked pre-existing.
+        other side lacks; for a pack, the pack's register function, the build file and
+        the pack table. A gap the base already had, on copies that did not move, is
+        pre-existing.
     """
 
     name: ClassVar[str] = "variant-set"
-    surfaces: ClassVar[frozenset[str]] = frozenset({"descriptor", "ingestor-pack", "test-pin"})
+    surfaces: ClassVar[frozenset[str]] = frozenset(
+        {SurfaceKind.DESCRIPTOR, SurfaceKind.INGESTOR_PACK, SurfaceKind.TEST_PIN})
 
     def check(self, ctx: CheckContext) -> Iterable[Row]:
         for view in ctx.available_views():
@@ -156,13 +159,14 @@ class VariantSetCheck:
     def _census(self, ctx: CheckContext, view: View) -> Iterator[Row]:
         assert view.new is not None
         changed = set(view.diff.paths)
-        censuses = sorted(p for p in view.new if ctx.surface.describe(p).kind == PIN_KIND
-                          and census_family(p) is not None)
+        rules = ctx.surface.conventions
+        censuses = [p for p in ctx.paths(view.new, SurfaceKind.TEST_PIN)
+                    if census_family(p, rules) is not None]
         if not censuses:
             return
         old_kdps, new_kdps = _kdps(ctx, view.old), _kdps(ctx, view.new)
         for census in censuses:
-            family = family_key(str(census_family(census)))
+            family = family_key(str(census_family(census, rules)))
             old_kdp, new_kdp = old_kdps.get(family), new_kdps.get(family)
             kdp_files = set()
             for kdp in (old_kdp, new_kdp):
@@ -181,142 +185,168 @@ class VariantSetCheck:
         if new_kdp is None:
             if census not in changed:
                 return None
-            return self._row(ctx, view, subject, Status.CHANGED,
-                             "census changed, but no KDP of its family is found", census,
-                             (Side(census, 0, view.name, "changed"),), ())
-        kdp_side = Side(new_kdp.path, new_kdp.line, view.name,
-                        "changed" if new_kdp.path in changed else "counterpart")
-        if new_kdp.broken is not None:
-            return self._row(ctx, view, subject, Status.CHANGED,
-                             f"KDP cannot be understood ({new_kdp.broken}); its variant set "
-                             "cannot be compared with the census", new_kdp.path,
-                             (kdp_side,), (Hop(new_kdp.path, new_kdp.line, "KDP does not parse"),))
+            return self._row(ctx, view, subject, Status.CHANGED, Reason.CENSUS_WITHOUT_KDP,
+                             census, (Side(census, 0, view.name, "changed"),), ())
+        census_facts = ctx.facts(view.new, census)
+        unreadable = ctx.parse_failure(census_facts)
+        if unreadable is not None:  # a blob a partial clone lacks, a file that does not parse
+            return self._row(ctx, view, subject, Status.CHANGED, Reason.CENSUS_NOT_UNDERSTOOD,
+                             census, (Side(census, unreadable.line, view.name, "changed"),), (),
+                             {"failure": str(unreadable.data.get("reason", ""))})
         shipped_new = set(new_kdp.variants)
         shipped_old = set(old_kdp.variants) if old_kdp is not None and not old_kdp.broken \
             else set()
+        kdp_moved = (old_kdp is None or old_kdp.broken is not None
+                     or (new_kdp.broken is not None and new_kdp.path in changed)
+                     or shipped_old != shipped_new)
+        kdp_side = Side(new_kdp.path, new_kdp.line, view.name, _role(kdp_moved))
+        if new_kdp.broken is not None:
+            return self._row(ctx, view, subject, Status.CHANGED, Reason.KDP_NOT_UNDERSTOOD,
+                             new_kdp.path, (kdp_side,),
+                             (Hop.of(new_kdp.path, new_kdp.line, Step.KDP_DOES_NOT_PARSE),),
+                             {"failure": new_kdp.broken})
         known = shipped_new | shipped_old
-        pins_new = _census_names(view.new.read(census).decode("utf-8", "replace"), known)
-        pins_old = _census_names(view.old.read(census).decode("utf-8", "replace"), known) \
-            if census in view.old else {}
+        pins_new = _census_names(census_facts, known)
+        old_facts = ctx.facts(view.old, census)
+        pins_old = _census_names(old_facts, known) if census in view.old else {}
+        census_moved = (census not in view.old or ctx.parse_failure(old_facts) is not None
+                        or set(pins_old) != set(pins_new))
         census_side = Side(census, min(pins_new.values(), default=0), view.name,
-                           "changed" if census in changed else "counterpart")
+                           _role(census_moved))
         if not pins_new:
-            return self._row(ctx, view, subject, Status.CHANGED,
-                             "no kernel names found in the census file; cannot compare it "
-                             "with the KDP", new_kdp.path, (census_side, kdp_side), ())
-        kdp_moved = old_kdp is None or old_kdp.broken is not None or shipped_old != shipped_new
-        census_moved = set(pins_old) != set(pins_new)
+            return self._row(ctx, view, subject, Status.CHANGED, Reason.CENSUS_HAS_NO_NAMES,
+                             new_kdp.path, (census_side, kdp_side), ())
         unpinned = sorted(shipped_new - set(pins_new))
         gone = sorted(set(pins_new) - shipped_new)
         hops = tuple(
-            [Hop(*new_kdp.variants[n], f"KDP ships '{n}'; the census does not pin it")
-             for n in unpinned]
-            + [Hop(census, pins_new[n], f"census pins '{n}'; the KDP does not ship it")
+            [Hop.of(*new_kdp.variants[n], Step.KDP_SHIPS_UNPINNED, variant=n) for n in unpinned]
+            + [Hop.of(census, pins_new[n], Step.CENSUS_PINS_UNSHIPPED, variant=n)
                for n in gone])
-        details = {"unpinned": unpinned, "not_shipped": gone}
+        details: dict[str, Any] = {"unpinned": unpinned, "not_shipped": gone}
         sides = (census_side, kdp_side)
         if not unpinned and not gone:
             if kdp_moved:
                 return self._row(ctx, view, subject, Status.CHANGED,
-                                 "the shipped variant set changed and the census agrees: "
-                                 "pack time and the census run are needed", new_kdp.path,
+                                 Reason.SHIPPED_SET_CHANGED_CENSUS_AGREES, new_kdp.path,
                                  sides, (), details)
             return None
         if unpinned and not gone:
-            reason = "variant added to the KDP but not to the census" if kdp_moved else \
-                "census no longer pins a variant the KDP ships"
+            reason = Reason.VARIANT_ADDED_NOT_PINNED if kdp_moved else Reason.CENSUS_DROPPED_PIN
         elif gone and not unpinned:
-            reason = "census pins a variant the KDP no longer ships" if kdp_moved else \
-                "census pins a variant the KDP does not ship"
+            reason = Reason.PINNED_VARIANT_NO_LONGER_SHIPPED if kdp_moved else \
+                Reason.PINNED_VARIANT_NOT_SHIPPED
         else:
-            reason = "census and KDP list different variants"
-        preexisting = not kdp_moved and not census_moved  # the base had this very gap
+            reason = Reason.CENSUS_AND_KDP_DIFFER
+        # A gap the base already had, on copies whose lists did not move, is pre-existing:
+        # run_checks reads that from the sides' roles.
         return self._row(ctx, view, subject, Status.MISMATCH, reason, new_kdp.path, sides, hops,
-                         details, preexisting=preexisting)
+                         details)
 
     # ------------------------------------------------------------------- packs
     def _packs(self, ctx: CheckContext, view: View) -> Iterator[Row]:
         assert view.new is not None
+        rules = ctx.surface.conventions
+        if not (rules.pack_folder and rules.pack_suffix and rules.pack_table
+                and rules.build_file and rules.register_function is not None):
+            return  # the map names no native-pack registration to check
         changed = set(view.diff.paths)
-        for path in sorted(view.new):
-            if ctx.surface.describe(path).kind != PACK_KIND or "/packs/" not in path:
+        folder = f"/{rules.pack_folder}/"
+        for path in ctx.paths(view.new, SurfaceKind.INGESTOR_PACK):
+            stem = posixpath.basename(path).removesuffix(rules.pack_suffix)
+            if folder not in path or not path.endswith(rules.pack_suffix) \
+                    or not stem.isidentifier():
                 continue
-            if not _NATIVE_FILE.match(posixpath.basename(path)):
-                continue
-            engine = path.rsplit("/packs/", 1)[0]
-            cmake, table = f"{engine}/CMakeLists.txt", f"{engine}/IngestorPacks.cpp"
+            engine = path.rsplit(folder, 1)[0]
+            cmake, table = f"{engine}/{rules.build_file}", f"{engine}/{rules.pack_table}"
             if not {path, cmake, table} & changed:
                 continue
-            new_gaps = _registration(ctx, view.new, path, engine)
-            if new_gaps is None:
-                yield self._row(ctx, view, f"pack:{path}", Status.CHANGED,
-                                "no register<Name>Symbols definition found in the pack; its "
-                                "registration cannot be checked", path,
-                                (Side(path, 0, view.name, "changed" if path in changed
-                                      else "counterpart"),), (),
-                                archs=_pack_archs(ctx, view, path))
-                continue
-            register, line, gaps = new_gaps
-            if not gaps:
-                continue
-            old_gaps = _registration(ctx, view.old, path, engine) if path in view.old else None
-            preexisting = old_gaps is not None and set(old_gaps[2]) >= set(gaps)
-            role = {p: "changed" if p in changed else "counterpart" for p in (path, cmake, table)}
-            sides = (Side(path, line, view.name, role[path], register),
-                     Side(cmake, 0, view.name, role[cmake]),
-                     Side(table, 0, view.name, role[table]))
-            hops = [Hop(path, line, f"pack defines {register}")]
-            if "target_sources" in gaps:
-                hops.append(Hop(cmake, 0, "target_sources does not list the pack"))
-            if "s_packs" in gaps:
-                hops.append(Hop(table, 0, f"no s_packs row registers {register}"))
-            reason = {("s_packs",): "pack declared without its s_packs row",
-                      ("target_sources",): "pack declared without its target_sources entry"}.get(
-                tuple(gaps), "pack declared without its s_packs row or target_sources entry")
-            yield self._row(ctx, view, f"pack:{path}", Status.MISMATCH, reason, path, sides,
-                            tuple(hops), {"missing": list(gaps)}, preexisting=preexisting,
-                            archs=_pack_archs(ctx, view, path))
+            row = self._pack_row(ctx, view, path, engine, cmake, table)
+            if row is not None:
+                yield row
 
-    def _row(self, ctx: CheckContext, view: View, subject: str, status: Status, reason: str,
+    def _pack_row(self, ctx: CheckContext, view: View, path: str, engine: str, cmake: str,
+                  table: str) -> Row | None:
+        assert view.new is not None
+        subject, archs = f"pack:{path}", _pack_archs(ctx, view, path)
+        old_register = _register(ctx, view.old, path) if path in view.old else None
+        for where in (path, cmake, table):
+            failure = ctx.parse_failure(ctx.facts(view.new, where))
+            if failure is not None:  # unread: its registration cannot be settled
+                return self._row(ctx, view, subject, Status.CHANGED,
+                                 Reason.PACK_REGISTRATION_NOT_UNDERSTOOD, path,
+                                 (Side(where, failure.line, view.name, "changed"),), (),
+                                 {"file": where,
+                                  "failure": str(failure.data.get("reason", ""))}, archs=archs)
+        register = _register(ctx, view.new, path)
+        if register is None:
+            moved = old_register is not None or path not in view.old
+            return self._row(ctx, view, subject, Status.CHANGED, Reason.PACK_REGISTER_NOT_FOUND,
+                             path, (Side(path, 0, view.name, _role(moved)),), (), archs=archs)
+        name, line = register
+        relative = path[len(engine) + 1:]
+        listed = _listed(ctx, view.new, cmake, relative)
+        rowed = _rowed(ctx, view.new, table, name)
+        gaps = [gap for gap, kept in (("target_sources", listed), ("s_packs", rowed)) if not kept]
+        if not gaps:
+            return None
+        pack_moved = old_register is None or old_register[0] != name
+        cmake_moved = _listed(ctx, view.old, cmake, relative) != listed
+        table_moved = _rowed(ctx, view.old, table, name) != rowed
+        sides = (Side(path, line, view.name, _role(pack_moved), name),
+                 Side(cmake, 0, view.name, _role(cmake_moved)),
+                 Side(table, 0, view.name, _role(table_moved)))
+        hops = [Hop.of(path, line, Step.PACK_DEFINES_REGISTER, register=name)]
+        if "target_sources" in gaps:
+            hops.append(Hop.of(cmake, 0, Step.TARGET_SOURCES_LACKS_PACK))
+        if "s_packs" in gaps:
+            hops.append(Hop.of(table, 0, Step.NO_S_PACKS_ROW, register=name))
+        reason = {("s_packs",): Reason.PACK_WITHOUT_S_PACKS_ROW,
+                  ("target_sources",): Reason.PACK_WITHOUT_TARGET_SOURCES}.get(
+            tuple(gaps), Reason.PACK_WITHOUT_REGISTRATION)
+        return self._row(ctx, view, subject, Status.MISMATCH, reason, path, sides,
+                         tuple(hops), {"missing": gaps}, archs=archs)
+
+    def _row(self, ctx: CheckContext, view: View, subject: str, status: Status, reason: Reason,
              archs_of: str, sides: tuple[Side, ...], evidence: tuple[Hop, ...],
-             details: dict | None = None, *, preexisting: bool = False,
+             details: dict[str, Any] | None = None, *,
              archs: tuple[str, ...] | None = None) -> Row:
         if archs is None:
             archs = ctx.archs_for(archs_of, view.old, view.new)
         return Row(contract=self.name, view=view.name, subject=subject, status=status,
-                   reason=reason, archs=archs,
-                   sides=sides, evidence=evidence, preexisting=preexisting,
+                   reason=reason, archs=archs, sides=sides, evidence=evidence,
                    details=details or {})
 
 
-def _registration(ctx: CheckContext, snapshot: Snapshot, pack: str,
-                  engine: str) -> tuple[str, int, list[str]] | None:
-    """(register function, its line, what is missing of `target_sources` and `s_packs`), or
-    None when the pack defines no register<Name>Symbols function."""
-    register = next(((f.name.split("::")[-1], f.line) for f in ctx.facts(snapshot, pack)
-                     if f.kind == "function-definition"
-                     and _REGISTER.match(f.name.split("::")[-1])), None)
-    if register is None:
+def _register(ctx: CheckContext, snapshot: Snapshot, pack: str) -> tuple[str, int] | None:
+    """The pack's register function (by the map's `register_function` convention) and its
+    line, or None when it defines none."""
+    pattern = ctx.surface.conventions.register_function
+    if pattern is None:
         return None
-    relative = pack[len(engine) + 1:]
-    sources = {f.name.replace("${CMAKE_CURRENT_SOURCE_DIR}/", "")
-               for f in ctx.facts(snapshot, f"{engine}/CMakeLists.txt")
-               if f.kind == "target-sources"}
-    rows = {str(f.data.get("register", "")).split("::")[-1]
-            for f in ctx.facts(snapshot, f"{engine}/IngestorPacks.cpp") if f.kind == "pack-row"}
-    gaps = []
-    if relative not in sources:
-        gaps.append("target_sources")
-    if register[0] not in rows:
-        gaps.append("s_packs")
-    return register[0], register[1], gaps
+    return next(((f.name.split("::")[-1], f.line) for f in ctx.facts(snapshot, pack)
+                 if f.kind == FactKind.FUNCTION_DEFINITION
+                 and pattern.fullmatch(f.name.split("::")[-1])), None)
+
+
+def _listed(ctx: CheckContext, snapshot: Snapshot, cmake: str, relative: str) -> bool:
+    """Whether the engine's build file lists the pack in `target_sources`."""
+    return relative in {f.name.replace("${CMAKE_CURRENT_SOURCE_DIR}/", "")
+                        for f in ctx.facts(snapshot, cmake)
+                        if f.kind == FactKind.TARGET_SOURCES}
+
+
+def _rowed(ctx: CheckContext, snapshot: Snapshot, table: str, register: str) -> bool:
+    """Whether the pack table holds a row naming `register`."""
+    return register in {str(f.data.get("register", "")).split("::")[-1]
+                        for f in ctx.facts(snapshot, table) if f.kind == FactKind.PACK_ROW}
 
 
 def _pack_archs(ctx: CheckContext, view: View, pack: str) -> tuple[str, ...]:
     """The archs of the KDP of the pack's family (`Gfx950AttentionDenseNative.cpp` ->
-    `gfx950_attention_dense`), else the arch its snake-cased name gives, else every arch."""
+    `gfx950_attention_dense`), else the arch its snake-cased name gives, else every arch.
+    One helper, so the shared arch module can replace it whole."""
     assert view.new is not None
-    stem = posixpath.basename(pack).removesuffix("Native.cpp")
+    stem = posixpath.basename(pack).removesuffix(ctx.surface.conventions.pack_suffix)
     archs: set[str] = set()
     for snapshot in (view.old, view.new):
         kdp = _kdps(ctx, snapshot).get(family_key(stem))
@@ -325,4 +355,4 @@ def _pack_archs(ctx: CheckContext, view: View, pack: str) -> tuple[str, ...]:
     if archs:
         return tuple(sorted(archs))
     named = _ARCH.match(_CAMEL.sub("_", stem).lower())
-    return (named.group(1),) if named else (ALL_ARCHS,)
+    return (named.group(1),) if named else (ctx.surface.all_archs or ALL_ARCHS,)
