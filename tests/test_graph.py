@@ -7,7 +7,7 @@ import pytest
 from impact.extract import FactCache
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import Snapshot
-from impact.graph import SymbolGraph, build_graph, module_node, symbol_node
+from impact.graph import PairedBy, SymbolGraph, build_graph, module_node, symbol_node
 from impact.surface import load_surface_map, parse_surface_map
 
 MAP = parse_surface_map(b'''schema_version = 1
@@ -124,7 +124,9 @@ PACKS = "dnn-providers/hip-kernel-provider/src/engines/kernel_ingestor_engine/pa
      "kernels.gfx950.attention_tiled_2d:build_attention_tiled_2d"),
 ])
 def test_fixture_lists_pair_with_the_builder_they_restate(tree_graph, cpp_list, builder) -> None:
-    assert tree_graph.edges_of(f"cpplist:{cpp_list}", {"restates"}) == {f"py:{builder}"}
+    pairing = {a.subject: a.pairing for a in tree_graph.argument_lists()}[cpp_list]
+    assert pairing.builder is not None
+    assert f"{pairing.builder.module}:{pairing.builder.name}" == builder
 
 
 def test_fixture_sdk_header_chain(tree_graph) -> None:
@@ -168,12 +170,12 @@ def test_fixture_shipped_closure_and_archs(tree_graph) -> None:
 def test_fixture_descriptors_link_variants_symbols_and_profiles(tree_graph) -> None:
     g = tree_graph
     assert len(g.variants()) >= 38
-    builds = {v for _u, v, k in g.graph.edges(keys=True) if k == "builds"}
-    assert "py:kernels.gfx950.unified_attention:build_unified_attention_reduce" in builds
-    declared = [(u, v) for u, v, k, d in g.graph.edges(keys=True, data=True)
-                if k == "restates" and d.get("how") == "declared"]
-    assert (f"cpplist:{PACKS}/Gfx950AttentionDenseNative.cpp:attentionDenseKernelSignature",
-            "py:kernels.gfx950.attention_dense:build_attention_dense") in declared
+    assert g.variants_building(symbol_node("kernels.gfx950.unified_attention",
+                                           "build_unified_attention_reduce"))
+    declared = [(a.subject, a.pairing.builder.id) for a in g.argument_lists()
+                if a.pairing.how == PairedBy.DECLARED and a.pairing.builder is not None]
+    assert (f"{PACKS}/Gfx950AttentionDenseNative.cpp:attentionDenseKernelSignature",
+            symbol_node("kernels.gfx950.attention_dense", "build_attention_dense")) in declared
     dense = f"cpp:{PACKS}/Gfx950AttentionDenseNative.cpp"
     assert "symbol:hipkernel.gfx950_attention_dense.dispatch" in g.edges_of(
         dense, {"declares-symbol"})
