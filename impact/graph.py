@@ -44,6 +44,8 @@ DEFINITION_KINDS = (FactKind.FUNCTION, FactKind.CLASS, FactKind.ASSIGNMENT)
 NAME_EDGES = frozenset({"reads", "inherits"})
 ALWAYS = "always"  # the guard of a builder argument declared on every path
 _ROCKE_LAUNCH, _KPACK_LAUNCH = "rocke", "kpack"  # a variant launch's `kind`
+# The graph's own node kinds besides the fact kinds it holds (definitions, lists, ...).
+_MODULE, _CPP_FILE, _DESCRIPTOR_FILE = "module", "cpp-file", "descriptor-file"
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _GENERIC_WORDS = {"launcher", "launch", "signature", "kernel", "args", "arguments", "list"}
 
@@ -316,7 +318,7 @@ class SymbolGraph:
         info = _ModuleInfo(path)
         self._modules[module] = info
         mod = module_node(module)
-        self.graph.add_node(mod, kind="module", module=module, path=path)
+        self.graph.add_node(mod, kind=_MODULE, module=module, path=path)
         for fact in facts:
             if fact.kind in DEFINITION_KINDS:
                 node = symbol_node(module, fact.name)
@@ -467,7 +469,7 @@ class SymbolGraph:
         for language in (Language.JSON, Language.YAML):
             for path, facts in self._files(language):
                 file_node = f"descriptor:{path}"
-                self.graph.add_node(file_node, kind="descriptor-file", path=path)
+                self.graph.add_node(file_node, kind=_DESCRIPTOR_FILE, path=path)
                 for fact in facts:
                     self._add_descriptor_fact(path, file_node, fact)
 
@@ -508,7 +510,7 @@ class SymbolGraph:
         roots = list(self.surface.include_roots)
         for path, facts in files.items():
             node = f"cpp:{path}"
-            self.graph.add_node(node, kind="cpp-file", path=path)
+            self.graph.add_node(node, kind=_CPP_FILE, path=path)
             for fact in facts:
                 if fact.kind == FactKind.INCLUDE:
                     target = resolve_include(path, fact.name, bool(fact.data.get("quoted")),
@@ -615,13 +617,14 @@ class SymbolGraph:
     def argument_lists(self, prefer: Mapping[str, str] | None = None) -> list[ArgList]:
         """Every C++ KernelArgument list, paired. `prefer` maps a list's subject to the
         builder id it restated at the base (what `argument_lists` said there)."""
-        if not prefer:
-            return self._argument_lists
-        return self._lists(prefer)
+        key = frozenset((prefer or {}).items())
+        if key not in self._paired_lists:  # kernargs asks once per view for lists and calls
+            self._paired_lists[key] = self._lists(prefer or {})
+        return self._paired_lists[key]
 
     @cached_property
-    def _argument_lists(self) -> list[ArgList]:
-        return self._lists({})
+    def _paired_lists(self) -> dict[frozenset[tuple[str, str]], list[ArgList]]:
+        return {}
 
     def _lists(self, prefer: Mapping[str, str]) -> list[ArgList]:
         declared = self._declared_pairs()
@@ -932,7 +935,7 @@ class SymbolGraph:
     def descriptor_files(self) -> list[str]:
         """The descriptor (JSON and YAML) files of the snapshot, parsed or not, sorted."""
         return sorted(str(d["path"]) for _n, d in self.graph.nodes(data=True)
-                      if d.get("kind") == "descriptor-file")
+                      if d.get("kind") == _DESCRIPTOR_FILE)
 
     def kdps(self) -> list[Kdp]:
         """The KDPs the descriptor files declare, by file and line."""
