@@ -3,7 +3,11 @@
 Maintainers: builds from facts only (through a FactCache); never reads git or
 parses source itself. Nodes are strings with a `kind` attribute; edges carry a
 `kind` too. Names the graph cannot resolve inside the repository (the standard
-library, third-party packages) simply get no edge.
+library, third-party packages) simply get no edge. Outside this module a node id
+is an opaque string: queries hand out the frozen records defined below (a
+builder with its parameters, a list or launch() call with its pairing, a
+variant), and pairing copies of an argument list with their builder happens here
+and nowhere else. No other module touches networkx or parses an id.
 
 Node ids:
     module:<dotted>                 a Python module or package
@@ -18,8 +22,10 @@ Node ids:
 from __future__ import annotations
 
 import enum
+import posixpath
+import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -28,14 +34,227 @@ import networkx as nx
 
 from impact.cpp import resolve_include
 from impact.extract import FactCache
-from impact.facts import PARSE_FAILURE, Fact
+from impact.facts import Fact
 from impact.git import Snapshot
 from impact.index import TreeIndex
-from impact.kinds import FactKind, Language
+from impact.kinds import FactKind, Language, SurfaceKind
 from impact.python import module_name_for
 
-DEFINITION_KINDS = ("function", "class", "assignment")
+DEFINITION_KINDS = (FactKind.FUNCTION, FactKind.CLASS, FactKind.ASSIGNMENT)
 NAME_EDGES = frozenset({"reads", "inherits"})
+ALWAYS = "always"  # the guard of a builder argument declared on every path
+_ROCKE_LAUNCH, _KPACK_LAUNCH = "rocke", "kpack"  # a variant launch's `kind`
+# The graph's own node kinds besides the fact kinds it holds (definitions, lists, ...).
+_MODULE, _CPP_FILE, _DESCRIPTOR_FILE = "module", "cpp-file", "descriptor-file"
+_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_GENERIC_WORDS = {"launcher", "launch", "signature", "kernel", "args", "arguments", "list"}
+
+
+# ------------------------------------------------------------------------ records
+class PairedBy(enum.StrEnum):
+    """How a copy of an argument list was paired with the builder it restates."""
+
+    DECLARED = "declared"               # a profile's launch_surface entry names both
+    NAMES = "names"                     # its names equal the builder's (all or always)
+    AS_AT_BASE = "as at the base"       # the builder it restated at the base
+    BUILDER_UNREADABLE = "builder unreadable"  # that builder's file no longer parses
+    CLOSEST = "closest"                 # the b.param builder sharing the most names
+    SAME_PACK = "same pack"             # a launch(): the only list of its file
+    LAUNCHER_NAME = "launcher name"     # a launch(): the list its launcher is named for
+    PACK_ORDER = "order in the pack"    # a launch(): the list in the same position
+    BASE_PAIRING = "base pairing"       # a kpack signature: its builder at the base
+    CLOSEST_NAMES = "closest names"     # a kpack signature: the closest b.param builder
+    PRODUCER = "producer"               # an AOT kernel: the builder its producer calls
+    NONE = ""                           # not paired
+
+
+@dataclass(frozen=True)
+class Param:
+    """One `b.param` of a builder, in declaration order."""
+
+    name: str
+    type_text: str
+    guard: str
+    index: int
+    line: int
+
+
+@dataclass(frozen=True)
+class SignatureEntry:
+    """One entry of a signature factory (`SignatureBuilder` calls)."""
+
+    name: str
+    type_text: str | None
+    guard: str
+    method: str
+
+
+@dataclass(frozen=True)
+class Builder:
+    """A function that declares kernel arguments with `b.param`, or builds a signature."""
+
+    id: str
+    module: str
+    name: str
+    path: str
+    line: int
+    params: tuple[Param, ...] = ()
+    signature: tuple[SignatureEntry, ...] = ()
+
+    @property
+    def uses_param(self) -> bool:
+        return bool(self.params)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every argument it declares, in order."""
+        if self.params:
+            return tuple(p.name for p in self.params)
+        return tuple(e.name for e in self.signature)
+
+    @property
+    def always_names(self) -> tuple[str, ...]:
+        """The arguments it declares on every path (guard 'always')."""
+        if self.params:
+            return tuple(p.name for p in self.params if p.guard == ALWAYS)
+        return tuple(e.name for e in self.signature if e.guard == ALWAYS)
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The builder a copy restates, and how the graph found it (None: no builder)."""
+
+    builder: Builder | None
+    how: PairedBy = PairedBy.NONE
+
+
+@dataclass(frozen=True)
+class ListEntry:
+    """One entry of a static argument list: kind, size (None when unknown), name, line."""
+
+    kind: str | None
+    size: int | None
+    name: str
+    line: int
+
+
+@dataclass(frozen=True)
+class ArgList:
+    """A C++ `KernelArgument` list (`subject` is `path:name`), with its pairing."""
+
+    id: str
+    path: str
+    name: str
+    function: str
+    line: int
+    entries: tuple[ListEntry, ...]
+    dynamic: bool
+    pairing: Pairing
+
+    @property
+    def subject(self) -> str:
+        return f"{self.path}:{self.name}"
+
+
+@dataclass(frozen=True)
+class LaunchCall:
+    """A positional C++ `launch()` call, with the builder whose list it passes."""
+
+    id: str
+    path: str
+    name: str
+    function: str
+    cls: str
+    receiver: str
+    line: int
+    arguments: tuple[str, ...]
+    pairing: Pairing
+
+    @property
+    def subject(self) -> str:
+        return f"{self.path}:{self.name}"
+
+
+@dataclass(frozen=True)
+class VariantLaunch:
+    """One launch a shipped variant makes: its kind (`rocke`, `kpack`), the module and
+    builder it names, and a recorded signature (kpack) as raw entries."""
+
+    kind: str
+    source: str | None
+    builder: str | None
+    launch: str | None
+    signature: tuple[Mapping[str, Any], ...] | None
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A shipped descriptor variant: where, which architectures, which launches."""
+
+    id: str
+    path: str
+    name: str
+    line: int
+    archs: tuple[str, ...]
+    kdp: str | None
+    launches: tuple[VariantLaunch, ...]
+
+
+@dataclass(frozen=True)
+class KpackSignature:
+    """A packed descriptor's recorded signature: one per distinct signature in a file
+    (`subject` is `path:kpack-signature:variant`), with its pairing."""
+
+    path: str
+    variant: str
+    line: int
+    entries: tuple[ListEntry, ...]
+    pairing: Pairing
+
+    @property
+    def subject(self) -> str:
+        return f"{self.path}:kpack-signature:{self.variant}"
+
+
+@dataclass(frozen=True)
+class AotArgument:
+    name: str
+    type_text: str
+
+
+@dataclass(frozen=True)
+class AotKernel:
+    """An AOT catalog kernel's `args_signature`, paired with the b.param builder its
+    family's producer script reaches (names differ there by design)."""
+
+    id: str
+    path: str
+    name: str
+    line: int
+    arguments: tuple[AotArgument, ...]
+    pairing: Pairing
+
+    @property
+    def subject(self) -> str:
+        return f"{self.path}:{self.name}"
+
+
+@dataclass(frozen=True)
+class Kdp:
+    """A KDP a descriptor file declares."""
+
+    name: str
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A module-level name bound by one simple assignment, with the text of its value."""
+
+    module: str
+    name: str
+    value: str
 
 
 def module_node(module: str) -> str:
@@ -67,6 +286,7 @@ class SymbolGraph:
         self.graph: nx.MultiDiGraph = nx.MultiDiGraph()
         self.parse_failures: dict[str, str] = {}
         self._modules: dict[str, _ModuleInfo] = {}
+        self._kdps: list[Kdp] = []
         self._build()
 
     # ----------------------------------------------------------------- building
@@ -74,7 +294,7 @@ class SymbolGraph:
         for path in TreeIndex.of(self.snapshot, self.surface).language_paths(language):
             facts = self.cache.facts(self.snapshot, path)
             for fact in facts:
-                if fact.kind == PARSE_FAILURE:
+                if fact.kind == FactKind.PARSE_FAILURE:
                     self.parse_failures[path] = str(fact.data.get("reason", ""))
             yield path, facts
 
@@ -93,13 +313,12 @@ class SymbolGraph:
             self._link_python(module)
         self._add_descriptors()
         self._add_cpp()
-        self._pair_lists()
 
     def _add_python(self, module: str, path: str, facts: list[Fact]) -> None:
         info = _ModuleInfo(path)
         self._modules[module] = info
         mod = module_node(module)
-        self.graph.add_node(mod, kind="module", module=module, path=path)
+        self.graph.add_node(mod, kind=_MODULE, module=module, path=path)
         for fact in facts:
             if fact.kind in DEFINITION_KINDS:
                 node = symbol_node(module, fact.name)
@@ -108,25 +327,25 @@ class SymbolGraph:
                                         path=path, sites=[])
                 self.graph.nodes[node]["sites"].append({"line": fact.line, **fact.data})
                 self._edge(mod, node, "defines")
-                if fact.kind == "class":
+                if fact.kind == FactKind.CLASS:
                     info.bases[fact.name] = list(fact.data.get("bases", []))
-            elif fact.kind == "import" and not fact.data.get("star"):
+            elif fact.kind == FactKind.IMPORT and not fact.data.get("star"):
                 target = fact.data.get("module") or ""
                 if target and not target.startswith("."):  # relative ones come resolved
                     function = fact.data.get("function")
                     scope = (info.local_bindings.setdefault(function, {}) if function
                              else info.bindings)
                     scope[fact.name] = (target, fact.data.get("name"))
-            elif fact.kind == "re-export":
+            elif fact.kind == FactKind.RE_EXPORT:
                 info.reexports[fact.name] = str(fact.data.get("module"))
-            elif fact.kind == "reads":
+            elif fact.kind == FactKind.READS:
                 info.reads[fact.name] = list(fact.data.get("names", []))
-            elif fact.kind == "param":
+            elif fact.kind == FactKind.PARAM:
                 node = symbol_node(module, str(fact.data["function"]))
                 self.graph.add_node(node)
                 self.graph.nodes[node].setdefault("params", []).append(
                     {"line": fact.line, **fact.data})
-            elif fact.kind == "signature-builder":
+            elif fact.kind == FactKind.SIGNATURE_BUILDER:
                 node = symbol_node(module, fact.name)
                 self.graph.add_node(node)
                 self.graph.nodes[node]["signature"] = list(fact.data.get("entries", []))
@@ -238,7 +457,7 @@ class SymbolGraph:
             cls = todo.popleft()
             data = self.graph.nodes[cls] if cls in self.graph else {}
             member = symbol_node(str(data.get("module")), f"{data.get('name')}.{rest[0]}")
-            if data.get("kind") == "class" and member in self.graph:
+            if data.get("kind") == FactKind.CLASS and member in self.graph:
                 return member
             for base in self.edges_of(cls, {"inherits"}) if cls in self.graph else ():
                 if base not in seen:
@@ -250,34 +469,38 @@ class SymbolGraph:
         for language in (Language.JSON, Language.YAML):
             for path, facts in self._files(language):
                 file_node = f"descriptor:{path}"
-                self.graph.add_node(file_node, kind="descriptor-file", path=path)
+                self.graph.add_node(file_node, kind=_DESCRIPTOR_FILE, path=path)
                 for fact in facts:
                     self._add_descriptor_fact(path, file_node, fact)
 
     def _add_descriptor_fact(self, path: str, file_node: str, fact: Fact) -> None:
-        if fact.kind == "variant":
+        if fact.kind == FactKind.VARIANT:
             node = f"variant:{path}:{fact.name}"
-            self.graph.add_node(node, kind="variant", path=path, line=fact.line, **fact.data)
+            self.graph.add_node(node, kind=FactKind.VARIANT, path=path, line=fact.line,
+                                label=fact.name, **fact.data)
             self._edge(file_node, node, "contains")
             for launch in fact.data.get("launches", []):
                 source, builder = launch.get("source"), launch.get("builder")
-                if launch.get("kind") != "rocke" or not isinstance(source, str):
+                if launch.get("kind") != _ROCKE_LAUNCH or not isinstance(source, str):
                     continue
                 self._edge(node, module_node(source), "ships")
                 if isinstance(builder, str):
                     self._edge(node, symbol_node(source, builder), "builds",
                                launch=launch.get("launch"))
-        elif fact.kind == "symbol":
-            self.graph.add_node(f"symbol:{fact.name}", kind="symbol", value=fact.name)
+        elif fact.kind == FactKind.SYMBOL:
+            self.graph.add_node(f"symbol:{fact.name}", kind=FactKind.SYMBOL, value=fact.name)
             self._edge(file_node, f"symbol:{fact.name}", "names-symbol", line=fact.line,
                        **fact.data)
-        elif fact.kind == "aot-kernel":
+        elif fact.kind == FactKind.AOT_KERNEL:
             node = f"aot:{path}:{fact.name}"
-            self.graph.add_node(node, kind="aot-kernel", path=path, line=fact.line, **fact.data)
+            self.graph.add_node(node, kind=FactKind.AOT_KERNEL, path=path, line=fact.line,
+                                label=fact.name, **fact.data)
             self._edge(file_node, node, "contains")
-        elif fact.kind == "launch-surface":
+        elif fact.kind == FactKind.KDP:
+            self._kdps.append(Kdp(fact.name, path, fact.line))
+        elif fact.kind == FactKind.LAUNCH_SURFACE:
             node = f"surface:{path}:{fact.name}"
-            self.graph.add_node(node, kind="launch-surface", path=path, line=fact.line,
+            self.graph.add_node(node, kind=FactKind.LAUNCH_SURFACE, path=path, line=fact.line,
                                 **fact.data)
             self._edge(file_node, node, "contains")
 
@@ -287,82 +510,235 @@ class SymbolGraph:
         roots = list(self.surface.include_roots)
         for path, facts in files.items():
             node = f"cpp:{path}"
-            self.graph.add_node(node, kind="cpp-file", path=path)
+            self.graph.add_node(node, kind=_CPP_FILE, path=path)
             for fact in facts:
-                if fact.kind == "include":
+                if fact.kind == FactKind.INCLUDE:
                     target = resolve_include(path, fact.name, bool(fact.data.get("quoted")),
                                              existing, roots)
                     if target is not None:
                         self._edge(node, f"cpp:{target}", "includes", line=fact.line)
-                elif fact.kind == "kernel-argument-list":
+                elif fact.kind == FactKind.KERNEL_ARGUMENT_LIST:
                     child = f"cpplist:{path}:{fact.name}"
-                    self.graph.add_node(child, kind="kernel-argument-list", path=path,
-                                        line=fact.line, **fact.data)
+                    self.graph.add_node(child, kind=FactKind.KERNEL_ARGUMENT_LIST, path=path,
+                                        line=fact.line, label=fact.name, **fact.data)
                     self._edge(node, child, "contains")
-                elif fact.kind == "launch-call":
+                elif fact.kind == FactKind.LAUNCH_CALL:
                     child = f"launch:{path}:{fact.name}"
-                    self.graph.add_node(child, kind="launch-call", path=path, line=fact.line,
-                                        **fact.data)
+                    self.graph.add_node(child, kind=FactKind.LAUNCH_CALL, path=path,
+                                        line=fact.line, label=fact.name, **fact.data)
                     self._edge(node, child, "contains")
-                elif fact.kind == "constexpr-string":
+                elif fact.kind == FactKind.CONSTEXPR_STRING:
                     value = str(fact.data.get("value"))
                     if f"symbol:{value}" in self.graph:
                         self._edge(node, f"symbol:{value}", "declares-symbol", line=fact.line)
 
     # ------------------------------------------------------------- list pairing
+    # Every copy of an argument list is paired with the builder it restates here, and
+    # only here: declared by a profile, else equal names, else (given `prefer`) the
+    # builder it restated at the base, else the closest b.param builder.
     def builders(self) -> list[str]:
-        """Functions that declare kernel arguments with b.param (or build a signature)."""
+        """Ids of the functions that declare kernel arguments with b.param (or build a
+        signature)."""
         return sorted(n for n, d in self.graph.nodes(data=True)
                       if d.get("params") or d.get("signature"))
 
-    @staticmethod
-    def builder_names(data: dict[str, Any]) -> list[str]:
-        if data.get("params"):
-            return [p["param"] for p in sorted(data["params"], key=lambda p: p["index"])]
-        return [str(e.get("name")) for e in data.get("signature", [])]
+    def builder(self, builder_id: str | None) -> Builder | None:
+        """The builder `builder_id` names, or None when it declares no arguments."""
+        if builder_id is None or builder_id not in self.graph:
+            return None
+        return self._builders.get(builder_id)
+
+    def param_builders(self) -> list[Builder]:
+        """The b.param builders, by id."""
+        return [b for _id, b in sorted(self._builders.items()) if b.uses_param]
+
+    @cached_property
+    def _builders(self) -> dict[str, Builder]:
+        found = {}
+        for node in self.builders():
+            data = self.graph.nodes[node]
+            params = tuple(Param(str(p["param"]), str(p.get("type") or ""),
+                                 str(p.get("guard") or ALWAYS), int(p["index"]), int(p["line"]))
+                           for p in sorted(data.get("params") or [], key=lambda p: p["index"]))
+            signature = tuple(
+                SignatureEntry(str(e.get("name")), e.get("type"), str(e.get("guard", ALWAYS)),
+                               str(e.get("method") or "")) for e in data.get("signature") or [])
+            sites = data.get("sites") or []
+            line = int(sites[0]["line"]) if sites else int(params[0].line if params else 0)
+            found[node] = Builder(node, str(data.get("module") or node.split(":", 2)[1]),
+                                  str(data.get("name") or node.split(":", 2)[2]),
+                                  str(data.get("path") or ""), line, params, signature)
+        return found
 
     def _declared_pairs(self) -> dict[tuple[str, str], str]:
-        """(cpp path, mirror function) -> builder node, from profile launch_surface entries."""
+        """(cpp path, mirror symbol) -> builder id, from profile launch_surface entries."""
         pairs = {}
         roots = list(self.surface.python_roots)
         for _node, data in self.graph.nodes(data=True):
-            if data.get("kind") != "launch-surface":
+            if data.get("kind") != FactKind.LAUNCH_SURFACE:
                 continue
             mirror, source = data.get("cpp_mirror"), data.get("python_source")
             if not (isinstance(mirror, dict) and isinstance(source, dict)):
                 continue
             module = module_name_for(str(source.get("file")), roots)
             if module and mirror.get("file") and mirror.get("symbol") and source.get("symbol"):
-                pairs[(mirror["file"], mirror["symbol"])] = symbol_node(module, source["symbol"])
+                pairs[(str(mirror["file"]), str(mirror["symbol"]))] = symbol_node(
+                    module, str(source["symbol"]))
         return pairs
 
-    @staticmethod
-    def always_names(data: dict[str, Any]) -> list[str]:
-        """The arguments a builder declares on every path (guard 'always')."""
-        if data.get("params"):
-            ordered = sorted(data["params"], key=lambda p: p["index"])
-            return [p["param"] for p in ordered if p.get("guard") == "always"]
-        return [str(e.get("name")) for e in data.get("signature", [])
-                if e.get("guard", "always") == "always"]
+    def _pair_list(self, key: tuple[str, str], names: list[str], declared: dict[
+            tuple[str, str], str], preferred: str | None) -> Pairing:
+        """A list's builder: declared, else equal names (a b.param builder either way);
+        else the one preferred (as at the base) while it is readable; else the closest."""
+        builders = self.param_builders()
+        if key in declared:
+            found = self.builder(declared[key])
+            if found is not None and found.uses_param:
+                return Pairing(found, PairedBy.DECLARED)
+        else:
+            exact = _equal_names(names, list(self._builders.values()))
+            if exact is not None and exact.uses_param:
+                return Pairing(exact, PairedBy.NAMES)
+        if preferred is not None:
+            found = self.builder(preferred)
+            if found is not None and found.uses_param:
+                return Pairing(found, PairedBy.AS_AT_BASE)
+            path = self.module_path(self._node_module(preferred))
+            if path is not None and path in self.parse_failures:
+                # Its builder's file no longer parses: pairing it with some other builder
+                # would invent a disagreement. The surface row reports the file as changed.
+                return Pairing(None, PairedBy.BUILDER_UNREADABLE)
+        return Pairing(_closest(names, builders), PairedBy.CLOSEST)
 
-    def _pair_lists(self) -> None:
+    def _node_module(self, node: str) -> str:
+        data = self.graph.nodes[node] if node in self.graph else {}
+        return str(data.get("module") or node.split(":", 2)[1] if ":" in node else "")
+
+    def argument_lists(self, prefer: Mapping[str, str] | None = None) -> list[ArgList]:
+        """Every C++ KernelArgument list, paired. `prefer` maps a list's subject to the
+        builder id it restated at the base (what `argument_lists` said there)."""
+        key = frozenset((prefer or {}).items())
+        if key not in self._paired_lists:  # kernargs asks once per view for lists and calls
+            self._paired_lists[key] = self._lists(prefer or {})
+        return self._paired_lists[key]
+
+    @cached_property
+    def _paired_lists(self) -> dict[frozenset[tuple[str, str]], list[ArgList]]:
+        return {}
+
+    def _lists(self, prefer: Mapping[str, str]) -> list[ArgList]:
         declared = self._declared_pairs()
-        builders = {
-            b: (self.builder_names(self.graph.nodes[b]), self.always_names(self.graph.nodes[b]),
-                bool(self.graph.nodes[b].get("params")))
-            for b in self.builders()
-        }
-        for node, data in list(self.graph.nodes(data=True)):
-            if data.get("kind") != "kernel-argument-list":
+        found = []
+        for node, data in sorted(self.graph.nodes(data=True)):
+            if data.get("kind") != FactKind.KERNEL_ARGUMENT_LIST:
                 continue
-            key = (data["path"], str(data.get("function") or node.rsplit(":", 1)[-1]))
-            if key in declared:
-                self._edge(node, declared[key], "restates", how="declared")
+            entries = tuple(ListEntry(e.get("kind"), e.get("size"), str(e.get("name")),
+                                      int(e.get("line") or 0)) for e in data.get("entries", []))
+            path, name = str(data["path"]), str(data["label"])
+            function = str(data.get("function") or name)
+            pairing = self._pair_list((path, function), [e.name for e in entries], declared,
+                                      prefer.get(f"{path}:{name}"))
+            found.append(ArgList(node, path, name, function, int(data.get("line") or 0),
+                                 entries, bool(data.get("dynamic")), pairing))
+        return found
+
+    def launch_calls(self, prefer: Mapping[str, str] | None = None) -> list[LaunchCall]:
+        """Every positional launch() call, by file and line, paired with the builder the
+        profile declares for its function, else with that of the list of its own pack
+        (the only one; else the one its launcher is named for; else by position).
+        `prefer` is what `argument_lists` takes: the lists' pairings decide."""
+        declared = self._declared_pairs()
+        lists: dict[str, list[ArgList]] = {}
+        for arglist in self.argument_lists(prefer):
+            if arglist.pairing.builder is not None:
+                lists.setdefault(arglist.path, []).append(arglist)
+        calls = sorted(((n, d) for n, d in self.graph.nodes(data=True)
+                        if d.get("kind") == FactKind.LAUNCH_CALL),
+                       key=lambda nd: (str(nd[1]["path"]), int(nd[1].get("line") or 0)))
+        found = []
+        for node, data in calls:
+            path = str(data["path"])
+            pairing = Pairing(None)
+            for symbol in (f"{data.get('class')}::{data.get('function')}",
+                           str(data.get("function"))):
+                builder = self.builder(declared.get((path, symbol)))
+                if builder is not None and builder.uses_param:
+                    pairing = Pairing(builder, PairedBy.DECLARED)
+                    break
+            if pairing.builder is None:
+                peers = [n for n, d in calls if d["path"] == path]
+                pairing = _launch_by_list(str(data.get("receiver") or ""), peers.index(node),
+                                          len(peers), sorted(lists.get(path, []),
+                                                             key=lambda a: a.line))
+            found.append(LaunchCall(node, path, str(data["label"]), str(data.get("function")),
+                                    str(data.get("class")), str(data.get("receiver") or ""),
+                                    int(data.get("line") or 0),
+                                    tuple(str(a) for a in data.get("arguments", [])), pairing))
+        return found
+
+    def kpack_signatures(self, prefer: Mapping[str, str] | None = None) -> list[KpackSignature]:
+        """Packed descriptors' recorded signatures (`kind: kpack`), one per distinct
+        signature in each descriptor file, paired with the builder `prefer` names for
+        its subject (as at the base), else the closest b.param builder."""
+        prefer = prefer or {}
+        builders = self.param_builders()
+        seen: dict[tuple[Any, ...], KpackSignature] = {}
+        for variant in self.variant_records():
+            for launch in variant.launches:
+                if launch.kind != _KPACK_LAUNCH or launch.signature is None:
+                    continue
+                entries = tuple(ListEntry(e.get("kind"), e.get("size"), str(e.get("name")),
+                                          variant.line) for e in launch.signature)
+                key = (variant.path, tuple((e.kind, e.size, e.name) for e in entries))
+                if key in seen:
+                    continue
+                subject = f"{variant.path}:kpack-signature:{variant.name}"
+                preferred = next((b for b in builders if b.id == prefer.get(subject)), None)
+                pairing = (Pairing(preferred, PairedBy.BASE_PAIRING) if preferred is not None
+                           else Pairing(_closest([e.name for e in entries], builders),
+                                        PairedBy.CLOSEST_NAMES))
+                if pairing.builder is None:
+                    continue
+                seen[key] = KpackSignature(variant.path, variant.name, variant.line, entries,
+                                           pairing)
+        return list(seen.values())
+
+    def aot_kernels(self) -> list[AotKernel]:
+        """AOT catalog kernels, paired with the b.param builder a producer script in the
+        same folder calls itself, else the first it reaches through others."""
+        nodes = dict(self.graph.nodes(data=True))
+        found = []
+        for node, data in sorted(nodes.items()):
+            if data.get("kind") != FactKind.AOT_KERNEL:
                 continue
-            names = [str(e.get("name")) for e in data.get("entries", [])]
-            best = _best_builder(names, builders)
-            if best is not None:
-                self._edge(node, best[0], "restates", how=best[1])
+            folder = posixpath.dirname(str(data["path"]))
+            producers = [n for n, d in nodes.items() if d.get("kind") == FactKind.FUNCTION
+                         and posixpath.dirname(str(d.get("path"))) == folder]
+            reached = sorted({t for n in producers for t in self.edges_of(n, {"reads"})
+                              if nodes.get(t, {}).get("params")}) or sorted(
+                {t for n in producers for t in self.reach(n) if nodes.get(t, {}).get("params")})
+            builder = self.builder(reached[0]) if reached else None
+            arguments = tuple(AotArgument(str(a["name"]), str(a["type"]))
+                              for a in data.get("args", []))
+            found.append(AotKernel(node, str(data["path"]), str(data["label"]),
+                                   int(data.get("line") or 0), arguments,
+                                   Pairing(builder, PairedBy.PRODUCER if builder else
+                                           PairedBy.NONE)))
+        return found
+
+    def assignment(self, module: str, dotted: str) -> Assignment | None:
+        """The one simple module-level assignment `dotted`, read in `module`, resolves to
+        (following imports); None when it is anything else or assigned more than once."""
+        target = self.resolve(module, dotted)
+        if target is None or target not in self.graph:
+            return None
+        data = self.graph.nodes[target]
+        if data.get("kind") != FactKind.ASSIGNMENT or len(data.get("sites", [])) != 1:
+            return None
+        value = data["sites"][0].get("value")
+        if not isinstance(value, str):
+            return None
+        return Assignment(str(data.get("module")), str(data.get("name")), value)
 
     # ------------------------------------------------------------------ queries
     def include_closure(self, paths: Iterable[str]) -> set[str]:
@@ -661,11 +1037,13 @@ class SymbolGraph:
         return seen
 
     def variants(self) -> list[str]:
-        return sorted(n for n, d in self.graph.nodes(data=True) if d.get("kind") == "variant")
+        return sorted(n for n, d in self.graph.nodes(data=True)
+                      if d.get("kind") == FactKind.VARIANT)
 
     def packer_modules(self) -> set[str]:
+        index = TreeIndex.of(self.snapshot, self.surface)
         return {m for m, info in self._modules.items()
-                if self.surface.describe(info.path).kind == "hkp-pack"}
+                if index.kind(info.path) == SurfaceKind.HKP_PACK}
 
     def shipped_closure(self) -> set[str]:
         """Every module a shipped variant imports, directly or through re-exports, and
@@ -713,27 +1091,96 @@ class SymbolGraph:
         those of the variants whose imports reach it."""
         return set(self._archs_by_module.get(module, ()))
 
+    # ------------------------------------------------------- variants and descriptors
+    def variant_records(self, path: str | None = None) -> list[Variant]:
+        """The shipped variants (those a descriptor file `path` holds, when given), by id."""
+        if path is not None:
+            node = f"descriptor:{path}"
+            ids = sorted(self.edges_of(node, {"contains"})) if node in self.graph else []
+            return [self._variants[v] for v in ids if v in self._variants]
+        return [self._variants[v] for v in sorted(self._variants)]
 
-def _best_builder(names: list[str],
-                  builders: dict[str, tuple[list[str], list[str], bool]]) -> tuple[str, str] | None:
-    """The builder a C++ list restates by its argument names: a list equal to all its
-    arguments or to those it always declares (b.param builders before signature
-    factories), then the largest overlap that shares at least two names and half of
-    the list's own."""
+    @cached_property
+    def _variants(self) -> dict[str, Variant]:
+        found = {}
+        for node in self.variants():
+            data = self.graph.nodes[node]
+            launches = tuple(
+                VariantLaunch(str(launch.get("kind")), _text(launch.get("source")),
+                              _text(launch.get("builder")), _text(launch.get("launch")),
+                              tuple(e for e in launch["signature"] if isinstance(e, dict))
+                              if isinstance(launch.get("signature"), list) else None)
+                for launch in data.get("launches", []) if isinstance(launch, dict))
+            found[node] = Variant(node, str(data["path"]), str(data["label"]),
+                                  int(data.get("line") or 0),
+                                  tuple(data.get("arch_expanded", [])),
+                                  _text(data.get("kdp")), launches)
+        return found
+
+    def variants_building(self, builder_id: str) -> list[Variant]:
+        """The shipped variants whose launches name `builder_id`, by id."""
+        ids = self.edges_of(builder_id, {"builds"}, reverse=True) if builder_id in self.graph \
+            else set()
+        return [self._variants[v] for v in sorted(ids) if v in self._variants]
+
+    def descriptor_files(self) -> list[str]:
+        """The descriptor (JSON and YAML) files of the snapshot, parsed or not, sorted."""
+        return sorted(str(d["path"]) for _n, d in self.graph.nodes(data=True)
+                      if d.get("kind") == _DESCRIPTOR_FILE)
+
+    def kdps(self) -> list[Kdp]:
+        """The KDPs the descriptor files declare, by file and line."""
+        return sorted(self._kdps, key=lambda k: (k.path, k.line, k.name))
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _equal_names(names: list[str], builders: list[Builder]) -> Builder | None:
+    """The builder whose arguments (all of them, or those it always declares) are the
+    list's names; b.param builders before signature factories, then by id."""
     if not names:
         return None
-    exact = sorted((not uses_param, b) for b, (params, always, uses_param) in builders.items()
-                   if names in (params, always))
-    if exact:
-        return exact[0][1], "names"
+    wanted = tuple(names)
+    exact = sorted((not b.uses_param, b.id, b) for b in builders
+                   if wanted in (b.names, b.always_names))
+    return exact[0][2] if exact else None
+
+
+def _closest(names: list[str], builders: list[Builder]) -> Builder | None:
+    """The builder sharing the most names with the list (at least two and half the
+    list's own), then the nearest in length, then by id."""
     scored = []
-    for builder, (params, _always, _uses_param) in builders.items():
-        common = len(set(names) & set(params))
+    for builder in builders:
+        own = builder.names
+        common = len(set(names) & set(own))
         if common >= 2 and common * 2 >= len(names):
-            scored.append((-common, abs(len(params) - len(names)), builder))
-    if not scored:
-        return None
-    return min(scored)[2], "closest"
+            scored.append((-common, abs(len(own) - len(names)), builder.id, builder))
+    return min(scored, key=lambda s: s[:3])[3] if scored else None
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORDS.findall(text)} - _GENERIC_WORDS
+
+
+def _launch_by_list(receiver: str, position: int, launches: int,
+                    lists: list[ArgList]) -> Pairing:
+    """The builder of the list in the same pack that a launch() passes: the only list;
+    else the one whose name shares words with the launcher (segment with segment);
+    else the list in the same position in the file."""
+    if len(lists) == 1:
+        return Pairing(lists[0].pairing.builder, PairedBy.SAME_PACK)
+    if not lists:
+        return Pairing(None)
+    words = _words(receiver)
+    scored = sorted(((len(words & _words(a.name)), -i) for i, a in enumerate(lists)),
+                    reverse=True)
+    if scored[0][0] > 0 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
+        return Pairing(lists[-scored[0][1]].pairing.builder, PairedBy.LAUNCHER_NAME)
+    if launches == len(lists):
+        return Pairing(lists[position].pairing.builder, PairedBy.PACK_ORDER)
+    return Pairing(None)
 
 
 def build_graph(snapshot: Snapshot, cache: FactCache) -> SymbolGraph:

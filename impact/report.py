@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from impact.archs import arch_sources
 from impact.checks import REGISTRY, CheckContext, applies, run_checks
 from impact.fold import fold, pack_findings
 from impact.git import View, Views
@@ -74,16 +75,7 @@ def _skipped(views: Views, emit: dict[str, Any] | None) -> list[dict[str, str]]:
 
 def _arch_sources(ctx: CheckContext) -> dict[str, list[str]]:
     """Each architecture considered, with the descriptor files that ship it."""
-    sources: dict[str, set[str]] = {}
-    if not ctx.surface.descriptor_roots:
-        return {}
-    for snapshot in (ctx.views.base, ctx.views.head):
-        graph = ctx.graph(snapshot)
-        for variant in graph.variants():
-            data = graph.graph.nodes[variant]
-            for arch in data.get("arch_expanded", []):
-                sources.setdefault(arch, set()).add(str(data["path"]))
-    return {arch: sorted(paths) for arch, paths in sorted(sources.items())}
+    return arch_sources(ctx)
 
 
 def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,

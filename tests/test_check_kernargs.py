@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from impact.checks import charged as charge
 from impact.checks.base import CheckContext
 from impact.checks.kernargs import KernargsCheck
 from impact.fixtures import Change, Scenario
@@ -154,13 +155,13 @@ def test_kernargs_table(build, name, base, head, expected) -> None:
     rows = rows_for(build, head, base=base)
     assert statuses(rows) == expected
     for row in rows:
-        assert row.preexisting is False
+        assert charge(row).preexisting is False
         assert row.archs
 
 
 def test_python_only_arguments_are_charged_to_the_change(build) -> None:
     rows = rows_for(build, three_always_params())
-    charged = {r.subject for r in rows if r.status == M and not r.preexisting}
+    charged = {r.subject for r in rows if r.status == M and not charge(r).preexisting}
     assert {LIST, PIN_LIST} <= charged
     pin = next(r for r in rows if r.subject == PIN_LIST)
     roles = {s.file: s.role for s in pin.sides}
@@ -174,7 +175,7 @@ def test_merged_view_race_is_a_mismatch_in_merged_only(build) -> None:
     merged = statuses(rows, "merged")
     assert merged[LIST] == M
     assert merged[PIN_LIST] == C and merged[LAUNCH] == C
-    assert not any(r.preexisting for r in rows)
+    assert not any(charge(r).preexisting for r in rows)
 
 
 def test_conditional_argument_is_changed_not_mismatch(build) -> None:
@@ -198,7 +199,7 @@ def test_unchanged_tree_has_no_rows(build) -> None:
                          ids=["change elsewhere", "comment in the builder file"])
 def test_mismatch_the_base_already_had_is_preexisting(build, head) -> None:
     rows = rows_for(build, head, base=(PIN_SCALE_SIZE,))
-    assert [(r.subject, r.status, r.preexisting) for r in rows] == [(PIN_LIST, M, True)]
+    assert [(r.subject, r.status, charge(r).preexisting) for r in rows] == [(PIN_LIST, M, True)]
 
 
 def test_dynamic_list_is_not_compared(build) -> None:

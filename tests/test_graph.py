@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
 import pytest
 
+from impact import archs
 from impact.extract import FactCache
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import Snapshot
-from impact.graph import SymbolGraph, build_graph, module_node, symbol_node
+from impact.graph import PairedBy, SymbolGraph, build_graph, module_node, symbol_node
+from impact.python import module_name_for
 from impact.surface import load_surface_map, parse_surface_map
 
 MAP = parse_surface_map(b'''schema_version = 1
@@ -124,7 +129,9 @@ PACKS = "dnn-providers/hip-kernel-provider/src/engines/kernel_ingestor_engine/pa
      "kernels.gfx950.attention_tiled_2d:build_attention_tiled_2d"),
 ])
 def test_fixture_lists_pair_with_the_builder_they_restate(tree_graph, cpp_list, builder) -> None:
-    assert tree_graph.edges_of(f"cpplist:{cpp_list}", {"restates"}) == {f"py:{builder}"}
+    pairing = {a.subject: a.pairing for a in tree_graph.argument_lists()}[cpp_list]
+    assert pairing.builder is not None
+    assert f"{pairing.builder.module}:{pairing.builder.name}" == builder
 
 
 def test_fixture_sdk_header_chain(tree_graph) -> None:
@@ -168,12 +175,110 @@ def test_fixture_shipped_closure_and_archs(tree_graph) -> None:
 def test_fixture_descriptors_link_variants_symbols_and_profiles(tree_graph) -> None:
     g = tree_graph
     assert len(g.variants()) >= 38
-    builds = {v for _u, v, k in g.graph.edges(keys=True) if k == "builds"}
-    assert "py:kernels.gfx950.unified_attention:build_unified_attention_reduce" in builds
-    declared = [(u, v) for u, v, k, d in g.graph.edges(keys=True, data=True)
-                if k == "restates" and d.get("how") == "declared"]
-    assert (f"cpplist:{PACKS}/Gfx950AttentionDenseNative.cpp:attentionDenseKernelSignature",
-            "py:kernels.gfx950.attention_dense:build_attention_dense") in declared
+    assert g.variants_building(symbol_node("kernels.gfx950.unified_attention",
+                                           "build_unified_attention_reduce"))
+    declared = [(a.subject, a.pairing.builder.id) for a in g.argument_lists()
+                if a.pairing.how == PairedBy.DECLARED and a.pairing.builder is not None]
+    assert (f"{PACKS}/Gfx950AttentionDenseNative.cpp:attentionDenseKernelSignature",
+            symbol_node("kernels.gfx950.attention_dense", "build_attention_dense")) in declared
     dense = f"cpp:{PACKS}/Gfx950AttentionDenseNative.cpp"
     assert "symbol:hipkernel.gfx950_attention_dense.dispatch" in g.edges_of(
         dense, {"declares-symbol"})
+
+
+CPP_LIST = ('#include <vector>\nstd::vector<KernelArgument> sig() {\n    return {\n'
+            '        {"global_buffer", 8, 0, "a"},\n        {"global_buffer", 8, 8, "b"},\n'
+            '        {"by_value", 4, 16, "n"},\n    };\n}\n')
+
+
+def builder_file(*names: str) -> str:
+    params = "".join(f'    {n} = b.param("{n}", I32)\n' for n in names)
+    return f"def build(spec):\n    b = IRBuilder(spec)\n{params}    return b\n"
+
+
+def test_lists_pair_by_closest_names_else_as_at_the_base() -> None:
+    files = {"src/pack.cpp": CPP_LIST, "lib/near.py": builder_file("a", "b", "n", "extra"),
+             "lib/far.py": builder_file("a", "b", "other", "more")}
+    g = graph_of(files)
+    (arglist,) = g.argument_lists()
+    assert arglist.pairing.how == PairedBy.CLOSEST
+    assert arglist.pairing.builder is not None and arglist.pairing.builder.module == "near"
+    far = symbol_node("far", "build")
+    (kept,) = g.argument_lists({arglist.subject: far})
+    assert kept.pairing.how == PairedBy.AS_AT_BASE and kept.pairing.builder is not None
+    assert kept.pairing.builder.id == far and [p.name for p in kept.pairing.builder.params] == [
+        "a", "b", "other", "more"]
+
+
+def test_list_whose_base_builder_no_longer_parses_stays_unpaired() -> None:
+    files = {"src/pack.cpp": CPP_LIST, "lib/near.py": builder_file("a", "b", "n", "extra"),
+             "lib/far.py": "def build(spec:\n"}
+    g = graph_of(files)
+    (arglist,) = g.argument_lists({f"src/pack.cpp:{'sig'}": symbol_node("far", "build")})
+    assert arglist.pairing.builder is None
+    assert arglist.pairing.how == PairedBy.BUILDER_UNREADABLE
+
+
+def test_equal_names_pair_before_the_base_pairing() -> None:
+    files = {"src/pack.cpp": CPP_LIST, "lib/same.py": builder_file("a", "b", "n"),
+             "lib/far.py": builder_file("a", "b", "other")}
+    g = graph_of(files)
+    (arglist,) = g.argument_lists({"src/pack.cpp:sig": symbol_node("far", "build")})
+    assert arglist.pairing.how == PairedBy.NAMES
+    assert arglist.pairing.builder is not None and arglist.pairing.builder.module == "same"
+
+
+@dataclass
+class _Graphs:
+    """What impact/archs.py reads, over in-memory snapshots (base and head the same)."""
+
+    snapshot: Snapshot
+    surface: object
+    cache: FactCache = field(init=False)
+    views: SimpleNamespace = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cache = FactCache(self.surface)
+        self.views = SimpleNamespace(base=self.snapshot, head=self.snapshot)
+        self._graph = build_graph(self.snapshot, self.cache)
+
+    def graph(self, snapshot: Snapshot) -> SymbolGraph:
+        return self._graph
+
+    def module_of(self, path: str) -> str | None:
+        return module_name_for(path, list(self.surface.python_roots))
+
+
+@pytest.fixture(scope="module")
+def tree_archs() -> _Graphs:
+    return _Graphs(Snapshot.from_files(rocke_tree_files()), load_surface_map())
+
+
+def test_pack_family_archs_come_from_its_kdp_else_its_name_else_every_arch(tree_archs) -> None:
+    snap = tree_archs.snapshot
+    # gfx942's KDP names gfx9-4-generic: the family's archs are the KDP's, widened.
+    assert {"gfx940", "gfx941", "gfx942"} <= set(
+        archs.archs_of_pack_family(tree_archs, f"{PACKS}/Gfx942AttentionDenseNative.cpp", snap))
+    assert archs.archs_of_pack_family(
+        tree_archs, f"{PACKS}/Gfx950AttentionDenseNative.cpp", snap) == ("gfx950",)
+    assert archs.archs_of_pack_family(
+        tree_archs, f"{PACKS}/Gfx90aNoSuchFamilyNative.cpp", snap) == ("gfx90a",)
+    every = tree_archs.surface.all_archs
+    assert archs.archs_of_pack_family(tree_archs, f"{PACKS}/PointwiseNative.cpp", snap) == (
+        every,)
+
+
+def test_every_arch_is_the_maps_own_label() -> None:
+    ctx = _Graphs(Snapshot.from_files({"lib/m.py": "X = 1\n"}), MAP)
+    assert archs.archs_for(ctx, "lib/m.py", ctx.snapshot) == (MAP.all_archs,)
+    aiter = _Graphs(Snapshot.from_files({"aiter/ops/x.py": "X = 1\n"}),
+                    load_surface_map("aiter"))
+    assert archs.archs_for(aiter, "aiter/ops/x.py", aiter.snapshot) == ("all-archs",)
+
+
+def test_arch_sources_name_the_descriptors_that_ship_each_arch(tree_archs) -> None:
+    sources = archs.arch_sources(tree_archs)
+    assert set(sources) == set(archs.all_archs(tree_archs)) == tree_archs.graph(
+        tree_archs.snapshot).all_archs()
+    assert all(path.endswith((".json", ".yaml")) for paths in sources.values() for path in paths)
+    assert any("gfx950" in path for path in sources["gfx950"])

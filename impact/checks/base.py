@@ -6,12 +6,13 @@ never touch git or parse files themselves. A check yields Rows and nothing else.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar, Protocol
 
+from impact import archs
+from impact.archs import PATH_ARCH as _PATH_ARCH  # noqa: F401  (tests/test_path_arch.py)
 from impact.extract import FactCache
 from impact.facts import CONTENT, PARSE_FAILURE, Fact
 from impact.git import Snapshot, View, Views
@@ -19,11 +20,8 @@ from impact.graph import SymbolGraph, build_graph
 from impact.index import TreeIndex
 from impact.kinds import SurfaceKind
 from impact.python import module_name_for
-from impact.rows import ALL_ARCHS, Row
+from impact.rows import Row
 from impact.surface import SurfaceMap
-
-# `gfx950`, `gfx90a`, and `Gfx950` in a C++ file name, but not `Gfx950C` of `Gfx950ConvFwd`.
-_PATH_ARCH = re.compile(r"[Gg]fx[0-9]+(?:[a-z](?![a-z]))?")
 
 
 class Check(Protocol):
@@ -87,33 +85,11 @@ class CheckContext:
 
     @cached_property
     def all_archs(self) -> frozenset[str]:
-        return frozenset(self.graph(self.views.base).all_archs() | self.graph(
-            self.views.head).all_archs())
+        """Every architecture a variant ships at the base or the head (impact/archs.py)."""
+        return archs.all_archs(self)
 
     def archs_for(self, path: str, *snapshots: Snapshot) -> tuple[str, ...]:
-        """The GPU architectures a change to `path` reaches in any of `snapshots`: those
-        that ship its module, or the variants a descriptor file holds; else the arch its
-        path names; else every ingestor arch."""
-        archs: set[str] = set()
-        module = self.module_of(path)
-        for snapshot in snapshots if self.surface.descriptor_roots else ():
-            if path not in snapshot:
-                continue
-            graph = self.graph(snapshot)
-            if module is not None:
-                archs |= graph.archs_of(module)
-            archs |= graph.archs_of_descriptor(path)
-        if archs:
-            return tuple(sorted(archs))
-        named = {m.group(0).lower() for m in _PATH_ARCH.finditer(path)}
-        if not named:
-            return (self.surface.all_archs or ALL_ARCHS,)
-        # Outside the shipped closure: widen the arch the path names to every arch a
-        # descriptor ships alongside it (a gfx942 KDP that also names gfx9-4-generic).
-        for snapshot in snapshots if self.surface.descriptor_roots else ():
-            graph = self.graph(snapshot)
-            for variant in graph.variants():
-                shipped = set(graph.graph.nodes[variant].get("arch_expanded", []))
-                if shipped & named:
-                    archs |= shipped
-        return tuple(sorted(archs | named))
+        """The GPU architectures a change to `path` reaches in any of `snapshots`
+        (impact/archs.py decides: the variants that ship its module or that a descriptor
+        holds; else the arch its path names; else every arch, in the map's label)."""
+        return archs.archs_for(self, path, *snapshots)
