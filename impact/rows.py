@@ -12,8 +12,6 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-ALL_ARCHS = "all-ingestor-archs"
-
 
 class Status(enum.StrEnum):
     """How a contract site fared, worst first."""
@@ -92,7 +90,10 @@ class Row:
     archs: tuple[str, ...] = ()
     sides: tuple[Side, ...] = ()
     evidence: tuple[Hop, ...] = ()
-    preexisting: bool | None = None  # decided by run_checks (impact/checks/__init__.py)
+    preexisting: bool = False  # decided by run_checks (impact/checks/__init__.py) only
+    # The test the map or a profile names to settle this row on a device; empty when the
+    # shipped variants that reach the subject are what would settle it.
+    device_test: str = ""
     details: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -118,7 +119,8 @@ class Row:
             "reason": self.reason,
             "lane": str(self.lane),
             "archs": sorted(self.archs),
-            "preexisting": bool(self.preexisting),
+            "preexisting": self.preexisting,
+            "device_test": self.device_test,
             "sides": [vars(s) for s in sorted(self.sides)],
             "evidence": [{"file": h.file, "line": h.line, "step": str(h.step),
                           "args": _jsonable(h.arguments)} for h in self.evidence],

@@ -190,6 +190,31 @@ def test_new_pack_row_reaches_its_arch_and_names_the_gap(build) -> None:
     assert row.archs == ("gfx950",) and row.details["missing"] == ["s_packs"]
 
 
+def test_half_fixing_a_preexisting_pack_gap_is_not_charged(build) -> None:
+    """The base ships a pack with neither registration; the change adds its
+    target_sources entry only. The s_packs gap is the base's, on copies the change
+    did not touch: listed, not charged."""
+    base = dict(TREE)
+    for edit in add_pack(source=False, row=False):
+        edit(base)
+    source = e.insert_after(e.ENGINE_CMAKE, "    packs/Gfx950UnifiedAttentionNative.cpp\n",
+                            "    packs/Gfx950ConvFwdNative.cpp\n")
+    [row] = rows_of(build, source, base=base)
+    assert (str(row.status), row.details["missing"], row.preexisting) == (
+        "mismatch", ["s_packs"], True)
+    assert e.ENGINE_CMAKE not in row.files
+
+
+def test_removing_a_registration_is_charged(build) -> None:
+    base = dict(TREE)
+    for edit in add_pack():
+        edit(base)
+    drop = e.replace(e.ENGINE_CMAKE, "    packs/Gfx950ConvFwdNative.cpp\n", "")
+    [row] = rows_of(build, drop, base=base)
+    assert (str(row.status), row.details["missing"], row.preexisting) == (
+        "mismatch", ["target_sources"], False)
+
+
 def test_preexisting_symbol_mismatch_is_not_charged(build) -> None:
     base = dict(TREE)
     rename_in_ued()(base)

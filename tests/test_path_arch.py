@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from impact.checks.base import _PATH_ARCH
+from impact.archs import PATH_ARCH as _PATH_ARCH
 
 
 @pytest.mark.parametrize(("path", "archs"), [

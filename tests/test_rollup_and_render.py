@@ -11,7 +11,9 @@ from impact.cli import main
 from impact.render import RENDERERS
 from impact.render.words import verdict_line
 from impact.rollup import rollup
-from impact.rows import ALL_ARCHS, Lane, Row, Side, Status
+from impact.rows import Lane, Row, Side, Status
+
+ALL_ARCHS = "all-ingestor-archs"  # the hipDNN map's label for every arch
 
 M = Row("kernargs", "head", "pack:list", Status.MISMATCH, "argument added on the Python side only",
         archs=("gfx950",), sides=(Side("k.py", 10, "head", "changed"),

@@ -49,10 +49,6 @@ def charged(row: Row) -> Row:
     pre-existing and moves nothing. A row that names no side is always charged."""
     untouched = bool(row.sides) and not any(side.role == Role.CHANGED for side in row.sides)
     settled = row.status in (Status.MISMATCH, Status.CHANGED)
-    # TRANSITION: a check that still passes its own `preexisting` is honoured until every
-    # check marks its sides by which copies changed; then this line decides alone.
-    if row.preexisting is not None:
-        return replace(row, preexisting=bool(row.preexisting))
     return replace(row, preexisting=settled and untouched)
 
 

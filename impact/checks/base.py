@@ -12,7 +12,6 @@ from functools import cached_property
 from typing import ClassVar, Protocol
 
 from impact import archs
-from impact.archs import PATH_ARCH as _PATH_ARCH  # noqa: F401  (tests/test_path_arch.py)
 from impact.extract import FactCache
 from impact.facts import CONTENT, PARSE_FAILURE, Fact
 from impact.git import Snapshot, View, Views

@@ -17,7 +17,7 @@ from impact.facts import Fact
 from impact.git import Snapshot, View
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
-from impact.rows import Hop, Row, Side, Status
+from impact.rows import Hop, Role, Row, Side, Status
 
 _KINDS = (SurfaceKind.OP_PYTHON, SurfaceKind.OP_CPP, SurfaceKind.OP_SOURCES_MAP)
 _VAR_KINDS = ("var-positional", "var-keyword")
@@ -385,7 +385,7 @@ class BindingsCheck:
         """A row whose sides are `sites` as (site, revision, whether that copy moved)."""
         assert view.new is not None
         ordered = sorted(sites, key=lambda s: (not s[2], s[0].path, s[0].line, s[1]))
-        sides = tuple(Side(s.path, s.line, revision, "changed" if moved else "counterpart")
+        sides = tuple(Side(s.path, s.line, revision, Role.CHANGED if moved else Role.COUNTERPART)
                       for s, revision, moved in ordered)
         archs = tuple(sorted({a for s, _, _ in ordered for a in ctx.archs_for(s.path, view.new)}))
         return Row(contract=self.name, view=view.name, subject=subject, status=status,

@@ -8,7 +8,7 @@ from typing import ClassVar
 from impact.checks.base import CheckContext
 from impact.kinds import SurfaceKind
 from impact.reasons import Reason
-from impact.rows import Row, Side, Status
+from impact.rows import Role, Row, Side, Status
 
 
 class ConflictCheck:
@@ -55,4 +55,4 @@ class ConflictCheck:
                           Reason.SURFACE_FILES_CONFLICT, details={"count": len(surface)},
                           archs=tuple(sorted({a for p in surface for a in ctx.archs_for(
                               p, ctx.views.base, ctx.views.head)})),
-                          sides=tuple(Side(p, 0, view.name, "changed") for p in surface))
+                          sides=tuple(Side(p, 0, view.name, Role.CHANGED) for p in surface))

@@ -8,22 +8,21 @@
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
+from impact.archs import archs_of_descriptor
 from impact.checks.base import CheckContext
 from impact.descriptors.facts import descriptor_type
 from impact.git import Snapshot, View
 from impact.graph import SymbolGraph
 from impact.kinds import Language, SurfaceKind
 from impact.reasons import Reason, Step
-from impact.rows import Hop, Row, Side, Status
+from impact.rows import Hop, Role, Row, Side, Status
 
 # Descriptor file types (`x.ued.json` -> `ued`, see descriptors.facts.DESCRIPTOR_TYPES).
 SYMBOL_TYPES = frozenset({"ued", "umd", "udd", "uhd"})
-_VARIANT_TYPE = "kdp"  # the descriptor type that holds the variants, hence the archs
 PACK_SUFFIXES = (".graph_match", ".kernel_match", ".score", ".dispatch")
 
 _Site = SymbolGraph.SymbolString
@@ -82,7 +81,7 @@ def _where(site: _Site) -> tuple[str, int, str]:
 
 
 def _role(changed: bool) -> str:
-    return "changed" if changed else "counterpart"
+    return Role.CHANGED if changed else Role.COUNTERPART
 
 
 class DescriptorSymbolCheck:
@@ -145,7 +144,7 @@ class DescriptorSymbolCheck:
                 yield self._row(
                     ctx, view, f"descriptor:{path}", Status.CHANGED,
                     Reason.DESCRIPTOR_UNREADABLE_SYMBOLS_UNCHECKED,
-                    (Side(path, failure.line, view.name, "changed"),),
+                    (Side(path, failure.line, view.name, Role.CHANGED),),
                     (Hop.of(path, failure.line, Step.DESCRIPTOR_DOES_NOT_PARSE),), path,
                     failure=str(failure.data.get("reason", "")))
         for value in sorted(new.named):
@@ -180,8 +179,8 @@ class DescriptorSymbolCheck:
         sites = sorted(sites, key=_where)
         sides = [Side(s.path, s.line, view.name, _role(s.path not in named_before), value)
                  for s in sites]
-        sides += [Side(s.path, s.line, "base", "changed", s.holder) for s in at_base]
-        sides += [Side(s.path, s.line, view.name, "counterpart", s.holder) for s in siblings]
+        sides += [Side(s.path, s.line, "base", Role.CHANGED, s.holder) for s in at_base]
+        sides += [Side(s.path, s.line, view.name, Role.COUNTERPART, s.holder) for s in siblings]
         hops = [Hop.of(s.path, s.line, Step.DESCRIPTOR_NAMES_SYMBOL, symbol=value, role=s.holder)
                 for s in sites]
         hops += [Hop.of(s.path, s.line, Step.PACK_DECLARED_IT_AT_BASE, constant=s.holder)
@@ -208,7 +207,7 @@ class DescriptorSymbolCheck:
         declared = sorted(new.declared[value], key=_where)
         declared_before = old.declaring(value)
         sides = tuple(
-            [Side(s.path, s.line, "base", "changed", value) for s in named]
+            [Side(s.path, s.line, "base", Role.CHANGED, value) for s in named]
             + [Side(s.path, s.line, view.name, _role(s.path not in declared_before), s.holder)
                for s in declared])
         hops = tuple(
@@ -223,13 +222,9 @@ class DescriptorSymbolCheck:
              sides: tuple[Side, ...], evidence: tuple[Hop, ...], descriptor: str,
              **details: str) -> Row:
         assert view.new is not None
-        kdps = _variant_descriptors_beside(ctx, view, descriptor)
-        archs = {a for kdp in kdps for snap in (view.old, view.new)
-                 for a in _archs_of_descriptor(ctx, snap, kdp)}
         return Row(contract=self.name, view=view.name, subject=subject, status=status,
                    reason=reason, sides=sides, evidence=evidence, details=dict(details),
-                   archs=tuple(sorted(archs)) if archs
-                   else ctx.archs_for(descriptor, view.old, view.new))
+                   archs=archs_of_descriptor(ctx, descriptor, view.old, view.new))
 
 
 def _kind(ctx: CheckContext, view: View, path: str) -> str:
@@ -237,21 +232,3 @@ def _kind(ctx: CheckContext, view: View, path: str) -> str:
     assert view.new is not None
     snapshot = view.new if path in view.new else view.old
     return ctx.index(snapshot).kind(path)
-
-
-def _variant_descriptors_beside(ctx: CheckContext, view: View, descriptor: str) -> list[str]:
-    """The KDPs in a descriptor's folder at either revision: a UED holds no variants
-    itself, the KDPs beside it hold the ones its symbols serve."""
-    assert view.new is not None
-    folder = posixpath.dirname(descriptor)
-    return sorted({p for snap in (view.old, view.new)
-                   for p in ctx.paths(snap, SurfaceKind.DESCRIPTOR)
-                   if posixpath.dirname(p) == folder and descriptor_type(p) == _VARIANT_TYPE})
-
-
-def _archs_of_descriptor(ctx: CheckContext, snapshot: Snapshot, path: str) -> set[str]:
-    """The architectures of the variants the descriptor file `path` holds in `snapshot`.
-
-    SWAP: the one call into the graph for archs; becomes `impact.archs.archs_of_descriptor`
-    when that module lands."""
-    return ctx.graph(snapshot).archs_of_descriptor(path) if path in snapshot else set()

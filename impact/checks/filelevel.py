@@ -18,7 +18,7 @@ from impact.checks.base import CheckContext
 from impact.facts import Fact
 from impact.git import View
 from impact.reasons import Reason
-from impact.rows import Lane, Row, Side, Status
+from impact.rows import Lane, Role, Row, Side, Status
 from impact.surface import PathSurface
 
 
@@ -59,7 +59,7 @@ def file_row(ctx: CheckContext, view: View, contract: str, path: str, what: Path
     changed and changed otherwise. Every side is a copy of this file, so it is `changed`."""
     assert view.new is not None
     old, new = view.old, view.new
-    sides = tuple(Side(path, 0, label, "changed")
+    sides = tuple(Side(path, 0, label, Role.CHANGED)
                   for label, snap in (("base", old), (view.name, new)) if path in snap)
     archs = ctx.archs_for(path, old, new)
 

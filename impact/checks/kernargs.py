@@ -21,7 +21,7 @@ from impact.git import View
 from impact.graph import ALWAYS, Builder, ListEntry, PairedBy, SymbolGraph
 from impact.kinds import SurfaceKind
 from impact.reasons import Reason, Step
-from impact.rows import Hop, Row, Side, Status
+from impact.rows import Hop, Role, Row, Side, Status
 
 _POINTER = ("global_buffer", 8)
 _SCALARS = {
@@ -38,7 +38,7 @@ _AOT_TYPES = {"ptr": _POINTER, "pointer": _POINTER, "f32": ("by_value", 4),
 _PTR_CALL = re.compile(r"(^|\.)PtrType\(")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 _MAX_GUARDS = 8
-CHANGED, COUNTERPART = "changed", "counterpart"
+CHANGED, COUNTERPART = Role.CHANGED, Role.COUNTERPART
 
 
 class _Copy(enum.StrEnum):

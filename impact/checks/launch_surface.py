@@ -17,7 +17,7 @@ from impact.git import Snapshot, View
 from impact.graph import SymbolGraph
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
-from impact.rows import Hop, Row, Side, Status
+from impact.rows import Hop, Role, Row, Side, Status
 
 Entry = SymbolGraph.LaunchSurfaceEntry
 Locator = SymbolGraph.Locator
@@ -137,10 +137,10 @@ class LaunchSurfaceCheck:
             reason, hop = Reason.LAUNCH_ENTRY_REMOVED, Hop.of(
                 profile, entry.line, Step.LAUNCH_ENTRY_REMOVED_FROM_PROFILE)
         # The profile's copy of the entry went: that is the change this row is charged to.
-        sides = [Side(profile, entry.line, "base", "changed", entry.name)]
+        sides = [Side(profile, entry.line, "base", Role.CHANGED, entry.name)]
         for locator in (entry.python_source, entry.cpp_mirror):
             if locator is not None:
-                sides.append(Side(locator.file, 0, "base", "counterpart", locator.symbol or ""))
+                sides.append(Side(locator.file, 0, "base", Role.COUNTERPART, locator.symbol or ""))
         anchor = entry.python_source.file if entry.python_source is not None else profile
         return Row(
             contract=self.name, view=view.name, subject=f"{profile}:{entry.name}",
@@ -201,19 +201,19 @@ class LaunchSurfaceCheck:
                               revision if mirror_new.file in new else "base",
                               _role(mirror_changed and not carried_only), mirror_new.symbol or ""))
         if edited:
-            sides.append(Side(profile, new_entry.line, revision, "changed", name))
+            sides.append(Side(profile, new_entry.line, revision, Role.CHANGED, name))
         anchor = py_new.file or mirror_new.file or profile
         return Row(
             contract=self.name, view=view.name, subject=f"{profile}:{name}",
             status=status, reason=reason, archs=ctx.archs_for(anchor, old, new),
             sides=tuple(sides), evidence=tuple(verdict.hops),
+            # The profile's own device check for this surface, when it names one.
+            device_test=new_entry.test or "",
             details={
                 "entry": name, "profile": profile,
                 "python_changed": py_changed, "mirror_changed": mirror_changed,
                 "mirror": None if mirror_new.state == _NONE else mirror_new.file,
                 "reasons": [str(r) for r in (*charged, *verdict.changes, *carried)],
-                # The profile's own device check for this surface, when it names one.
-                "test": new_entry.test,
                 # The values the reasons' sentences read.
                 "host_side": py_new.symbol or py_new.file or None,
                 "python_failure": py_new.failure or None,
@@ -225,7 +225,7 @@ class LaunchSurfaceCheck:
 
 
 def _role(changed: bool) -> str:
-    return "changed" if changed else "counterpart"
+    return Role.CHANGED if changed else Role.COUNTERPART
 
 
 # ---------------------------------------------------------------------- entries

@@ -15,7 +15,7 @@ from impact.git import View
 from impact.graph import SymbolGraph
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
-from impact.rows import Hop, Row, Side, Status
+from impact.rows import Hop, Role, Row, Side, Status
 
 Definition = SymbolGraph.Definition
 Reader = SymbolGraph.Reader
@@ -131,8 +131,8 @@ class RemovedSymbolCheck:
             contract=self.name, view=view.name,
             subject=f"{module}.{name} <- {reader_module}.{reader}",
             status=status, reason=reason, archs=ctx.archs_for(reader_path, view.new),
-            sides=(Side(definition.path, definition.line, "base", "changed", name),
-                   Side(reader_path, line, view.name, "counterpart", reader)),
+            sides=(Side(definition.path, definition.line, "base", Role.CHANGED, name),
+                   Side(reader_path, line, view.name, Role.COUNTERPART, reader)),
             evidence=(Hop.of(definition.path, definition.line, Step.DEFINED_AT_BASE, name=name),
                       Hop.of(reader_path, line, Step.READS_IT_FROM,
                              reader=f"{reader_module}.{reader}")),
@@ -169,8 +169,8 @@ class RemovedSymbolCheck:
             contract=self.name, view=view.name, subject=f"{module}.{name} <- {reader.id}",
             status=status, reason=reason,
             archs=ctx.archs_for(reader_path, view.new),
-            sides=(Side(definition.path, definition.line, "base", "changed", name),
-                   Side(reader_path, reader.line, view.name, "counterpart",
+            sides=(Side(definition.path, definition.line, "base", Role.CHANGED, name),
+                   Side(reader_path, reader.line, view.name, Role.COUNTERPART,
                         reader.function or reader.module)),
             evidence=(Hop.of(definition.path, definition.line, Step.DEFINED_AT_BASE, name=name),
                       Hop.of(reader_path, reader.line, Step.STILL_BOUND_TO,

@@ -14,30 +14,24 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from impact.archs import archs_of_pack_family, family_key
 from impact.checks.base import CheckContext
 from impact.descriptors.facts import descriptor_type
 from impact.facts import Fact
 from impact.git import Snapshot, View
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
-from impact.rows import ALL_ARCHS, Hop, Row, Side, Status
+from impact.rows import Hop, Role, Row, Side, Status
 from impact.surface import Conventions
 
 _KERNEL_NAME = re.compile(r"^[A-Za-z_]\w*\.\w+\.gfx[0-9a-z]+$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_ARCH = re.compile(r"^(gfx[0-9]+[a-z]?)(?:_|$)")
 # Descriptor file types (`x.kdp.json`, `x.ukd.json`) that carry a family's variants.
 _KDP, _UKD = "kdp", "ukd"
 
 
 def _role(changed: bool) -> str:
-    return "changed" if changed else "counterpart"
-
-
-def family_key(name: str) -> str:
-    """A comparable family key: `Gfx950AttentionTiled2d` and `gfx950_attention_tiled_2d`
-    both give `gfx950attentiontiled2d`."""
-    return _CAMEL.sub("_", name).lower().replace("_", "")
+    return Role.CHANGED if changed else Role.COUNTERPART
 
 
 def census_family(path: str, conventions: Conventions) -> str | None:
@@ -186,12 +180,12 @@ class VariantSetCheck:
             if census not in changed:
                 return None
             return self._row(ctx, view, subject, Status.CHANGED, Reason.CENSUS_WITHOUT_KDP,
-                             census, (Side(census, 0, view.name, "changed"),), ())
+                             census, (Side(census, 0, view.name, Role.CHANGED),), ())
         census_facts = ctx.facts(view.new, census)
         unreadable = ctx.parse_failure(census_facts)
         if unreadable is not None:  # a blob a partial clone lacks, a file that does not parse
             return self._row(ctx, view, subject, Status.CHANGED, Reason.CENSUS_NOT_UNDERSTOOD,
-                             census, (Side(census, unreadable.line, view.name, "changed"),), (),
+                             census, (Side(census, unreadable.line, view.name, Role.CHANGED),), (),
                              {"failure": str(unreadable.data.get("reason", ""))})
         shipped_new = set(new_kdp.variants)
         shipped_old = set(old_kdp.variants) if old_kdp is not None and not old_kdp.broken \
@@ -267,14 +261,14 @@ class VariantSetCheck:
     def _pack_row(self, ctx: CheckContext, view: View, path: str, engine: str, cmake: str,
                   table: str) -> Row | None:
         assert view.new is not None
-        subject, archs = f"pack:{path}", _pack_archs(ctx, view, path)
+        subject, archs = f"pack:{path}", archs_of_pack_family(ctx, path, view.old, view.new)
         old_register = _register(ctx, view.old, path) if path in view.old else None
         for where in (path, cmake, table):
             failure = ctx.parse_failure(ctx.facts(view.new, where))
             if failure is not None:  # unread: its registration cannot be settled
                 return self._row(ctx, view, subject, Status.CHANGED,
                                  Reason.PACK_REGISTRATION_NOT_UNDERSTOOD, path,
-                                 (Side(where, failure.line, view.name, "changed"),), (),
+                                 (Side(where, failure.line, view.name, Role.CHANGED),), (),
                                  {"file": where,
                                   "failure": str(failure.data.get("reason", ""))}, archs=archs)
         register = _register(ctx, view.new, path)
@@ -292,9 +286,13 @@ class VariantSetCheck:
         pack_moved = old_register is None or old_register[0] != name
         cmake_moved = _listed(ctx, view.old, cmake, relative) != listed
         table_moved = _rowed(ctx, view.old, table, name) != rowed
+        # The copies of the gaps left, and only those: a registration the view completed
+        # is not a copy of the gap that remains, so fixing half a pre-existing gap is not
+        # charged as a break.
         sides = (Side(path, line, view.name, _role(pack_moved), name),
-                 Side(cmake, 0, view.name, _role(cmake_moved)),
-                 Side(table, 0, view.name, _role(table_moved)))
+                 *([Side(cmake, 0, view.name, _role(cmake_moved))]
+                   if "target_sources" in gaps else []),
+                 *([Side(table, 0, view.name, _role(table_moved))] if "s_packs" in gaps else []))
         hops = [Hop.of(path, line, Step.PACK_DEFINES_REGISTER, register=name)]
         if "target_sources" in gaps:
             hops.append(Hop.of(cmake, 0, Step.TARGET_SOURCES_LACKS_PACK))
@@ -339,20 +337,3 @@ def _rowed(ctx: CheckContext, snapshot: Snapshot, table: str, register: str) -> 
     """Whether the pack table holds a row naming `register`."""
     return register in {str(f.data.get("register", "")).split("::")[-1]
                         for f in ctx.facts(snapshot, table) if f.kind == FactKind.PACK_ROW}
-
-
-def _pack_archs(ctx: CheckContext, view: View, pack: str) -> tuple[str, ...]:
-    """The archs of the KDP of the pack's family (`Gfx950AttentionDenseNative.cpp` ->
-    `gfx950_attention_dense`), else the arch its snake-cased name gives, else every arch.
-    One helper, so the shared arch module can replace it whole."""
-    assert view.new is not None
-    stem = posixpath.basename(pack).removesuffix(ctx.surface.conventions.pack_suffix)
-    archs: set[str] = set()
-    for snapshot in (view.old, view.new):
-        kdp = _kdps(ctx, snapshot).get(family_key(stem))
-        if kdp is not None:
-            archs |= ctx.graph(snapshot).archs_of_descriptor(kdp.path)
-    if archs:
-        return tuple(sorted(archs))
-    named = _ARCH.match(_CAMEL.sub("_", stem).lower())
-    return (named.group(1),) if named else (ctx.surface.all_archs or ALL_ARCHS,)

@@ -31,11 +31,10 @@ def _finding(row: dict[str, Any]) -> str:
 
 
 def _target(row: dict[str, Any]) -> str:
-    """What to run: the profile's device test for a launch-surface row, else the shipped
+    """What to run: the test the map or a profile names for the row, else the shipped
     variants that reach the changed file."""
-    test = row.get("details", {}).get("test")
-    if row["contract"] == "launch-surface" and test:
-        return f"`{test}` (launch surface `{row['details'].get('entry')}`)"
+    if row["device_test"]:
+        return f"`{row['device_test']}` (for `{row['subject']}`)"
     return f"the shipped variants reaching `{row['subject']}`"
 
 

@@ -1,0 +1,79 @@
+"""One sample row set, failure rows included, through every renderer, compared exactly.
+
+The rows are what checks yield (reasons and steps as enumerations, values in details);
+every sentence comes from impact/render/words.py. When a wording changes on purpose,
+regenerate the golden files with `IMPACT_REGOLD=1 pytest tests/test_render_golden.py`
+and read the diff.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from impact.reasons import Reason, Step
+from impact.render import RENDERERS
+from impact.rollup import pack_time, rollup
+from impact.rows import Hop, Lane, Role, Row, Side, Status
+
+GOLDEN = Path(__file__).parent / "golden"
+EVERY = "all-ingestor-archs"
+
+ROWS = [
+    Row("kernargs", "head", "packs/Gfx950Native.cpp:kArgs", Status.MISMATCH,
+        Reason.ARGUMENT_ADDED_ON_PYTHON_SIDE_ONLY, archs=("gfx950",),
+        sides=(Side("kernels/dense.py", 12, "head", Role.CHANGED, "build_dense"),
+               Side("packs/Gfx950Native.cpp", 40, "head", Role.COUNTERPART, "kArgs")),
+        evidence=(Hop.of("kernels/dense.py", 30, Step.BUILDER_PARAM_ADDED, param="seed"),
+                  Hop.of("packs/Gfx950Native.cpp", 40, Step.LIST_HAS_ENTRIES, count=8)),
+        details={"names": ["seed"]}),
+    Row("surface", "head", "kernels/body.py", Status.CHANGED, Reason.CONTENT_CHANGED,
+        archs=("gfx942",), sides=(Side("kernels/body.py", 0, "base", Role.CHANGED),
+                                  Side("kernels/body.py", 0, "head", Role.CHANGED))),
+    Row("surface", "head", "kernels/broken.py", Status.CHANGED, Reason.FILE_NOT_UNDERSTOOD,
+        archs=(EVERY,), sides=(Side("kernels/broken.py", 3, "head", Role.CHANGED),),
+        details={"failure": "cannot parse: ParserSyntaxError"}),
+    Row("surface", "head", "kernels/notes.py", Status.INERT, Reason.ONLY_LAYOUT_CHANGED,
+        archs=("gfx950",), sides=(Side("kernels/notes.py", 0, "head", Role.CHANGED),)),
+    Row("launch-surface", "head", "profiles/dense.yaml:grid", Status.CHANGED,
+        Reason.CONTENT_CHANGED, archs=("gfx950",), device_test="test_dense_grid",
+        sides=(Side("kernels/grid.py", 5, "head", Role.CHANGED, "grid"),)),
+    Row("build", "head", "CMakeLists.txt", Status.CHANGED, Reason.CONTENT_CHANGED,
+        lane=Lane.BUILD, archs=(EVERY,), sides=(Side("CMakeLists.txt", 0, "head", Role.CHANGED),)),
+    Row("kernargs", "merged", "packs/Old.cpp:kArgs", Status.MISMATCH, Reason.ARGUMENT_ORDER_DIFFERS,
+        archs=("gfx942",), preexisting=True,
+        sides=(Side("kernels/old.py", 7, "merged", Role.COUNTERPART, "build_old"),
+               Side("packs/Old.cpp", 9, "merged", Role.COUNTERPART, "kArgs"))),
+]
+
+
+def sample_report() -> dict:
+    rows = sorted(ROWS, key=Row.sort_key)
+    return {
+        "schema_version": "0.3", "tool": {"name": "impact", "version": "0"},
+        "repository": "/r", "input": {"form": "commit", "arguments": {"commit": "HEAD"}},
+        "revisions": {"base": {"spelled": "HEAD^", "sha": "1" * 40},
+                      "head": {"spelled": "HEAD", "sha": "2" * 40}},
+        "merge_bases": {},
+        "surface_map": {"name": "hipdnn", "source": "builtin:hipdnn", "sha256": "0" * 64,
+                        "reason": "the tree holds projects/hipdnn/CMakeLists.txt"},
+        "views": [], "rows": [r.to_json() for r in rows],
+        "verdict": rollup(rows, EVERY).to_json(),
+        "pack_time": pack_time([{"family": "f@gfx950", "kind": "sign", "field": "seq",
+                                 "value": 0, "detail": "a predicate accepts 0",
+                                 "status": "new"}]).to_json(),
+        "emit": None,
+        "coverage": {"contracts_checked": ["kernargs", "surface"], "skipped": [],
+                     "parse_failures": ["kernels/broken.py"], "archs": {}},
+    }
+
+
+@pytest.mark.parametrize("fmt", sorted(RENDERERS))
+def test_renderer_output_is_exact(fmt: str) -> None:
+    out = RENDERERS[fmt](sample_report())
+    golden = GOLDEN / f"report.{fmt}"
+    if os.environ.get("IMPACT_REGOLD"):
+        golden.write_text(out)
+    assert out == golden.read_text()
