@@ -60,13 +60,6 @@ class Reason(enum.StrEnum):
     ARGUMENT_ADDED_ON_CPP_SIDE_ONLY = "argument-added-on-cpp-side-only"
     ARGUMENT_REMOVED_ON_CPP_SIDE_ONLY = "argument-removed-on-cpp-side-only"
     ARGUMENT_NAMES_DIFFER = "argument-names-differ"
-    ARGUMENT_KIND_OR_SIZE_DIFFERS_CLOSEST = "argument-kind-or-size-differs-closest"
-    ARGUMENT_ORDER_DIFFERS_CLOSEST = "argument-order-differs-closest"
-    ARGUMENT_ADDED_ON_PYTHON_SIDE_ONLY_CLOSEST = "argument-added-on-python-side-only-closest"
-    ARGUMENT_REMOVED_ON_PYTHON_SIDE_ONLY_CLOSEST = "argument-removed-on-python-side-only-closest"
-    ARGUMENT_ADDED_ON_CPP_SIDE_ONLY_CLOSEST = "argument-added-on-cpp-side-only-closest"
-    ARGUMENT_REMOVED_ON_CPP_SIDE_ONLY_CLOSEST = "argument-removed-on-cpp-side-only-closest"
-    ARGUMENT_NAMES_DIFFER_CLOSEST = "argument-names-differ-closest"
 
     # --- launch-surface
     PROFILE_REMOVED = "profile-removed"

@@ -8,6 +8,7 @@ import pytest
 
 from impact.checks import REGISTRY
 from impact.cli import main
+from impact.reasons import Reason
 from impact.render import RENDERERS
 from impact.render.words import verdict_line
 from impact.rollup import rollup
@@ -15,16 +16,20 @@ from impact.rows import Lane, Row, Side, Status
 
 ALL_ARCHS = "all-ingestor-archs"  # the hipDNN map's label for every arch
 
-M = Row("kernargs", "head", "pack:list", Status.MISMATCH, "argument added on the Python side only",
+M = Row("kernargs", "head", "pack:list", Status.MISMATCH,
+        Reason.ARGUMENT_ADDED_ON_PYTHON_SIDE_ONLY, details={"names": ["seed"]},
         archs=("gfx950",), sides=(Side("k.py", 10, "head", "changed"),
                                   Side("p.cpp", 20, "head", "counterpart")))
-C = Row("surface", "head", "k.py", Status.CHANGED, "content changed", archs=("gfx942",))
-C_ALL = Row("surface", "merged", "x.py", Status.CHANGED, "content changed")
-INERT = Row("surface", "head", "c.py", Status.INERT, "only comments changed")
-P = Row("surface", "head", "bad.py", Status.CHANGED, "file cannot be understood: syntax error")
-B = Row("build", "head", "CMakeLists.txt", Status.CHANGED, "content changed", lane=Lane.BUILD)
-D = Row("deps", "head", "requirements.txt", Status.CHANGED, "content changed", lane=Lane.DEPS)
-OLD = Row("kernargs", "head", "old:list", Status.MISMATCH, "argument order differs",
+C = Row("surface", "head", "k.py", Status.CHANGED, Reason.CONTENT_CHANGED, archs=("gfx942",))
+C_ALL = Row("surface", "merged", "x.py", Status.CHANGED, Reason.CONTENT_CHANGED)
+INERT = Row("surface", "head", "c.py", Status.INERT, Reason.ONLY_LAYOUT_CHANGED)
+P = Row("surface", "head", "bad.py", Status.CHANGED, Reason.FILE_NOT_UNDERSTOOD,
+        details={"failure": "syntax error"})
+B = Row("build", "head", "CMakeLists.txt", Status.CHANGED, Reason.CONTENT_CHANGED,
+        lane=Lane.BUILD)
+D = Row("deps", "head", "requirements.txt", Status.CHANGED, Reason.CONTENT_CHANGED,
+        lane=Lane.DEPS)
+OLD = Row("kernargs", "head", "old:list", Status.MISMATCH, Reason.ARGUMENT_ORDER_DIFFERS,
           preexisting=True)
 
 ROLLUP = [

@@ -248,19 +248,6 @@ def _describe_names(want: list[str], have: list[str], python_changed: bool,
     return Reason.ARGUMENT_NAMES_DIFFER, {"copy_name": extra_cpp[0], "builder_arg": extra_py[0]}
 
 
-# A list's disagreement as worded when the graph paired the list by closest names.
-_CLOSEST = {
-    Reason.ARGUMENT_KIND_OR_SIZE_DIFFERS: Reason.ARGUMENT_KIND_OR_SIZE_DIFFERS_CLOSEST,
-    Reason.ARGUMENT_ORDER_DIFFERS: Reason.ARGUMENT_ORDER_DIFFERS_CLOSEST,
-    Reason.ARGUMENT_ADDED_ON_PYTHON_SIDE_ONLY: Reason.ARGUMENT_ADDED_ON_PYTHON_SIDE_ONLY_CLOSEST,
-    Reason.ARGUMENT_REMOVED_ON_PYTHON_SIDE_ONLY:
-        Reason.ARGUMENT_REMOVED_ON_PYTHON_SIDE_ONLY_CLOSEST,
-    Reason.ARGUMENT_ADDED_ON_CPP_SIDE_ONLY: Reason.ARGUMENT_ADDED_ON_CPP_SIDE_ONLY_CLOSEST,
-    Reason.ARGUMENT_REMOVED_ON_CPP_SIDE_ONLY: Reason.ARGUMENT_REMOVED_ON_CPP_SIDE_ONLY_CLOSEST,
-    Reason.ARGUMENT_NAMES_DIFFER: Reason.ARGUMENT_NAMES_DIFFER_CLOSEST,
-}
-
-
 def _compare_list(site: _Site, python_changed: bool, cpp_changed: bool) -> _Outcome:
     builder = site.builder
     have = [e.name for e in site.entries]
@@ -402,12 +389,12 @@ class KernargsCheck:
             outcome = _compare_launch(new)
         hops = self._hops(graph, old, new) + outcome.hops
         if outcome.status == _Verdict.MISMATCH:
-            reason = outcome.reason
-            if new.how == PairedBy.CLOSEST and reason in _CLOSEST:
-                reason = _CLOSEST[reason]
+            values = dict(outcome.values)
+            if new.how == PairedBy.CLOSEST:  # the pairing is a guess: the sentence says so
+                values["closest_to"] = new.builder.name
             # A mismatch on copies this view left as they were is the base's: no role
             # says changed, and run_checks lists it as pre-existing.
-            return self._make(ctx, view, new, Status.MISMATCH, reason, outcome.values, hops,
+            return self._make(ctx, view, new, Status.MISMATCH, outcome.reason, values, hops,
                               roles if settled else (False, False))
         if not settled:
             return None  # untouched, or a body edit the surface check already reports

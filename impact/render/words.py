@@ -81,27 +81,6 @@ REASONS: dict[Reason, str] = {
         "argument removed on the C++ side only: {names}",
     Reason.ARGUMENT_NAMES_DIFFER:
         "argument names differ: '{copy_name}' where the builder has '{builder_arg}'",
-    Reason.ARGUMENT_KIND_OR_SIZE_DIFFERS_CLOSEST:
-        "kind or size differs for '{param}'"
-        " (paired by closest names with {builder_name})",
-    Reason.ARGUMENT_ORDER_DIFFERS_CLOSEST:
-        "argument order differs"
-        " (paired by closest names with {builder_name})",
-    Reason.ARGUMENT_ADDED_ON_PYTHON_SIDE_ONLY_CLOSEST:
-        "argument added on the Python side only: {names}"
-        " (paired by closest names with {builder_name})",
-    Reason.ARGUMENT_REMOVED_ON_PYTHON_SIDE_ONLY_CLOSEST:
-        "argument removed on the Python side only: {names}"
-        " (paired by closest names with {builder_name})",
-    Reason.ARGUMENT_ADDED_ON_CPP_SIDE_ONLY_CLOSEST:
-        "argument added on the C++ side only: {names}"
-        " (paired by closest names with {builder_name})",
-    Reason.ARGUMENT_REMOVED_ON_CPP_SIDE_ONLY_CLOSEST:
-        "argument removed on the C++ side only: {names}"
-        " (paired by closest names with {builder_name})",
-    Reason.ARGUMENT_NAMES_DIFFER_CLOSEST:
-        "argument names differ: '{copy_name}' where the builder has '{builder_arg}'"
-        " (paired by closest names with {builder_name})",
 
     # --- launch-surface
     Reason.PROFILE_REMOVED: "profile removed: its launch-surface entry went with it",
@@ -321,19 +300,19 @@ def _say(template: str, values: Mapping[str, Any]) -> str:
     return template.format_map({name: _value(values[name]) for name in fields_of(template)})
 
 
+# Qualifiers any reason's sentence takes when its details carry the value.
+QUALIFIERS: dict[str, str] = {
+    "closest_to": " (paired by closest names with {closest_to})",
+}
+
+
 def reason_text(reason: str, details: Mapping[str, Any]) -> str:
-    """The sentence of a row's reason, filled from its details."""
-    try:
-        template = REASONS[Reason(reason)]
-    except (ValueError, KeyError):
-        return reason  # not yet a Reason member: the check still writes its own words
-    return _say(template, details)
+    """The sentence of a row's reason, filled from its details, with its qualifiers."""
+    text = _say(REASONS[Reason(reason)], details)
+    return text + "".join(_say(template, details) for key, template in QUALIFIERS.items()
+                          if details.get(key) is not None)
 
 
 def step_text(step: str, args: Mapping[str, Any]) -> str:
     """The sentence of one evidence hop, filled from its args."""
-    try:
-        template = STEPS[Step(step)]
-    except (ValueError, KeyError):
-        return step
-    return _say(template, args)
+    return _say(STEPS[Step(step)], args)
