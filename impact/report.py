@@ -14,6 +14,7 @@ from impact.checks import REGISTRY, CheckContext, applies, run_checks
 from impact.fold import fold, pack_findings
 from impact.git import View, Views
 from impact.rollup import pack_time, rollup
+from impact.rows import Lane, Row, Status
 from impact.surface import SurfaceMap
 from impact.version import SCHEMA_VERSION, tool_version
 
@@ -78,6 +79,22 @@ def _arch_sources(ctx: CheckContext) -> dict[str, list[str]]:
     return arch_sources(ctx)
 
 
+def device_runs(rows: list[Row]) -> list[dict[str, Any]]:
+    """The device runs that would settle the charged `changed` rows of the IMPACT lane,
+    one per (architectures, target): a row's own `device_test`, else the shipped variants
+    that reach its subject (target empty). Deduplicated across views."""
+    runs: dict[tuple[tuple[str, ...], str], dict[str, set[str]]] = {}
+    for row in rows:
+        if row.status != Status.CHANGED or row.preexisting or row.lane != Lane.IMPACT:
+            continue
+        key = (tuple(sorted(row.archs)), row.device_test)
+        run = runs.setdefault(key, {"subjects": set(), "rows": set()})
+        run["subjects"].add(row.subject)
+        run["rows"].add(row.id)
+    return [{"archs": list(archs), "target": target, "subjects": sorted(run["subjects"]),
+             "rows": sorted(run["rows"])} for (archs, target), run in sorted(runs.items())]
+
+
 def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
                  emit: dict[str, Any] | None = None, emit_source: str | None = None,
                  ) -> dict[str, Any]:
@@ -98,6 +115,7 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
     return {
         "rows": [row.to_json() for row in rows],
         "verdict": verdict.to_json(),
+        "device_runs": device_runs(rows),
         "pack_time": packs.to_json(),
         "emit": _emit_summary(emit, emit_source),
         "coverage": {

@@ -15,6 +15,7 @@ import pytest
 
 from impact.reasons import Reason, Step
 from impact.render import RENDERERS
+from impact.report import device_runs
 from impact.rollup import pack_time, rollup
 from impact.rows import Hop, Lane, Role, Row, Side, Status
 
@@ -61,6 +62,7 @@ def sample_report() -> dict:
                         "reason": "the tree holds projects/hipdnn/CMakeLists.txt"},
         "views": [], "rows": [r.to_json() for r in rows],
         "verdict": rollup(rows, EVERY).to_json(),
+        "device_runs": device_runs(rows),
         "pack_time": pack_time([{"family": "f@gfx950", "kind": "sign", "field": "seq",
                                  "value": 0, "detail": "a predicate accepts 0",
                                  "status": "new"}]).to_json(),

@@ -11,6 +11,7 @@ from impact.cli import main
 from impact.reasons import Reason
 from impact.render import RENDERERS
 from impact.render.words import verdict_line
+from impact.report import device_runs
 from impact.rollup import rollup
 from impact.rows import Lane, Row, Side, Status
 
@@ -61,6 +62,7 @@ def sample_report() -> dict:
                         "reason": "test"},
         "views": [], "rows": [r.to_json() for r in rows],
         "verdict": verdict.to_json(),
+        "device_runs": device_runs(rows),
         "pack_time": {"kind": "CLEAN", "probed": True, "new": 0, "first_shipped": 0,
                       "findings": []},
         "emit": None,

@@ -30,12 +30,13 @@ def _finding(row: dict[str, Any]) -> str:
             f"{reason_text(row['reason'], row['details'])}. {cited}. {todo}")
 
 
-def _target(row: dict[str, Any]) -> str:
-    """What to run: the test the map or a profile names for the row, else the shipped
-    variants that reach the changed file."""
-    if row["device_test"]:
-        return f"`{row['device_test']}` (for `{row['subject']}`)"
-    return f"the shipped variants reaching `{row['subject']}`"
+def _target(run: dict[str, Any]) -> str:
+    """What to run: the test the map or a profile names, else the shipped variants that
+    reach the changed files."""
+    subjects = ", ".join(f"`{s}`" for s in run["subjects"])
+    if run["target"]:
+        return f"`{run['target']}` (for {subjects})"
+    return f"the shipped variants reaching {subjects}"
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -52,11 +53,10 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines.append(f"- … and {len(findings) - MAX_FINDINGS} more in the full report.")
     else:
         lines.append("No runtime contract needs attention.")
-    runs = sorted({(", ".join(r["archs"]) or "every architecture", _target(r))
-                   for r in rows if r["status"] == Status.CHANGED})
+    runs = report["device_runs"]
     if runs:
         lines += ["", "Device runs that would settle the `changed` rows:"]
-        lines += [f"- on {archs}: {target}" for archs, target in runs]
+        lines += [f"- on {', '.join(run['archs'])}: {_target(run)}" for run in runs]
     lanes = sorted({r["lane"] for r in report["rows"] if r["lane"] != Lane.IMPACT})
     if lanes:
         lines += ["", "Left to other lanes:"]
