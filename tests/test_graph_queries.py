@@ -9,7 +9,7 @@ from impact.extract import FactCache
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import Snapshot
-from impact.graph import SymbolGraph, build_graph
+from impact.graph import ReadHow, SymbolGraph, build_graph
 from impact.kinds import FactKind
 from impact.surface import load_surface_map, parse_surface_map
 
@@ -60,11 +60,11 @@ def test_readers_say_who_reads_and_how() -> None:
     box = g.definition("pkg.impl", "Box")
     assert helper is not None and box is not None
     how = {(r.module, r.function, r.how) for r in g.readers(helper)}
-    assert ("user", "run", SymbolGraph.ReadHow.READS) in how
-    assert ("user", None, SymbolGraph.ReadHow.IMPORTS) in how
+    assert ("user", "run", ReadHow.READS) in how
+    assert ("user", None, ReadHow.IMPORTS) in how
     run = next(r for r in g.readers(helper) if r.function == "run")
     assert run.path == "lib/user.py" and run.line == 7
-    assert ("user", "Crate", SymbolGraph.ReadHow.INHERITS) in {
+    assert ("user", "Crate", ReadHow.INHERITS) in {
         (r.module, r.function, r.how) for r in g.readers(box)}
 
 

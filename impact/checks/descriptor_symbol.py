@@ -16,7 +16,7 @@ from impact.archs import archs_of_descriptor
 from impact.checks.base import CheckContext
 from impact.descriptors.facts import descriptor_type
 from impact.git import Snapshot, View
-from impact.graph import SymbolGraph
+from impact.graph import SymbolString
 from impact.kinds import Language, SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
@@ -25,7 +25,7 @@ from impact.rows import Hop, Role, Row, Side, Status
 SYMBOL_TYPES = frozenset({"ued", "umd", "udd", "uhd"})
 PACK_SUFFIXES = (".graph_match", ".kernel_match", ".score", ".dispatch")
 
-_Site = SymbolGraph.SymbolString
+_Site = SymbolString
 
 
 @dataclass

@@ -14,13 +14,12 @@ from typing import Any, ClassVar
 
 from impact.checks.base import CheckContext
 from impact.git import Snapshot, View
-from impact.graph import SymbolGraph
+from impact.graph import LaunchSurfaceEntry, Locator, SymbolGraph
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
 
-Entry = SymbolGraph.LaunchSurfaceEntry
-Locator = SymbolGraph.Locator
+Entry = LaunchSurfaceEntry
 _Key = tuple[str, str]  # (module, qualname) of a definition; (path, "") for a whole module
 
 # States of one side at one revision.

@@ -12,13 +12,10 @@ from typing import ClassVar
 
 from impact.checks.base import CheckContext
 from impact.git import View
-from impact.graph import SymbolGraph
+from impact.graph import Definition, Reader, ReadHow, SymbolGraph
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
-
-Definition = SymbolGraph.Definition
-Reader = SymbolGraph.Reader
 
 
 class RemovedSymbolCheck:
@@ -90,7 +87,7 @@ class RemovedSymbolCheck:
         """A function whose parameters changed: every function elsewhere that still reads
         it is `changed` (whether its calls still fit is for a run to show)."""
         still = {(r.module, r.function) for r in new_graph.readers(now)
-                 if r.how == SymbolGraph.ReadHow.READS}
+                 if r.how == ReadHow.READS}
         for reader in old_graph.readers(definition):
             if reader.function is None or reader.module == definition.module:
                 continue

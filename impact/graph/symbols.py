@@ -4,10 +4,11 @@ Maintainers: builds from facts only (through a FactCache); never reads git or
 parses source itself. Nodes are strings with a `kind` attribute; edges carry a
 `kind` too. Names the graph cannot resolve inside the repository (the standard
 library, third-party packages) simply get no edge. Outside this module a node id
-is an opaque string: queries hand out the frozen records defined below (a
+is an opaque string: queries hand out the frozen records of `records.py` (a
 builder with its parameters, a list or launch() call with its pairing, a
-variant), and pairing copies of an argument list with their builder happens here
-and nowhere else. No other module touches networkx or parses an id.
+variant), and pairing copies of an argument list with their builder happens here,
+by the rules of `pairing.py`, and nowhere else. No other module touches networkx or
+parses an id.
 
 Node ids:
     module:<dotted>                 a Python module or package
@@ -21,9 +22,7 @@ Node ids:
 
 from __future__ import annotations
 
-import enum
 import posixpath
-import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -36,225 +35,42 @@ from impact.cpp import resolve_include
 from impact.extract import FactCache
 from impact.facts import Fact
 from impact.git import Snapshot
+from impact.graph.pairing import closest, equal_names, launch_by_list
+from impact.graph.records import (
+    ALWAYS,
+    AotArgument,
+    AotKernel,
+    ArgList,
+    Assignment,
+    Builder,
+    Definition,
+    DefinitionSite,
+    FunctionParam,
+    Kdp,
+    KpackSignature,
+    LaunchCall,
+    LaunchSurfaceEntry,
+    ListEntry,
+    Locator,
+    PairedBy,
+    Pairing,
+    Param,
+    Reader,
+    ReadHow,
+    SignatureEntry,
+    SymbolString,
+    Variant,
+    VariantLaunch,
+)
 from impact.index import TreeIndex
 from impact.kinds import FactKind, Language, SurfaceKind
 from impact.python import module_name_for
 
 DEFINITION_KINDS = (FactKind.FUNCTION, FactKind.CLASS, FactKind.ASSIGNMENT)
 NAME_EDGES = frozenset({"reads", "inherits"})
-ALWAYS = "always"  # the guard of a builder argument declared on every path
 _ROCKE_LAUNCH, _KPACK_LAUNCH = "rocke", "kpack"  # a variant launch's `kind`
 # The graph's own node kinds besides the fact kinds it holds (definitions, lists, ...).
 _MODULE, _CPP_FILE, _DESCRIPTOR_FILE = "module", "cpp-file", "descriptor-file"
-_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-_GENERIC_WORDS = {"launcher", "launch", "signature", "kernel", "args", "arguments", "list"}
-
-
-# ------------------------------------------------------------------------ records
-class PairedBy(enum.StrEnum):
-    """How a copy of an argument list was paired with the builder it restates."""
-
-    DECLARED = "declared"               # a profile's launch_surface entry names both
-    NAMES = "names"                     # its names equal the builder's (all or always)
-    AS_AT_BASE = "as at the base"       # the builder it restated at the base
-    BUILDER_UNREADABLE = "builder unreadable"  # that builder's file no longer parses
-    CLOSEST = "closest"                 # the b.param builder sharing the most names
-    SAME_PACK = "same pack"             # a launch(): the only list of its file
-    LAUNCHER_NAME = "launcher name"     # a launch(): the list its launcher is named for
-    PACK_ORDER = "order in the pack"    # a launch(): the list in the same position
-    BASE_PAIRING = "base pairing"       # a kpack signature: its builder at the base
-    CLOSEST_NAMES = "closest names"     # a kpack signature: the closest b.param builder
-    PRODUCER = "producer"               # an AOT kernel: the builder its producer calls
-    NONE = ""                           # not paired
-
-
-@dataclass(frozen=True)
-class Param:
-    """One `b.param` of a builder, in declaration order."""
-
-    name: str
-    type_text: str
-    guard: str
-    index: int
-    line: int
-
-
-@dataclass(frozen=True)
-class SignatureEntry:
-    """One entry of a signature factory (`SignatureBuilder` calls)."""
-
-    name: str
-    type_text: str | None
-    guard: str
-    method: str
-
-
-@dataclass(frozen=True)
-class Builder:
-    """A function that declares kernel arguments with `b.param`, or builds a signature."""
-
-    id: str
-    module: str
-    name: str
-    path: str
-    line: int
-    params: tuple[Param, ...] = ()
-    signature: tuple[SignatureEntry, ...] = ()
-
-    @property
-    def uses_param(self) -> bool:
-        return bool(self.params)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """Every argument it declares, in order."""
-        if self.params:
-            return tuple(p.name for p in self.params)
-        return tuple(e.name for e in self.signature)
-
-    @property
-    def always_names(self) -> tuple[str, ...]:
-        """The arguments it declares on every path (guard 'always')."""
-        if self.params:
-            return tuple(p.name for p in self.params if p.guard == ALWAYS)
-        return tuple(e.name for e in self.signature if e.guard == ALWAYS)
-
-
-@dataclass(frozen=True)
-class Pairing:
-    """The builder a copy restates, and how the graph found it (None: no builder)."""
-
-    builder: Builder | None
-    how: PairedBy = PairedBy.NONE
-
-
-@dataclass(frozen=True)
-class ListEntry:
-    """One entry of a static argument list: kind, size (None when unknown), name, line."""
-
-    kind: str | None
-    size: int | None
-    name: str
-    line: int
-
-
-@dataclass(frozen=True)
-class ArgList:
-    """A C++ `KernelArgument` list (`subject` is `path:name`), with its pairing."""
-
-    id: str
-    path: str
-    name: str
-    function: str
-    line: int
-    entries: tuple[ListEntry, ...]
-    dynamic: bool
-    pairing: Pairing
-
-    @property
-    def subject(self) -> str:
-        return f"{self.path}:{self.name}"
-
-
-@dataclass(frozen=True)
-class LaunchCall:
-    """A positional C++ `launch()` call, with the builder whose list it passes."""
-
-    id: str
-    path: str
-    name: str
-    function: str
-    cls: str
-    receiver: str
-    line: int
-    arguments: tuple[str, ...]
-    pairing: Pairing
-
-    @property
-    def subject(self) -> str:
-        return f"{self.path}:{self.name}"
-
-
-@dataclass(frozen=True)
-class VariantLaunch:
-    """One launch a shipped variant makes: its kind (`rocke`, `kpack`), the module and
-    builder it names, and a recorded signature (kpack) as raw entries."""
-
-    kind: str
-    source: str | None
-    builder: str | None
-    launch: str | None
-    signature: tuple[Mapping[str, Any], ...] | None
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A shipped descriptor variant: where, which architectures, which launches."""
-
-    id: str
-    path: str
-    name: str
-    line: int
-    archs: tuple[str, ...]
-    kdp: str | None
-    launches: tuple[VariantLaunch, ...]
-
-
-@dataclass(frozen=True)
-class KpackSignature:
-    """A packed descriptor's recorded signature: one per distinct signature in a file
-    (`subject` is `path:kpack-signature:variant`), with its pairing."""
-
-    path: str
-    variant: str
-    line: int
-    entries: tuple[ListEntry, ...]
-    pairing: Pairing
-
-    @property
-    def subject(self) -> str:
-        return f"{self.path}:kpack-signature:{self.variant}"
-
-
-@dataclass(frozen=True)
-class AotArgument:
-    name: str
-    type_text: str
-
-
-@dataclass(frozen=True)
-class AotKernel:
-    """An AOT catalog kernel's `args_signature`, paired with the b.param builder its
-    family's producer script reaches (names differ there by design)."""
-
-    id: str
-    path: str
-    name: str
-    line: int
-    arguments: tuple[AotArgument, ...]
-    pairing: Pairing
-
-    @property
-    def subject(self) -> str:
-        return f"{self.path}:{self.name}"
-
-
-@dataclass(frozen=True)
-class Kdp:
-    """A KDP a descriptor file declares."""
-
-    name: str
-    path: str
-    line: int
-
-
-@dataclass(frozen=True)
-class Assignment:
-    """A module-level name bound by one simple assignment, with the text of its value."""
-
-    module: str
-    name: str
-    value: str
 
 
 def module_node(module: str) -> str:
@@ -596,7 +412,7 @@ class SymbolGraph:
             if found is not None and found.uses_param:
                 return Pairing(found, PairedBy.DECLARED)
         else:
-            exact = _equal_names(names, list(self._builders.values()))
+            exact = equal_names(names, list(self._builders.values()))
             if exact is not None and exact.uses_param:
                 return Pairing(exact, PairedBy.NAMES)
         if preferred is not None:
@@ -608,7 +424,7 @@ class SymbolGraph:
                 # Its builder's file no longer parses: pairing it with some other builder
                 # would invent a disagreement. The surface row reports the file as changed.
                 return Pairing(None, PairedBy.BUILDER_UNREADABLE)
-        return Pairing(_closest(names, builders), PairedBy.CLOSEST)
+        return Pairing(closest(names, builders), PairedBy.CLOSEST)
 
     def _node_module(self, node: str) -> str:
         data = self.graph.nodes[node] if node in self.graph else {}
@@ -667,7 +483,7 @@ class SymbolGraph:
                     break
             if pairing.builder is None:
                 peers = [n for n, d in calls if d["path"] == path]
-                pairing = _launch_by_list(str(data.get("receiver") or ""), peers.index(node),
+                pairing = launch_by_list(str(data.get("receiver") or ""), peers.index(node),
                                           len(peers), sorted(lists.get(path, []),
                                                              key=lambda a: a.line))
             found.append(LaunchCall(node, path, str(data["label"]), str(data.get("function")),
@@ -695,7 +511,7 @@ class SymbolGraph:
                 subject = f"{variant.path}:kpack-signature:{variant.name}"
                 preferred = next((b for b in builders if b.id == prefer.get(subject)), None)
                 pairing = (Pairing(preferred, PairedBy.BASE_PAIRING) if preferred is not None
-                           else Pairing(_closest([e.name for e in entries], builders),
+                           else Pairing(closest([e.name for e in entries], builders),
                                         PairedBy.CLOSEST_NAMES))
                 if pairing.builder is None:
                     continue
@@ -821,95 +637,6 @@ class SymbolGraph:
     # Records the checks read instead of nodes: a check never sees networkx and never
     # builds or splits a node id (`id` fields are opaque: compare, sort or print them).
 
-    @dataclass(frozen=True)
-    class Param:
-        """One parameter of a function definition."""
-
-        name: str
-        kind: str  # "positional", "var-positional", "keyword-only", "var-keyword"
-        has_default: bool
-
-    @dataclass(frozen=True)
-    class Site:
-        """One place a definition is made (a name may be defined under each branch)."""
-
-        line: int
-        digest: str | None  # the body's digest; the value's for an assignment
-        params: tuple[SymbolGraph.Param, ...] = ()
-
-    @dataclass(frozen=True)
-    class Definition:
-        """A function, class or module-level assignment of one module, every site of it."""
-
-        id: str
-        kind: FactKind
-        module: str
-        name: str  # the qualname: `f`, `Cls`, `Cls.method`
-        path: str
-        sites: tuple[SymbolGraph.Site, ...]
-
-        @property
-        def line(self) -> int:
-            """The first site's line (0 when the graph holds no site)."""
-            return self.sites[0].line if self.sites else 0
-
-        @property
-        def signature(self) -> str:
-            """The parameter lists of every site, as one comparable text."""
-            return " | ".join(
-                "(" + ", ".join(f"{p.kind[:3]} {p.name}" + ("=" if p.has_default else "")
-                                for p in site.params) + ")"
-                for site in self.sites)
-
-    class ReadHow(enum.StrEnum):
-        """How a reader reaches a definition."""
-
-        IMPORTS = "imports"    # a module binds it by an import
-        READS = "reads"        # a function reads it by name
-        INHERITS = "inherits"  # a class derives from it
-
-    @dataclass(frozen=True, order=True)
-    class Reader:
-        """A module that imports a definition, or a function or class that reads it."""
-
-        id: str
-        module: str
-        function: str | None  # None for a module-level import
-        path: str
-        line: int  # the reading definition's first line; 0 for a module
-        how: SymbolGraph.ReadHow
-
-    @dataclass(frozen=True)
-    class Locator:
-        """A profile's `file:symbol` (symbol None when it names the whole file)."""
-
-        raw: str
-        file: str
-        symbol: str | None
-
-    @dataclass(frozen=True)
-    class LaunchSurfaceEntry:
-        """One `launch_surface:` entry of a tool profile; a None locator was `none`."""
-
-        profile: str
-        name: str
-        line: int
-        python_source: SymbolGraph.Locator | None
-        cpp_mirror: SymbolGraph.Locator | None
-        kmd_fields: tuple[str, ...]
-        guard: str | None
-        test: str | None
-
-    @dataclass(frozen=True, order=True)
-    class SymbolString:
-        """A native symbol string at one site: named by a descriptor (`holder` is the
-        field's role) or declared by a C++ constant (`holder` is the constant's name)."""
-
-        value: str
-        path: str
-        line: int
-        holder: str
-
     @cached_property
     def _module_by_path(self) -> dict[str, str]:
         return {str(self.module_path(m)): m for m in self.modules()}
@@ -918,55 +645,55 @@ class SymbolGraph:
         """The module name the graph gave the Python file `path`, or None."""
         return self._module_by_path.get(path)
 
-    def _definition(self, node: str) -> SymbolGraph.Definition | None:
+    def _definition(self, node: str) -> Definition | None:
         data = self.graph.nodes[node] if node in self.graph else {}
         if data.get("kind") not in DEFINITION_KINDS:
             return None
         kind = FactKind(str(data["kind"]))
         sites = tuple(
-            SymbolGraph.Site(
+            DefinitionSite(
                 int(site.get("line", 0)),
                 site.get("value_digest") if kind == FactKind.ASSIGNMENT else site.get("digest"),
-                tuple(SymbolGraph.Param(str(p.get("name")), str(p.get("kind", "")),
+                tuple(FunctionParam(str(p.get("name")), str(p.get("kind", "")),
                                         p.get("default") is not None)
                       for p in site.get("params", [])))
             for site in data.get("sites", []))
-        return SymbolGraph.Definition(node, kind, str(data.get("module")),
+        return Definition(node, kind, str(data.get("module")),
                                       str(data.get("name")), str(data.get("path")), sites)
 
-    def definitions(self, module: str) -> list[SymbolGraph.Definition]:
+    def definitions(self, module: str) -> list[Definition]:
         """Every function, class and assignment `module` defines, by name."""
         found = (self._definition(n) for n in self.edges_of(module_node(module), {"defines"}))
         return sorted((d for d in found if d is not None), key=lambda d: d.name)
 
-    def definition(self, module: str, name: str) -> SymbolGraph.Definition | None:
+    def definition(self, module: str, name: str) -> Definition | None:
         """The definition of `name` (a qualname) in `module`, or None."""
         return self._definition(symbol_node(module, name))
 
-    def readers(self, definition: SymbolGraph.Definition) -> list[SymbolGraph.Reader]:
+    def readers(self, definition: Definition) -> list[Reader]:
         """Who reads `definition`: functions and classes by name, modules by import."""
         found = []
         for node in self.readers_of(definition.id):
             data = self.graph.nodes[node]
             module = str(data.get("module"))
             if data.get("kind") == "module":
-                found.append(SymbolGraph.Reader(node, module, None, str(data.get("path")), 0,
-                                                SymbolGraph.ReadHow.IMPORTS))
+                found.append(Reader(node, module, None, str(data.get("path")), 0,
+                                                ReadHow.IMPORTS))
                 continue
             reads = definition.id in self.edges_of(node, {"reads"})
             reader = self._definition(node)
-            found.append(SymbolGraph.Reader(
+            found.append(Reader(
                 node, module, str(data.get("name")), str(data.get("path")),
                 reader.line if reader is not None else 0,
-                SymbolGraph.ReadHow.READS if reads else SymbolGraph.ReadHow.INHERITS))
+                ReadHow.READS if reads else ReadHow.INHERITS))
         return sorted(found)
 
-    def reached(self, definition: SymbolGraph.Definition) -> list[SymbolGraph.Definition]:
+    def reached(self, definition: Definition) -> list[Definition]:
         """Every definition `definition` reaches by name in the repository (not itself)."""
         found = (self._definition(n) for n in sorted(self.reach(definition.id)))
         return [d for d in found if d is not None]
 
-    def launch_surfaces(self) -> list[SymbolGraph.LaunchSurfaceEntry]:
+    def launch_surfaces(self) -> list[LaunchSurfaceEntry]:
         """Every profile's launch-surface entries, by profile and name."""
         found = []
         for node, data in self.graph.nodes(data=True):
@@ -974,7 +701,7 @@ class SymbolGraph:
                 continue
             path = str(data.get("path"))
             name = str(data.get("name") or node.removeprefix(f"surface:{path}:"))
-            found.append(SymbolGraph.LaunchSurfaceEntry(
+            found.append(LaunchSurfaceEntry(
                 path, name, int(data.get("line") or 0), self._locator(data.get("python_source")),
                 self._locator(data.get("cpp_mirror")),
                 tuple(str(f) for f in data.get("kmd_fields") or ()),
@@ -982,28 +709,28 @@ class SymbolGraph:
         return sorted(found, key=lambda e: (e.profile, e.name))
 
     @staticmethod
-    def _locator(raw: Any) -> SymbolGraph.Locator | None:
+    def _locator(raw: Any) -> Locator | None:
         if not isinstance(raw, dict):
             return None
         symbol = raw.get("symbol")
-        return SymbolGraph.Locator(str(raw.get("raw")), str(raw.get("file")),
+        return Locator(str(raw.get("raw")), str(raw.get("file")),
                                    str(symbol) if symbol else None)
 
     @staticmethod
     def _text(value: Any) -> str | None:
         return value if isinstance(value, str) else None
 
-    def symbol_names(self, paths: Iterable[str]) -> list[SymbolGraph.SymbolString]:
+    def symbol_names(self, paths: Iterable[str]) -> list[SymbolString]:
         """The native symbol strings the descriptor files `paths` name."""
         return sorted(
-            SymbolGraph.SymbolString(fact.name, path, fact.line, str(fact.data.get("role", "")))
+            SymbolString(fact.name, path, fact.line, str(fact.data.get("role", "")))
             for path in paths if path in self.snapshot
             for fact in self.cache.facts(self.snapshot, path) if fact.kind == FactKind.SYMBOL)
 
-    def symbol_declarations(self, paths: Iterable[str]) -> list[SymbolGraph.SymbolString]:
+    def symbol_declarations(self, paths: Iterable[str]) -> list[SymbolString]:
         """The `constexpr` strings the C++ files `paths` declare."""
         return sorted(
-            SymbolGraph.SymbolString(str(fact.data.get("value")), path, fact.line, fact.name)
+            SymbolString(str(fact.data.get("value")), path, fact.line, fact.name)
             for path in paths if path in self.snapshot
             for fact in self.cache.facts(self.snapshot, path)
             if fact.kind == FactKind.CONSTEXPR_STRING)
@@ -1133,56 +860,10 @@ class SymbolGraph:
         return sorted(self._kdps, key=lambda k: (k.path, k.line, k.name))
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _equal_names(names: list[str], builders: list[Builder]) -> Builder | None:
-    """The builder whose arguments (all of them, or those it always declares) are the
-    list's names; b.param builders before signature factories, then by id."""
-    if not names:
-        return None
-    wanted = tuple(names)
-    exact = sorted((not b.uses_param, b.id, b) for b in builders
-                   if wanted in (b.names, b.always_names))
-    return exact[0][2] if exact else None
-
-
-def _closest(names: list[str], builders: list[Builder]) -> Builder | None:
-    """The builder sharing the most names with the list (at least two and half the
-    list's own), then the nearest in length, then by id."""
-    scored = []
-    for builder in builders:
-        own = builder.names
-        common = len(set(names) & set(own))
-        if common >= 2 and common * 2 >= len(names):
-            scored.append((-common, abs(len(own) - len(names)), builder.id, builder))
-    return min(scored, key=lambda s: s[:3])[3] if scored else None
-
-
-def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORDS.findall(text)} - _GENERIC_WORDS
-
-
-def _launch_by_list(receiver: str, position: int, launches: int,
-                    lists: list[ArgList]) -> Pairing:
-    """The builder of the list in the same pack that a launch() passes: the only list;
-    else the one whose name shares words with the launcher (segment with segment);
-    else the list in the same position in the file."""
-    if len(lists) == 1:
-        return Pairing(lists[0].pairing.builder, PairedBy.SAME_PACK)
-    if not lists:
-        return Pairing(None)
-    words = _words(receiver)
-    scored = sorted(((len(words & _words(a.name)), -i) for i, a in enumerate(lists)),
-                    reverse=True)
-    if scored[0][0] > 0 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
-        return Pairing(lists[-scored[0][1]].pairing.builder, PairedBy.LAUNCHER_NAME)
-    if launches == len(lists):
-        return Pairing(lists[position].pairing.builder, PairedBy.PACK_ORDER)
-    return Pairing(None)
-
-
 def build_graph(snapshot: Snapshot, cache: FactCache) -> SymbolGraph:
     """The symbol graph of `snapshot`; facts come from (and stay in) `cache`."""
     return SymbolGraph(snapshot, cache)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

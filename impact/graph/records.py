@@ -1,0 +1,342 @@
+"""The records the symbol graph hands out: what checks read instead of graph nodes.
+
+Maintainers: frozen data only, no behaviour beyond small derived properties. A record's
+`id` is opaque outside `impact/graph/`: compare, sort or print it, never split it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from impact.kinds import FactKind
+
+ALWAYS = "always"  # the guard of a builder argument declared on every path
+
+
+class PairedBy(enum.StrEnum):
+    """How a copy of an argument list was paired with the builder it restates."""
+
+    DECLARED = "declared"               # a profile's launch_surface entry names both
+    NAMES = "names"                     # its names equal the builder's (all or always)
+    AS_AT_BASE = "as at the base"       # the builder it restated at the base
+    BUILDER_UNREADABLE = "builder unreadable"  # that builder's file no longer parses
+    CLOSEST = "closest"                 # the b.param builder sharing the most names
+    SAME_PACK = "same pack"             # a launch(): the only list of its file
+    LAUNCHER_NAME = "launcher name"     # a launch(): the list its launcher is named for
+    PACK_ORDER = "order in the pack"    # a launch(): the list in the same position
+    BASE_PAIRING = "base pairing"       # a kpack signature: its builder at the base
+    CLOSEST_NAMES = "closest names"     # a kpack signature: the closest b.param builder
+    PRODUCER = "producer"               # an AOT kernel: the builder its producer calls
+    NONE = ""                           # not paired
+
+
+@dataclass(frozen=True)
+class Param:
+    """One `b.param` of a builder, in declaration order."""
+
+    name: str
+    type_text: str
+    guard: str
+    index: int
+    line: int
+
+
+@dataclass(frozen=True)
+class SignatureEntry:
+    """One entry of a signature factory (`SignatureBuilder` calls)."""
+
+    name: str
+    type_text: str | None
+    guard: str
+    method: str
+
+
+@dataclass(frozen=True)
+class Builder:
+    """A function that declares kernel arguments with `b.param`, or builds a signature."""
+
+    id: str
+    module: str
+    name: str
+    path: str
+    line: int
+    params: tuple[Param, ...] = ()
+    signature: tuple[SignatureEntry, ...] = ()
+
+    @property
+    def uses_param(self) -> bool:
+        return bool(self.params)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every argument it declares, in order."""
+        if self.params:
+            return tuple(p.name for p in self.params)
+        return tuple(e.name for e in self.signature)
+
+    @property
+    def always_names(self) -> tuple[str, ...]:
+        """The arguments it declares on every path (guard 'always')."""
+        if self.params:
+            return tuple(p.name for p in self.params if p.guard == ALWAYS)
+        return tuple(e.name for e in self.signature if e.guard == ALWAYS)
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The builder a copy restates, and how the graph found it (None: no builder)."""
+
+    builder: Builder | None
+    how: PairedBy = PairedBy.NONE
+
+
+@dataclass(frozen=True)
+class ListEntry:
+    """One entry of a static argument list: kind, size (None when unknown), name, line."""
+
+    kind: str | None
+    size: int | None
+    name: str
+    line: int
+
+
+@dataclass(frozen=True)
+class ArgList:
+    """A C++ `KernelArgument` list (`subject` is `path:name`), with its pairing."""
+
+    id: str
+    path: str
+    name: str
+    function: str
+    line: int
+    entries: tuple[ListEntry, ...]
+    dynamic: bool
+    pairing: Pairing
+
+    @property
+    def subject(self) -> str:
+        return f"{self.path}:{self.name}"
+
+
+@dataclass(frozen=True)
+class LaunchCall:
+    """A positional C++ `launch()` call, with the builder whose list it passes."""
+
+    id: str
+    path: str
+    name: str
+    function: str
+    cls: str
+    receiver: str
+    line: int
+    arguments: tuple[str, ...]
+    pairing: Pairing
+
+    @property
+    def subject(self) -> str:
+        return f"{self.path}:{self.name}"
+
+
+@dataclass(frozen=True)
+class VariantLaunch:
+    """One launch a shipped variant makes: its kind (`rocke`, `kpack`), the module and
+    builder it names, and a recorded signature (kpack) as raw entries."""
+
+    kind: str
+    source: str | None
+    builder: str | None
+    launch: str | None
+    signature: tuple[Mapping[str, Any], ...] | None
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A shipped descriptor variant: where, which architectures, which launches."""
+
+    id: str
+    path: str
+    name: str
+    line: int
+    archs: tuple[str, ...]
+    kdp: str | None
+    launches: tuple[VariantLaunch, ...]
+
+
+@dataclass(frozen=True)
+class KpackSignature:
+    """A packed descriptor's recorded signature: one per distinct signature in a file
+    (`subject` is `path:kpack-signature:variant`), with its pairing."""
+
+    path: str
+    variant: str
+    line: int
+    entries: tuple[ListEntry, ...]
+    pairing: Pairing
+
+    @property
+    def subject(self) -> str:
+        return f"{self.path}:kpack-signature:{self.variant}"
+
+
+@dataclass(frozen=True)
+class AotArgument:
+    name: str
+    type_text: str
+
+
+@dataclass(frozen=True)
+class AotKernel:
+    """An AOT catalog kernel's `args_signature`, paired with the b.param builder its
+    family's producer script reaches (names differ there by design)."""
+
+    id: str
+    path: str
+    name: str
+    line: int
+    arguments: tuple[AotArgument, ...]
+    pairing: Pairing
+
+    @property
+    def subject(self) -> str:
+        return f"{self.path}:{self.name}"
+
+
+@dataclass(frozen=True)
+class Kdp:
+    """A KDP a descriptor file declares."""
+
+    name: str
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A module-level name bound by one simple assignment, with the text of its value."""
+
+    module: str
+    name: str
+    value: str
+
+
+
+
+@dataclass(frozen=True)
+class FunctionParam:
+    """One parameter of a function definition."""
+
+    name: str
+    kind: str  # "positional", "var-positional", "keyword-only", "var-keyword"
+    has_default: bool
+
+@dataclass(frozen=True)
+class DefinitionSite:
+    """One place a definition is made (a name may be defined under each branch)."""
+
+    line: int
+    digest: str | None  # the body's digest; the value's for an assignment
+    params: tuple[FunctionParam, ...] = ()
+
+@dataclass(frozen=True)
+class Definition:
+    """A function, class or module-level assignment of one module, every site of it."""
+
+    id: str
+    kind: FactKind
+    module: str
+    name: str  # the qualname: `f`, `Cls`, `Cls.method`
+    path: str
+    sites: tuple[DefinitionSite, ...]
+
+    @property
+    def line(self) -> int:
+        """The first site's line (0 when the graph holds no site)."""
+        return self.sites[0].line if self.sites else 0
+
+    @property
+    def signature(self) -> str:
+        """The parameter lists of every site, as one comparable text."""
+        return " | ".join(
+            "(" + ", ".join(f"{p.kind[:3]} {p.name}" + ("=" if p.has_default else "")
+                            for p in site.params) + ")"
+            for site in self.sites)
+
+class ReadHow(enum.StrEnum):
+    """How a reader reaches a definition."""
+
+    IMPORTS = "imports"    # a module binds it by an import
+    READS = "reads"        # a function reads it by name
+    INHERITS = "inherits"  # a class derives from it
+
+@dataclass(frozen=True, order=True)
+class Reader:
+    """A module that imports a definition, or a function or class that reads it."""
+
+    id: str
+    module: str
+    function: str | None  # None for a module-level import
+    path: str
+    line: int  # the reading definition's first line; 0 for a module
+    how: ReadHow
+
+@dataclass(frozen=True)
+class Locator:
+    """A profile's `file:symbol` (symbol None when it names the whole file)."""
+
+    raw: str
+    file: str
+    symbol: str | None
+
+@dataclass(frozen=True)
+class LaunchSurfaceEntry:
+    """One `launch_surface:` entry of a tool profile; a None locator was `none`."""
+
+    profile: str
+    name: str
+    line: int
+    python_source: Locator | None
+    cpp_mirror: Locator | None
+    kmd_fields: tuple[str, ...]
+    guard: str | None
+    test: str | None
+
+@dataclass(frozen=True, order=True)
+class SymbolString:
+    """A native symbol string at one site: named by a descriptor (`holder` is the
+    field's role) or declared by a C++ constant (`holder` is the constant's name)."""
+
+    value: str
+    path: str
+    line: int
+    holder: str
+
+
+__all__ = [
+    "ALWAYS",
+    "AotArgument",
+    "AotKernel",
+    "ArgList",
+    "Assignment",
+    "Builder",
+    "Definition",
+    "DefinitionSite",
+    "FunctionParam",
+    "Kdp",
+    "KpackSignature",
+    "LaunchCall",
+    "LaunchSurfaceEntry",
+    "ListEntry",
+    "Locator",
+    "PairedBy",
+    "Pairing",
+    "Param",
+    "ReadHow",
+    "Reader",
+    "SignatureEntry",
+    "SymbolString",
+    "Variant",
+    "VariantLaunch",
+]
