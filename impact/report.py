@@ -10,7 +10,7 @@ import hashlib
 from typing import Any
 
 from impact.archs import arch_sources
-from impact.checks import REGISTRY, CheckContext, applies, run_checks
+from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a_surface
 from impact.fold import fold, pack_findings
 from impact.git import View, Views
 from impact.rollup import pack_time, rollup
@@ -75,8 +75,9 @@ def _skipped(views: Views, emit: dict[str, Any] | None) -> list[dict[str, str]]:
 
 
 def _arch_sources(ctx: CheckContext) -> dict[str, list[str]]:
-    """Each architecture considered, with the descriptor files that ship it."""
-    return arch_sources(ctx)
+    """Each architecture considered, with the descriptor files that ship it (none when
+    the change touches no surface: nothing was considered, and no graph is built)."""
+    return arch_sources(ctx) if touches_a_surface(ctx) else {}
 
 
 def device_runs(rows: list[Row]) -> list[dict[str, Any]]:
@@ -110,6 +111,7 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
     verdict = rollup(rows, surface.all_archs)
     packs = pack_time(findings)
     failures = sorted({path for view in ctx.available_views() for path in view.diff.paths
+                       if surface.classify(path) is not None
                        for snap in (view.old, view.new) if snap is not None and path in snap
                        and ctx.parse_failure(ctx.facts(snap, path))})
     return {

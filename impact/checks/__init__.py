@@ -52,11 +52,22 @@ def charged(row: Row) -> Row:
     return replace(row, preexisting=settled and untouched)
 
 
+def touches_a_surface(ctx: CheckContext) -> bool:
+    """Whether any view changes (or conflicts on) a path some surface holds. When none
+    does, nothing a contract check reads changed: the answer is N/A without building a
+    graph or parsing a file."""
+    return any(ctx.surface.classify(path) is not None
+               for view in ctx.views.views for path in (*view.diff.paths, *view.conflicts))
+
+
 def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> list[Row]:
     """Every row of every registered check, charged or pre-existing, conflicted
-    merged-view reads dropped, sorted."""
+    merged-view reads dropped, sorted. A change that touches no surface runs only the
+    conflict check (a merged view that could not be computed is still reported)."""
     rows: list[Row] = []
     conflicts = {view.name: set(view.conflicts) for view in ctx.views.views}
+    if not touches_a_surface(ctx):
+        registry = tuple(c for c in registry if c.name == ConflictCheck.name)
     for check in registry:
         if not applies(check, ctx.surface):
             continue
