@@ -95,7 +95,8 @@ def rollup(rows: Iterable[Row], every_arch: str = "all-archs") -> Verdict:
     gives such rows the label; this keeps a hand-built row from vanishing)."""
     rows = list(rows)
     impact = [r for r in rows if r.lane == Lane.IMPACT and not r.preexisting]
-    lanes = tuple(sorted({str(r.lane) for r in rows if r.lane != Lane.IMPACT}))
+    lanes = tuple(sorted({str(r.lane) for r in rows
+                          if r.lane != Lane.IMPACT and not r.preexisting}))
     statuses = {r.status for r in impact}
     if Status.MISMATCH in statuses:
         return Verdict(Outcome.BREAKS, other_lanes=lanes)

@@ -23,7 +23,7 @@ from impact.checks.removed_symbol import RemovedSymbolCheck
 from impact.checks.sdk_header import SdkHeaderCheck
 from impact.checks.surface import SurfaceCheck
 from impact.checks.variant_set import VariantSetCheck
-from impact.rows import Role, Row, Status
+from impact.rows import Role, Row, Side, Status
 
 REGISTRY: tuple[Check, ...] = (
     SurfaceCheck(),
@@ -42,12 +42,22 @@ REGISTRY: tuple[Check, ...] = (
 )
 
 
-def charged(row: Row) -> Row:
+def charged(row: Row, head_paths: frozenset[str] | None = None) -> Row:
     """The one place that decides whether a row is charged to the change: it is when
     at least one of the copies it names changed (a side whose role is `changed`). A
     mismatch or an unsettled copy the base already had, on untouched copies, is
-    pre-existing and moves nothing. A row that names no side is always charged."""
-    untouched = bool(row.sides) and not any(side.role == Role.CHANGED for side in row.sides)
+    pre-existing and moves nothing. A row that names no side is always charged.
+
+    In the merged view a copy changed by the target tip alone is not the change's:
+    only a copy in a file the head itself changed (`head_paths`) charges the row, so a
+    race (one copy changed by the head, its counterpart by the tip) is charged while the
+    tip's own edits are not."""
+    def moved(side: Side) -> bool:
+        if side.role != Role.CHANGED:
+            return False
+        return row.view != "merged" or head_paths is None or side.file in head_paths
+
+    untouched = bool(row.sides) and not any(moved(side) for side in row.sides)
     settled = row.status in (Status.MISMATCH, Status.CHANGED)
     return replace(row, preexisting=settled and untouched)
 
@@ -66,6 +76,8 @@ def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> lis
     conflict check (a merged view that could not be computed is still reported)."""
     rows: list[Row] = []
     conflicts = {view.name: set(view.conflicts) for view in ctx.views.views}
+    head = ctx.views.view("head")
+    head_paths = frozenset(head.diff.paths) if head is not None else None
     if not touches_a_surface(ctx):
         registry = tuple(c for c in registry if c.name == ConflictCheck.name)
     for check in registry:
@@ -76,7 +88,7 @@ def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> lis
                 continue
             if not row.archs:  # reaches every arch: say so in the map's own words
                 row = replace(row, archs=(ctx.surface.all_archs,))
-            rows.append(charged(row))
+            rows.append(charged(row, head_paths))
     return sorted(rows, key=Row.sort_key)
 
 
