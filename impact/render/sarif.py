@@ -2,11 +2,11 @@
 
 Maintainers: a pure rendering of `findings(report)`; it decides nothing. Each result's
 `ruleId` is the contract, its message the reason's sentence from words.py with every
-other copy linked as a related location, its level the status's, and its
-`partialFingerprints` the finding's stable row id, so code scanning tracks it across
-pushes. The driver's version is the report's (`impact.version.tool_version()` when it
-was built). Rules carry the check's docstring (what `impact explain` prints). The verdict,
-the archs, the exit code and the revisions' shas sit in the run's properties.
+other copy linked as a related location, its level the status's (a pre-existing finding
+is a note), and its `partialFingerprints` the finding's stable row id, so code scanning
+tracks it across pushes. The driver's version is the report's (`tool_version()` when it
+was built). Rules carry the check's docstring (what `impact explain` prints). The
+verdict, the archs, the exit code and the revisions' shas sit in the run's properties.
 `tests/test_sarif.py` validates the output against the official SARIF 2.1.0 schema.
 """
 
@@ -103,7 +103,7 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": finding.contract,
         "ruleIndex": rule_index,
-        "level": LEVELS[Status(finding.status)],
+        "level": "note" if finding.preexisting else LEVELS[Status(finding.status)],
         "message": {"text": text},
         "partialFingerprints": {FINGERPRINT: finding.row_ids[0]},
         "properties": {
