@@ -50,6 +50,8 @@ def _annotation(finding: Finding) -> str:
     if others:
         text += " Also changed: " + ", ".join(others) + "."
     text += f" ({' and '.join(finding.views)} view{'s' if len(finding.views) > 1 else ''})"
+    if finding.lane != "IMPACT":
+        text += f" Left to the {finding.lane} lane."
     name = COMMANDS[Status(finding.status)]
     if finding.preexisting:
         name = "notice"

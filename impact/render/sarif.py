@@ -98,6 +98,8 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
     if others:
         text += " Also changed: " + ", ".join(f"[{_escape(where(s))}]({i})"
                                               for i, s in others) + "."
+    if finding.lane != "IMPACT":
+        text += f" Left to the {finding.lane} lane."
     if finding.preexisting:
         text += " Pre-existing: not charged to this change."
     result: dict[str, Any] = {
