@@ -1,0 +1,78 @@
+"""GitHub workflow-command annotations, for runners without code scanning.
+
+Maintainers: a pure rendering of `findings(report)`; it decides nothing. One line per
+finding (`::error` for a mismatch, `::warning` for changed, `::notice` for inert,
+outside or pre-existing), anchored on the changed copy and naming every other copy in
+the message, then the verdict as a last `::error` (BREAKS) or `::notice` line. Values
+are escaped as the Actions runner parses them: `%`, CR and LF in the message; those and
+`:` and `,` in a property.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from impact.render.findings import Finding, findings
+from impact.render.sarif import anchor_side, other_sides, where
+from impact.render.words import pack_time_line, reason_text, verdict_line
+from impact.rows import Role, Status
+
+COMMANDS = {Status.MISMATCH: "error", Status.CHANGED: "warning", Status.INERT: "notice",
+            Status.OUTSIDE: "notice"}
+
+
+def escape_data(text: str) -> str:
+    """A command's message: `%`, CR and LF percent-encoded."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A command's property value: the message's escapes and `:` and `,`."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **properties: str) -> str:
+    """`::name key=value,...::message`, every part escaped."""
+    props = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items())
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def _annotation(finding: Finding) -> str:
+    anchor = anchor_side(finding)
+    related = other_sides(finding, anchor)
+    text = reason_text(finding.reason, finding.details) + "."
+    counterparts = [where(s) for s in related if s["role"] != Role.CHANGED]
+    others = [where(s) for s in related if s["role"] == Role.CHANGED]
+    if counterparts:
+        label = "Counterpart" if len(counterparts) == 1 else "Counterparts"
+        text += f" {label}: " + ", ".join(counterparts) + "."
+    if others:
+        text += " Also changed: " + ", ".join(others) + "."
+    text += f" ({' and '.join(finding.views)} view{'s' if len(finding.views) > 1 else ''})"
+    if finding.lane != "IMPACT":
+        text += f" Left to the {finding.lane} lane."
+    name = COMMANDS[Status(finding.status)]
+    if finding.preexisting:
+        name = "notice"
+        text += " Pre-existing: not charged to this change."
+    props: dict[str, str] = {}
+    if anchor is not None:
+        props["file"] = str(anchor["file"])
+        if anchor["line"]:
+            props["line"] = str(anchor["line"])
+    props["title"] = f"impact {finding.contract}: {finding.status} ({finding.subject})"
+    return command(name, text, **props)
+
+
+def _verdict(report: Mapping[str, Any]) -> str:
+    name = "error" if report["verdict"]["kind"] == "BREAKS" else "notice"
+    message = verdict_line(report["verdict"]) + "\n" + pack_time_line(report["pack_time"])
+    return command(name, message, title="impact")
+
+
+def render_github(report: dict[str, Any]) -> str:
+    """One annotation per finding, most severe first, then the verdict."""
+    lines = [_annotation(f) for f in findings(report)]
+    lines.append(_verdict(report))
+    return "\n".join(lines) + "\n"
