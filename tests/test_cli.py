@@ -31,10 +31,20 @@ def run(argv: list[str], capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_text_report_names_revisions_and_paths(build, capsys) -> None:
+def test_text_report_leads_with_the_answer(build, capsys) -> None:
     repo = build(SCENARIO)
     code, out, err = run(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
                           "--target-tip", "target"], capsys)
+    assert code == EXIT_NONE, err
+    assert out.splitlines()[:2] == ["Pack-time: NOT RUN (no emit file; run with --run-emit)",
+                                    "Runtime impact: N/A"]
+    assert repo.head not in out and "M a.py" not in out  # those are for --verbose
+
+
+def test_verbose_text_report_names_revisions_and_paths(build, capsys) -> None:
+    repo = build(SCENARIO)
+    code, out, err = run(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+                          "--target-tip", "target", "--verbose"], capsys)
     assert code == EXIT_NONE, err
     assert repo.head in out and repo.target in out and repo.base in out
     assert "M a.py" in out and "R b.py -> c.py" in out

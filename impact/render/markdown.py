@@ -61,8 +61,9 @@ def _finding(number: int, finding: Finding, report: Mapping[str, Any]) -> list[s
         action = card_action_author() if finding.traced else card_action_ask_agree()
     else:
         action = card_action_ask_run(finding_run(finding, report, code=True))
+    problem = card_problem(changed, _cited(finding.counterparts), views_text(finding.views))
     return [f"{number}. {mark(finding)} {tag}",
-            f"   - {card_problem(changed, _cited(finding.counterparts), views_text(finding.views))}",
+            f"   - {problem}",
             f"   - {card_impact(reason_text(finding.reason, finding.details), finding.archs)}",
             f"   - {action}"]
 
