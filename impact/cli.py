@@ -2,7 +2,9 @@
 
 Maintainers: each subcommand calls a library function; known errors become one
 `impact: error: ...` line and their exit code, anything else exit 4, and
-`--debug` re-raises so the traceback shows.
+`--debug` re-raises so the traceback shows. A long report shows what it is doing on
+one stderr line, only for a person at a terminal (never when stderr is piped or `CI`
+is set).
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ import inspect
 import os
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from impact.errors import (
     EXIT_BAD_INPUT,
@@ -23,6 +27,7 @@ from impact.errors import (
     BadUsage,
     ImpactError,
 )
+from impact.version import tool_version
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,6 +35,71 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"impact: error: {message}; see '{self.prog} --help'\n")
+
+
+def progress_stream(stream: TextIO | None = None) -> TextIO | None:
+    """stderr when a person watches it: a terminal, and not under CI (`CI` set)."""
+    stream = sys.stderr if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    if os.environ.get("CI") or not (callable(isatty) and isatty()):
+        return None
+    return stream
+
+
+class Progress:
+    """One stderr line, `impact: <stage>... <n>s`, rewritten in place while a report runs
+    and erased when it ends. Silent for the first `delay` seconds, so short runs print
+    nothing, and silent altogether without a stream (`progress_stream`)."""
+
+    delay = 1.0
+    interval = 0.5
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+        self.start = time.monotonic()
+        self.what: str | None = None
+        self.shown = False
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        if stream is not None:
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._thread.start()
+
+    def stage(self, what: str | None) -> None:
+        """Now doing `what`; None pauses the line (another display owns stderr)."""
+        with self._lock:
+            self.what = what
+            if what is None:
+                self._erase()
+            else:
+                self._draw()
+
+    def _draw(self) -> None:
+        elapsed = time.monotonic() - self.start
+        if self.stream is None or self.what is None or elapsed < self.delay:
+            return
+        self.stream.write(f"\r\x1b[Kimpact: {self.what}... {elapsed:.0f}s")
+        self.stream.flush()
+        self.shown = True
+
+    def _erase(self) -> None:
+        if self.stream is not None and self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
+
+    def _tick(self) -> None:
+        while not self._done.wait(self.interval):
+            with self._lock:
+                self._draw()
+
+    def close(self) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+        with self._lock:
+            self._erase()
 
 
 def _add_input_forms(parser: argparse.ArgumentParser) -> None:
@@ -49,10 +119,20 @@ def _add_input_forms(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_output(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=["text", "json", "markdown"], default="text",
-                        help="text for people, json for tools, markdown for the review card")
+    from impact.render import RENDERERS
+
+    parser.add_argument("--format", choices=sorted(RENDERERS), default="text",
+                        help="text for people (default), json for tools, markdown for the "
+                             "review card")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="write the report to FILE (whole or not at all) instead of stdout")
+    amount = parser.add_mutually_exclusive_group()
+    amount.add_argument("-v", "--verbose", action="store_true",
+                        help="text: after the answer, the revisions, the changed paths and "
+                             "their surfaces, every copy compared and the evidence")
+    amount.add_argument("-q", "--quiet", action="store_true",
+                        help="print the Runtime impact line alone (with -o, the report still "
+                             "goes to FILE); the exit code is unchanged")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
 
 
@@ -60,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="impact", description=(
         "Which hand-kept Python/C++ kernel contracts a git change touches, and whether "
         "it breaks them."))
+    parser.add_argument("--version", action="version", version=f"impact {tool_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     report = sub.add_parser("report", help="report on a change (a PR, range, commit or worktree)")
     _add_input_forms(report)
@@ -117,9 +198,6 @@ def _write(text: str, output: str | None) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    # Imported here so `impact --help` stays fast and import errors are reported as errors.
-    from impact.render import RENDERERS
-
     if args.command == "explain":
         from impact.checks import REGISTRY, explain
 
@@ -144,7 +222,7 @@ def _run(args: argparse.Namespace) -> int:
         surface = load_surface_map(args.surface_map, views.head)
         document = run_emit(views, surface, jobs=args.jobs,
                             limits=Limits(timeout=args.timeout, family_budget=args.family_budget),
-                            bar=sys.stderr if sys.stderr.isatty() else None)
+                            bar=progress_stream())
         write_emit_file(document, target)
         return EXIT_NONE
     if args.command == "facts":
@@ -152,45 +230,74 @@ def _run(args: argparse.Namespace) -> int:
 
         _write(facts_document(args.repo, args.rev, args.paths, args.surface_map), args.output)
         return EXIT_NONE
-    if args.command == "demo":
-        from impact.demo import demo_report
+    progress = Progress(progress_stream())
+    try:
+        report = _report(args, progress)
+        progress.stage("writing the report")
+        text = _render(report, args.format, verbose=args.verbose)
+    finally:
+        progress.close()
+    if args.quiet:
+        from impact.render.words import verdict_line
 
-        report = demo_report(keep=args.keep)
+        if args.output is not None:
+            _write(text, args.output)
+        sys.stdout.write(verdict_line(report["verdict"]) + "\n")
     else:
-        from impact.git import open_views
-        from impact.report import build_report
-        from impact.surface import load_surface_map
-
-        views = open_views(args.repo, base=args.base, head=args.head, range=args.range,
-                           commit=args.commit, worktree=args.worktree,
-                           target_tip=args.target_tip)
-        given = {k: getattr(args, k) for k in ("base", "head", "range", "commit", "target_tip")}
-        given = {k: v for k, v in given.items() if v}
-        if args.worktree:
-            given["worktree"] = "yes"
-        if args.surface_map:
-            given["surface_map"] = args.surface_map
-        surface = load_surface_map(args.surface_map, views.head)
-        emit_doc, emit_source = None, None
-        if args.emit and args.run_emit:
-            raise BadUsage("--emit and --run-emit exclude each other",
-                           "give a file with --emit, or let --run-emit build one")
-        if args.emit:
-            from emit.runner import expected_trees, load_emit_file
-
-            emit_doc = load_emit_file(args.emit, expected_trees(views, surface))
-            emit_source = f"file:{args.emit}"
-        elif args.run_emit:
-            from emit.runner import run_emit
-
-            emit_doc = run_emit(views, surface, jobs=args.jobs,
-                                bar=sys.stderr if sys.stderr.isatty() else None)
-            emit_source = "run"
-        report = build_report(views, given, surface, emit_doc, emit_source)
-    _write(RENDERERS[args.format](report), args.output)
+        _write(text, args.output)
     if args.command == "demo":
         return EXIT_NONE  # the demo ran; its verdict is in the output, not a failure
     return int(report["verdict"]["exit_code"])  # decided by impact.rollup
+
+
+def _render(report: dict, fmt: str, *, verbose: bool) -> str:
+    from impact.render import RENDERERS
+    from impact.render.text import render_text
+
+    if fmt == "text":
+        return render_text(report, verbose=verbose)
+    return RENDERERS[fmt](report)
+
+
+def _report(args: argparse.Namespace, progress: Progress) -> dict:
+    """The report document for `report` or `demo`, telling `progress` each stage."""
+    if args.command == "demo":
+        from impact.demo import demo_report
+
+        return demo_report(keep=args.keep, progress=progress.stage)
+    from impact.git import open_views
+    from impact.report import build_report
+    from impact.surface import load_surface_map
+
+    if args.emit and args.run_emit:
+        raise BadUsage("--emit and --run-emit exclude each other",
+                       "give a file with --emit, or let --run-emit build one")
+    progress.stage("reading the revisions")
+    views = open_views(args.repo, base=args.base, head=args.head, range=args.range,
+                       commit=args.commit, worktree=args.worktree, target_tip=args.target_tip)
+    given = {k: getattr(args, k) for k in ("base", "head", "range", "commit", "target_tip")}
+    given = {k: v for k, v in given.items() if v}
+    if args.worktree:
+        given["worktree"] = "yes"
+    if args.surface_map:
+        given["surface_map"] = args.surface_map
+    surface = load_surface_map(args.surface_map, views.head)
+    emit_doc, emit_source = None, None
+    if args.emit:
+        from emit.runner import expected_trees, load_emit_file
+
+        progress.stage("reading the emit file")
+        emit_doc = load_emit_file(args.emit, expected_trees(views, surface))
+        emit_source = f"file:{args.emit}"
+    elif args.run_emit:
+        from emit.runner import run_emit
+
+        bar = progress.stream
+        progress.stage(None if bar is not None else "running the emitter")
+        emit_doc = run_emit(views, surface, jobs=args.jobs, bar=bar)
+        emit_source = "run"
+    progress.stage("checking the contracts")
+    return build_report(views, given, surface, emit_doc, emit_source)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,6 +7,7 @@ repository is built in a temporary folder (or in `keep`, kept for the user).
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,19 +43,27 @@ def demo_scenario() -> Scenario:
     )
 
 
-def demo_report(*, keep: str | None = None) -> dict[str, Any]:
-    """Build the demo repository and report on head against base, merged onto target."""
+def demo_report(*, keep: str | None = None,
+                progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Build the demo repository and report on head against base, merged onto target;
+    `progress` hears the name of each stage as it starts."""
     if keep is not None:
         where = Path(keep)
         if where.exists() and any(where.iterdir()):
             raise BadUsage(f"--keep folder '{keep}' is not empty", "name a new or empty folder")
-        return _report(where)
+        return _report(where, progress or _silent)
     with tempfile.TemporaryDirectory(prefix="impact-demo-") as tmp:
-        return _report(Path(tmp) / "repo")
+        return _report(Path(tmp) / "repo", progress or _silent)
 
 
-def _report(where: Path) -> dict[str, Any]:
+def _silent(_stage: str) -> None:
+    return None
+
+
+def _report(where: Path, progress: Callable[[str], None]) -> dict[str, Any]:
+    progress("building the demo repository")
     built = build_repository(demo_scenario(), where, checkout=True)
     views = open_views(built.path, base="base", head="head", target_tip="target")
+    progress("checking the contracts")
     return build_report(views, {"base": "base", "head": "head", "target_tip": "target"},
                         load_surface_map(None, views.head))

@@ -31,10 +31,20 @@ def run(argv: list[str], capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_text_report_names_revisions_and_paths(build, capsys) -> None:
+def test_text_report_leads_with_the_answer(build, capsys) -> None:
     repo = build(SCENARIO)
     code, out, err = run(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
                           "--target-tip", "target"], capsys)
+    assert code == EXIT_NONE, err
+    assert out.splitlines()[:2] == ["Pack-time: NOT RUN (no emit file; run with --run-emit)",
+                                    "Runtime impact: N/A"]
+    assert repo.head not in out and "M a.py" not in out  # those are for --verbose
+
+
+def test_verbose_text_report_names_revisions_and_paths(build, capsys) -> None:
+    repo = build(SCENARIO)
+    code, out, err = run(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+                          "--target-tip", "target", "--verbose"], capsys)
     assert code == EXIT_NONE, err
     assert repo.head in out and repo.target in out and repo.base in out
     assert "M a.py" in out and "R b.py -> c.py" in out
@@ -172,3 +182,145 @@ def test_the_report_says_which_map_it_picked_and_why(build, capsys) -> None:
     main(["report", "--repo", str(repo.path), "--commit", "base", "--format", "json"])
     surface = json.loads(capsys.readouterr().out)["surface_map"]
     assert surface["name"] == "hipdnn" and surface["reason"].startswith("the tree holds ")
+
+
+# ------------------------------------------------------------ version, quiet, progress
+
+
+def test_version_prints_the_tool_version_and_exits_0(capsys) -> None:
+    from impact.version import tool_version
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"impact {tool_version()}\n"
+    proc = subprocess.run([sys.executable, "-m", "impact", "--version"], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0 and proc.stdout == f"impact {tool_version()}\n"
+
+
+
+def _breaking(build):
+    from impact.fixtures.edits import GFX950_DENSE, add_builder_param
+    from impact.fixtures.tree import rocke_tree_files
+
+    return build(Scenario(base=rocke_tree_files(), head=(
+        Change("add a kernel argument",
+               edits=(add_builder_param(GFX950_DENSE, "dropout_seed", "I32"),)),)))
+
+
+def test_quiet_prints_the_verdict_line_alone_exit_code_unchanged(build, capsys,
+                                                                  tmp_path: Path) -> None:
+    from impact.errors import EXIT_BREAKS
+
+    repo = _breaking(build)
+    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head"]
+    assert main(argv) == EXIT_BREAKS
+    loud = capsys.readouterr().out
+    assert main([*argv, "--quiet"]) == EXIT_BREAKS
+    assert capsys.readouterr().out == "Runtime impact: BREAKS\n"
+    # With -o the whole report still goes to the file; stdout has the verdict alone.
+    target = tmp_path / "r.txt"
+    assert main([*argv, "-q", "-o", str(target)]) == EXIT_BREAKS
+    assert capsys.readouterr().out == "Runtime impact: BREAKS\n"
+    assert target.read_text() == loud
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--quiet", "--verbose"])
+    assert exc.value.code == EXIT_BAD_INPUT
+    _one_line_error(capsys.readouterr().err, "not allowed with")
+
+
+class _FakeTTY:
+    """A stderr that says it is a terminal and keeps what is written to it."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+
+def _report_with_stderr(build, capsys, monkeypatch, stderr) -> tuple[int, str]:
+    from impact import cli
+
+    monkeypatch.setattr(cli.Progress, "delay", 0.0)
+    monkeypatch.setattr(sys, "stderr", stderr)
+    repo = build(SCENARIO)
+    code, out, _ = run(["report", "--repo", str(repo.path), "--commit", "head"], capsys)
+    return code, out
+
+
+def test_progress_shows_on_a_terminal_and_is_erased(build, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    tty = _FakeTTY()
+    code, out = _report_with_stderr(build, capsys, monkeypatch, tty)
+    assert code == EXIT_NONE and out.startswith("Pack-time: ")
+    assert "\r\x1b[Kimpact: reading the revisions... " in tty.text
+    assert "\r\x1b[Kimpact: checking the contracts... " in tty.text
+    assert tty.text.endswith("\r\x1b[K")  # the line is erased before the report prints
+    assert "impact: reading" not in out
+
+
+@pytest.mark.parametrize("ci", ["true", "1"])
+def test_no_progress_under_ci(build, capsys, monkeypatch, ci) -> None:
+    monkeypatch.setenv("CI", ci)
+    tty = _FakeTTY()
+    code, _ = _report_with_stderr(build, capsys, monkeypatch, tty)
+    assert code == EXIT_NONE and tty.text == ""
+
+
+def test_no_progress_when_piped(build, capsys, monkeypatch) -> None:
+    import io
+
+    monkeypatch.delenv("CI", raising=False)
+    piped = io.StringIO()
+    code, _ = _report_with_stderr(build, capsys, monkeypatch, piped)
+    assert code == EXIT_NONE and piped.getvalue() == ""
+
+
+def _demo_on_a_terminal(tmp_path: Path, env: dict[str, str]) -> tuple[int, str, bytes]:
+    """`impact demo --quiet` with stderr on a pseudo-terminal: exit code, stdout, stderr."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "impact", "demo", "--quiet"],
+                              stdout=subprocess.PIPE, stderr=follower, env=env, cwd=tmp_path,
+                              text=True, check=False, timeout=300)
+        os.close(follower)
+        follower = -1
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # Linux: EIO once the terminal has no writer left
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        if follower != -1:
+            os.close(follower)
+        os.close(leader)
+    return proc.returncode, proc.stdout, seen
+
+
+def test_progress_on_a_real_terminal(tmp_path: Path) -> None:
+    """`impact demo` runs for seconds: on a pseudo-terminal its stages show on stderr (CI
+    set, or stderr piped, is tested above with a fake terminal). stdout carries the
+    verdict line alone."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    code, out, seen = _demo_on_a_terminal(tmp_path, env)
+    assert code == EXIT_NONE and out == "Runtime impact: BREAKS\n"
+    assert b"impact: checking the contracts..." in seen, seen
+    assert seen.endswith(b"\r\x1b[K")

@@ -33,7 +33,7 @@ def test_demo_keep_leaves_a_repository_to_explore(tmp_path: Path, capsys) -> Non
     keep = tmp_path / "demo"
     assert main(["demo", "--keep", str(keep)]) == EXIT_NONE
     capsys.readouterr()
-    assert main(["report", "--repo", str(keep), "--worktree"]) == EXIT_NONE
+    assert main(["report", "--repo", str(keep), "--worktree", "--verbose"]) == EXIT_NONE
     out = capsys.readouterr().out
     assert "0 paths changed" in out  # the checkout is clean
     assert main(["demo", "--keep", str(keep)]) == EXIT_BAD_INPUT

@@ -15,6 +15,7 @@ import pytest
 
 from impact.reasons import Reason, Step
 from impact.render import RENDERERS
+from impact.render.text import render_text
 from impact.report import device_runs
 from impact.rollup import pack_time, rollup
 from impact.rows import Hop, Lane, Role, Row, Side, Status
@@ -30,6 +31,17 @@ ROWS = [
         evidence=(Hop.of("kernels/dense.py", 30, Step.BUILDER_PARAM_ADDED, param="seed"),
                   Hop.of("packs/Gfx950Native.cpp", 40, Step.LIST_HAS_ENTRIES, count=8)),
         details={"names": ["seed"]}),
+    # The same problem seen again in the merged view: one finding naming both views.
+    Row("kernargs", "merged", "packs/Gfx950Native.cpp:kArgs", Status.MISMATCH,
+        Reason.ARGUMENT_ADDED_ON_PYTHON_SIDE_ONLY, archs=("gfx942", "gfx950"),
+        sides=(Side("kernels/dense.py", 12, "merged", Role.CHANGED, "build_dense"),
+               Side("packs/Gfx950Native.cpp", 40, "merged", Role.COUNTERPART, "kArgs")),
+        details={"names": ["seed"]}),
+    Row("kernargs", "head", "aot/family.json:dense.v1", Status.MISMATCH,
+        Reason.ARGS_SIGNATURE_COUNT_DIFFERS, archs=("gfx950",),
+        sides=(Side("kernels/dense.py", 12, "head", Role.CHANGED, "build_dense"),
+               Side("aot/family.json", 6, "head", Role.COUNTERPART)),
+        details={"count": 8, "counts": [9, 10, 11, 12, 13, 14, 15]}),
     Row("surface", "head", "kernels/body.py", Status.CHANGED, Reason.CONTENT_CHANGED,
         archs=("gfx942",), sides=(Side("kernels/body.py", 0, "base", Role.CHANGED),
                                   Side("kernels/body.py", 0, "head", Role.CHANGED))),
@@ -79,3 +91,13 @@ def test_renderer_output_is_exact(fmt: str) -> None:
     if os.environ.get("IMPACT_REGOLD"):
         golden.write_text(out)
     assert out == golden.read_text()
+
+
+def test_verbose_text_is_exact() -> None:
+    """The answer first, then the revisions, rows, sides and evidence chains."""
+    out = render_text(sample_report(), verbose=True)
+    golden = GOLDEN / "report.verbose.text"
+    if os.environ.get("IMPACT_REGOLD"):
+        golden.write_text(out)
+    assert out == golden.read_text()
+    assert out.startswith(render_text(sample_report()).split("\n(--verbose")[0])

@@ -74,18 +74,29 @@ def sample_report() -> dict:
 @pytest.mark.parametrize("fmt", sorted(RENDERERS))
 def test_failure_rows_travel_through_every_renderer(fmt: str) -> None:
     out = RENDERERS[fmt](sample_report())
-    assert "Runtime impact: BREAKS" in out
+    assert "BREAKS" in out
     for needle in ("argument added on the Python side only", "file cannot be understood"):
         assert needle in out, (fmt, needle)
 
 
+def test_text_report_leads_with_the_verdict() -> None:
+    lines = RENDERERS["text"](sample_report()).splitlines()
+    assert lines[:2] == ["Pack-time: CLEAN", "Runtime impact: BREAKS (left to the BUILD lane)"]
+    finding = next(line for line in lines if line.startswith("mismatch kernargs"))
+    assert "changed k.py:10, counterpart p.cpp:20" in finding
+    assert "1 pre-existing, not charged" in lines
+    assert "Left to other lanes: BUILD (CMakeLists.txt)" in lines
+
+
 def test_markdown_card_cites_both_sides_changed_first() -> None:
     card = RENDERERS["markdown"](sample_report())
-    finding = next(line for line in card.splitlines() if "mismatch" in line)
-    assert "[verified]" in finding
-    assert finding.index("`k.py:10`") < finding.index("`p.cpp:20` (counterpart)")
-    assert "Left to other lanes:" in card and "BUILD" in card
-    assert "Pre-existing" in card
+    assert card.startswith("Impact (static): BREAKS — 2 device runs named; 1 BREAKS\n")
+    lines = card.splitlines()
+    first = lines.index("1. 🔴 [verified]")
+    problem = lines[first + 1]
+    assert problem.index("`k.py:10` (changed)") < problem.index("`p.cpp:20` (counterpart)")
+    assert "Left to other lanes: BUILD (`CMakeLists.txt`)" in card
+    assert "Pre-existing, not charged to this change: 1." in card
 
 
 def test_json_renderer_is_schema_checked() -> None:

@@ -254,8 +254,8 @@ def test_review_card_names_the_profiles_device_test(build, capsys) -> None:
     repo = build(Scenario(base=TREE, head=(Change("block", edits=(edit,)),)))
     main(["report", "--repo", str(repo.path), "--commit", "head", "--format", "markdown"])
     card = capsys.readouterr().out
-    assert card.startswith("**Runtime impact: NEEDS-DEVICE gfx950**")
-    runs = card.split("Device runs that would settle the `changed` rows:")[1]
+    assert card.startswith("Impact (static): NEEDS-DEVICE gfx950 — ")
+    runs = card.split("Device runs that would settle the changed findings:")[1]
     assert "TestGfx950AttentionDenseGeometry.cpp" in runs and "on gfx950" in runs
 
 

@@ -226,8 +226,7 @@ def _compare_positional(site: _Site) -> _Outcome:
         return _Outcome(_Verdict.CONDITIONAL, Reason.LIST_AGREES_WITH_CONDITIONALS_OFF)
     counts = sorted({len(params) for _s, params in site.builder.candidates()})
     return _Outcome(_Verdict.MISMATCH, Reason.ARGS_SIGNATURE_COUNT_DIFFERS,
-                    {"count": len(site.entries), "counts": counts,
-                     "declared": " or ".join(map(str, counts))})
+                    {"count": len(site.entries), "counts": counts})
 
 
 def _describe_names(want: list[str], have: list[str], python_changed: bool,

@@ -1,69 +1,99 @@
-"""The review card: the IMPACT lane of an automated PR review, in Markdown."""
+"""The review card: the IMPACT lane of an automated PR review, in Markdown.
+
+Maintainers: the card follows the review format its consumers parse (docs: the card
+format of the ROCm review skills): a header line `Impact (static): <verdict> — <n> device
+runs named; <m> BREAKS`, then at most five findings most severe first, each with a
+severity mark, a [verified]/[inferred] tag, **Problem** (the changed side's file:line and
+its counterpart's), **Impact** (the row's reason) and an **Action** that ends "Author
+must …" or "Reviewer should ask …"; then the device runs, the other lanes and the
+pre-existing count. No contract names or other codes in the text.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from impact.render.words import pack_time_line, reason_text, verdict_line
-from impact.rows import Lane, Role, Status
+from impact.render.findings import Finding, findings
+from impact.render.text import finding_run, where
+from impact.render.words import (
+    CARD_INFERRED,
+    CARD_MARK_BREAK,
+    CARD_MARK_NOTE,
+    CARD_MARK_WARN,
+    CARD_RUNS,
+    CARD_VERIFIED,
+    NO_FINDINGS,
+    card_action_ask_agree,
+    card_action_ask_run,
+    card_action_author,
+    card_header,
+    card_impact,
+    card_more,
+    card_preexisting,
+    card_problem,
+    device_run_text,
+    lanes_text,
+    pack_time_line,
+    reason_text,
+    views_text,
+)
+from impact.rows import Lane, Status
 
 MAX_FINDINGS = 5
-_SEVERITY = {Status.MISMATCH: 0, Status.CHANGED: 1, Status.INERT: 2, Status.OUTSIDE: 3}
 
 
-def _where(side: dict[str, Any]) -> str:
-    return f"`{side['file']}:{side['line']}`" if side["line"] else f"`{side['file']}`"
+def mark(finding: Finding) -> str:
+    """🔴 a traced mismatch; ⚠️ a changed row or an untraced mismatch; 📝 anything else."""
+    if finding.status == Status.MISMATCH:
+        return CARD_MARK_BREAK if finding.traced else CARD_MARK_WARN
+    return CARD_MARK_WARN if finding.status == Status.CHANGED else CARD_MARK_NOTE
 
 
-def _finding(row: dict[str, Any]) -> str:
-    sides = sorted(row["sides"], key=lambda s: (s["role"] != Role.CHANGED, s["file"]))
-    traced = len({s["file"] for s in sides}) > 1 and all(s["line"] for s in sides)
-    tag = "[verified]" if traced else "[inferred]"
-    cited = "; ".join(
-        _where(s) + ("" if s["role"] == Role.CHANGED else " (counterpart)") for s in sides)
-    if row["status"] == Status.MISMATCH:
-        todo = "Make every copy of this contract agree before merging."
+def _cited(sides: tuple[Mapping[str, Any], ...]) -> list[str]:
+    return list(dict.fromkeys(f"`{where(s)}`" for s in sides))
+
+
+def _finding(number: int, finding: Finding, report: Mapping[str, Any]) -> list[str]:
+    tag = CARD_VERIFIED if finding.traced else CARD_INFERRED
+    changed = _cited(finding.changed_sides) or [f"`{finding.subject}`"]
+    if finding.status == Status.MISMATCH:
+        action = card_action_author() if finding.traced else card_action_ask_agree()
     else:
-        archs = ", ".join(row["archs"]) or "the ingestor archs"
-        todo = f"Run the device check on {archs} before merging."
-    return (f"- **{row['status']}** {tag} `{row['contract']}` ({row['view']} view): "
-            f"{reason_text(row['reason'], row['details'])}. {cited}. {todo}")
-
-
-def _target(run: dict[str, Any]) -> str:
-    """What to run: the test the map or a profile names, else the shipped variants that
-    reach the changed files."""
-    subjects = ", ".join(f"`{s}`" for s in run["subjects"])
-    if run["target"]:
-        return f"`{run['target']}` (for {subjects})"
-    return f"the shipped variants reaching {subjects}"
+        action = card_action_ask_run(finding_run(finding, report, code=True))
+    problem = card_problem(changed, _cited(finding.counterparts), views_text(finding.views))
+    return [f"{number}. {mark(finding)} {tag}",
+            f"   - {problem}",
+            f"   - {card_impact(reason_text(finding.reason, finding.details), finding.archs)}",
+            f"   - {action}"]
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    """Verdict, the most severe findings with both sides cited, device runs, other lanes."""
-    rows = [r for r in report["rows"] if r["lane"] == Lane.IMPACT and not r["preexisting"]]
-    findings = sorted((r for r in rows if r["status"] in (Status.MISMATCH, Status.CHANGED)),
-                      key=lambda r: (_SEVERITY[r["status"]], r["view"], r["contract"],
-                                     r["subject"]))
-    lines = [f"**{verdict_line(report['verdict'])}**", pack_time_line(report["pack_time"]), ""]
-    if findings:
-        lines.append("Findings:")
-        lines += [_finding(r) for r in findings[:MAX_FINDINGS]]
-        if len(findings) > MAX_FINDINGS:
-            lines.append(f"- … and {len(findings) - MAX_FINDINGS} more in the full report.")
-    else:
-        lines.append("No runtime contract needs attention.")
+    """The card: header, the most severe findings citing both sides, device runs, lanes."""
+    every = findings(report)
+    shown = [f for f in every if not f.preexisting and f.lane == Lane.IMPACT
+             and f.status in (Status.MISMATCH, Status.CHANGED)]
+    breaks = sum(1 for f in shown if f.status == Status.MISMATCH)
     runs = report["device_runs"]
+    lines = [card_header(report["verdict"], len(runs), breaks),
+             pack_time_line(report["pack_time"]), ""]
+    for number, finding in enumerate(shown[:MAX_FINDINGS], start=1):
+        lines += _finding(number, finding, report)
+    if len(shown) > MAX_FINDINGS:
+        lines.append(card_more(len(shown) - MAX_FINDINGS))
+    if not shown:
+        lines.append(NO_FINDINGS)
     if runs:
-        lines += ["", "Device runs that would settle the `changed` rows:"]
-        lines += [f"- on {', '.join(run['archs'])}: {_target(run)}" for run in runs]
-    lanes = sorted({r["lane"] for r in report["rows"] if r["lane"] != Lane.IMPACT})
+        lines += ["", CARD_RUNS]
+        lines += [f"- {device_run_text(r['target'], r['archs'], r['subjects'], code=True)}"
+                  for r in runs]
+    lanes: dict[str, list[str]] = {}
+    for f in every:
+        if f.lane != Lane.IMPACT and not f.preexisting:
+            lanes.setdefault(f.lane, []).append(f.subject)
     if lanes:
-        lines += ["", "Left to other lanes:"]
-        for lane in lanes:
-            subjects = sorted(r["subject"] for r in report["rows"] if r["lane"] == lane)
-            lines.append(f"- {lane}: " + ", ".join(f"`{s}`" for s in subjects))
-    pre = [r for r in report["rows"] if r["preexisting"]]
+        lines += ["", lanes_text({k: sorted(set(v)) for k, v in lanes.items()}, code=True)]
+    pre = sum(1 for f in every if f.preexisting)
     if pre:
-        lines += ["", f"Pre-existing (not charged to this change): {len(pre)} row(s)."]
+        lines += ["", card_preexisting(pre)]
     return "\n".join(lines) + "\n"

@@ -1,12 +1,34 @@
-"""The text report, for a person at a terminal."""
+"""The text report, for a person at a terminal: the answer first, one line a finding.
+
+Maintainers: the default report is the Pack-time and verdict lines, then one line per
+charged finding of the IMPACT lane (`impact.render.findings`), then one line each for
+what has no runtime effect, what is pre-existing and what is left to other lanes. With
+`verbose`, the revisions, views, changed paths, every row's sides and evidence follow.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from impact.kinds import SurfaceKind
-from impact.render.words import pack_time_line, reason_text, step_text, verdict_line
-from impact.rows import Lane
+from impact.render.findings import Finding, findings
+from impact.render.words import (
+    MORE_DETAIL,
+    NO_FINDINGS,
+    NO_ROWS,
+    action_text,
+    device_run_text,
+    inert_text,
+    lanes_text,
+    pack_time_line,
+    preexisting_text,
+    reason_text,
+    step_text,
+    verdict_line,
+    views_text,
+)
+from impact.rows import Lane, Status
 
 
 def _short(sha: str | None) -> str:
@@ -50,8 +72,79 @@ def _view_lines(view: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_text(report: dict[str, Any]) -> str:
-    """Revisions, merge bases, then each view's changed paths."""
+def where(side: Mapping[str, Any]) -> str:
+    """A side as `file:line`, or the file alone when no line is known."""
+    return f"{side['file']}:{side['line']}" if side["line"] else side["file"]
+
+
+def _places(sides: tuple[Mapping[str, Any], ...]) -> list[str]:
+    """Each distinct place once, in order (a file changed at base and head is one place)."""
+    return list(dict.fromkeys(where(s) for s in sides))
+
+
+def finding_run(finding: Finding, report: Mapping[str, Any], *, code: bool = False) -> str:
+    """The device run that settles a finding, from the report's deduplicated runs: per
+    target, the union of the archs of the runs that name any of its rows."""
+    targets: dict[str, set[str]] = {}
+    for run in report["device_runs"]:
+        if set(run["rows"]) & set(finding.row_ids):
+            targets.setdefault(run["target"], set()).update(run["archs"])
+    if not targets:
+        return device_run_text(finding.device_test, finding.archs, code=code)
+    return "; ".join(device_run_text(target, sorted(archs), code=code)
+                     for target, archs in sorted(targets.items()))
+
+
+def _finding_line(finding: Finding, report: Mapping[str, Any]) -> str:
+    parts = [f"{finding.status} {finding.contract}",
+             reason_text(finding.reason, finding.details)]
+    changed = _places(finding.changed_sides)
+    counterparts = _places(finding.counterparts)
+    cited = [f"changed {', '.join(changed)}"] if changed else []
+    cited += [f"counterpart {', '.join(counterparts)}"] if counterparts else []
+    parts.append(", ".join(cited) if cited else finding.subject)
+    if views_text(finding.views):
+        parts.append(views_text(finding.views))
+    parts.append(action_text(finding.status, finding_run(finding, report)))
+    return " — ".join(parts)
+
+
+def summary_lines(report: Mapping[str, Any]) -> list[str]:
+    """The answer: Pack-time and verdict, one line per finding, then the one-line tallies."""
+    lines = [pack_time_line(report["pack_time"]), verdict_line(report["verdict"]), ""]
+    every = findings(report)
+    charged = [f for f in every if not f.preexisting and f.lane == Lane.IMPACT]
+    shown = [f for f in charged if f.status in (Status.MISMATCH, Status.CHANGED)]
+    lines += [_finding_line(f, report) for f in shown]
+    if not every:
+        lines.append(NO_ROWS)
+    elif not shown:
+        lines.append(NO_FINDINGS)
+    inert = len(charged) - len(shown)
+    tallies = [inert_text(inert)] if inert else []
+    pre = sum(1 for f in every if f.preexisting)
+    tallies += [preexisting_text(pre)] if pre else []
+    lanes: dict[str, list[str]] = {}
+    for f in every:
+        if f.lane != Lane.IMPACT and not f.preexisting:
+            lanes.setdefault(f.lane, []).append(f.subject)
+    tallies += [lanes_text({k: sorted(set(v)) for k, v in lanes.items()})] if lanes else []
+    if tallies:
+        lines += ["", *tallies]
+    return lines
+
+
+def render_text(report: dict[str, Any], *, verbose: bool = False) -> str:
+    """The answer first; with `verbose`, then the revisions, merge bases, each view's
+    changed paths and every row with its sides and evidence."""
+    lines = summary_lines(report)
+    if not verbose:
+        return "\n".join([*lines, "", MORE_DETAIL]) + "\n"
+    return "\n".join([*lines, "", *_detail_lines(report), "", *lines[:2]]) + "\n"
+
+
+def _detail_lines(report: dict[str, Any]) -> list[str]:
+    """Roughly the full report: revisions, merge bases, views, rows, pack-time tables."""
     args = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in report["input"]["arguments"].items())
     surface = report["surface_map"]
     lines = [f"impact {report['tool']['version']} report on {report['repository']}",
@@ -73,8 +166,7 @@ def render_text(report: dict[str, Any]) -> str:
         lines += ["", "support-predicate tables (pack time):"]
         lines += [f"  {f['status']}: {f['family']}: {f['kind']} {f['field']}={f['value']}: "
                   f"{f['detail']}" for f in report["pack_time"]["findings"]]
-    lines += ["", pack_time_line(report["pack_time"]), verdict_line(report["verdict"])]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _row_lines(rows: list[dict[str, Any]]) -> list[str]:
@@ -96,8 +188,7 @@ def _row_lines(rows: list[dict[str, Any]]) -> list[str]:
         says = reason_text(row["reason"], row["details"])
         lines.append(f"    {row['status']}{flag}: {row['subject']}: {says}{archs}")
         for side in row["sides"]:
-            where = f"{side['file']}:{side['line']}" if side["line"] else side["file"]
-            lines.append(f"      {side['role']:<11} {where} ({side['revision']})")
+            lines.append(f"      {side['role']:<11} {where(side)} ({side['revision']})")
         for hop in row["evidence"]:
             says = step_text(hop["step"], hop["args"])
             lines.append(f"      -> {hop['file']}:{hop['line']}: {says}")
