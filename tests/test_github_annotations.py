@@ -94,7 +94,8 @@ def test_a_verdict_other_than_breaks_is_a_notice() -> None:
 def test_paths_and_messages_holding_separators_survive() -> None:
     odd = "dir,one/we:ird%41\r\nname.py"
     report = sample_report()
-    row = next(r for r in report["rows"] if r["contract"] == "kernargs" and r["view"] == "head")
+    row = next(r for r in report["rows"] if r["contract"] == "kernargs" and r["view"] == "head"
+               and r["reason"] == "argument-added-on-python-side-only")
     row["sides"] = [{**s, "file": odd} if s["role"] == Role.CHANGED else s
                     for s in row["sides"]]
     row["details"] = {"names": ["50%", "a,b:c", "line\nbreak\rhere"]}

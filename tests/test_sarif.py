@@ -161,7 +161,8 @@ def test_output_is_deterministic_and_sorted() -> None:
 def test_odd_paths_and_messages_stay_valid() -> None:
     odd = "dir with space/we,ird%25:#?[x]\u00e9\x01\n.py"
     report = sample_report()
-    row = next(r for r in report["rows"] if r["contract"] == "kernargs" and r["view"] == "head")
+    row = next(r for r in report["rows"] if r["contract"] == "kernargs" and r["view"] == "head"
+               and r["reason"] == "argument-added-on-python-side-only")
     row["sides"] = [{**s, "file": odd} if s["role"] == Role.CHANGED else s
                     for s in row["sides"]]
     row["details"] = {"names": ["a]b", "c\\d", "e\r\nf"]}
