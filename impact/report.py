@@ -81,17 +81,24 @@ def _arch_sources(ctx: CheckContext) -> dict[str, list[str]]:
 
 
 def device_runs(rows: list[Row]) -> list[dict[str, Any]]:
-    """The device runs that would settle the charged `changed` rows of the IMPACT lane,
-    one per (architectures, target): a row's own `device_test`, else the shipped variants
-    that reach its subject (target empty). Deduplicated across views."""
-    runs: dict[tuple[tuple[str, ...], str], dict[str, set[str]]] = {}
+    """The device runs that would settle the charged `changed` rows of the IMPACT lane: a
+    row's own `device_test`, else the shipped variants that reach its subject (target
+    empty). A subject seen in several views is run once on the union of its archs; runs
+    with the same archs and target are one run."""
+    per_subject: dict[tuple[str, str], dict[str, set[str]]] = {}
     for row in rows:
         if row.status != Status.CHANGED or row.preexisting or row.lane != Lane.IMPACT:
             continue
-        key = (tuple(sorted(row.archs)), row.device_test)
-        run = runs.setdefault(key, {"subjects": set(), "rows": set()})
-        run["subjects"].add(row.subject)
-        run["rows"].add(row.id)
+        entry = per_subject.setdefault((row.device_test, row.subject),
+                                       {"archs": set(), "rows": set()})
+        entry["archs"].update(row.archs)
+        entry["rows"].add(row.id)
+    runs: dict[tuple[tuple[str, ...], str], dict[str, set[str]]] = {}
+    for (target, subject), entry in per_subject.items():
+        run = runs.setdefault((tuple(sorted(entry["archs"])), target),
+                              {"subjects": set(), "rows": set()})
+        run["subjects"].add(subject)
+        run["rows"] |= entry["rows"]
     return [{"archs": list(archs), "target": target, "subjects": sorted(run["subjects"]),
              "rows": sorted(run["rows"])} for (archs, target), run in sorted(runs.items())]
 

@@ -26,3 +26,14 @@ def test_a_problem_seen_in_two_views_is_one_finding_naming_both() -> None:
 
 def test_different_problems_stay_apart() -> None:
     assert len(findings({"rows": [_row("head"), _row("head", subject="q.cpp:kArgs")]})) == 2
+
+
+def test_a_subject_changed_in_two_views_is_one_device_run_on_the_union_of_archs() -> None:
+    from impact.report import device_runs
+
+    rows = [Row("surface", view, "k.py", Status.CHANGED, Reason.CONTENT_CHANGED, archs=archs,
+                sides=(Side("k.py", 0, view, Role.CHANGED),))
+            for view, archs in (("head", ("gfx950",)), ("merged", ("gfx942", "gfx950")))]
+    [run] = device_runs(rows)
+    assert (run["archs"], run["target"], run["subjects"]) == (["gfx942", "gfx950"], "", ["k.py"])
+    assert len(run["rows"]) == 2
