@@ -50,8 +50,8 @@ def one_line_findings(report: Mapping[str, Any]) -> list[str]:
         if (finding.preexisting or finding.lane != Lane.IMPACT
                 or finding.status not in (Status.MISMATCH, Status.CHANGED)):
             continue
-        where = ", ".join(_where(s) for s in finding.changed_sides)
-        against = ", ".join(_where(s) for s in finding.counterparts)
+        where = ", ".join(dict.fromkeys(_where(s) for s in finding.changed_sides))
+        against = ", ".join(dict.fromkeys(_where(s) for s in finding.counterparts))
         line = (f"{finding.status} {finding.contract} {finding.subject} "
                 f"[{'+'.join(finding.views)}]: {reason_text(finding.reason, finding.details)}"
                 f" ({where}")
