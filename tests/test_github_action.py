@@ -249,3 +249,22 @@ def test_a_push_event_is_refused(tmp_path: Path, capsys) -> None:
     env = {"GITHUB_EVENT_PATH": str(event), "GITHUB_WORKSPACE": str(tmp_path)}
     assert github_action.main([], env) == EXIT_BAD_INPUT
     assert "run this action on 'pull_request' events" in capsys.readouterr().out
+
+
+def _readme_yaml_blocks() -> list[dict]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use it in CI and before you push", 1)[1].split("\n## ", 1)[0]
+    return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", section, re.S)]
+
+
+def test_the_readme_workflow_checks_out_full_history_and_uses_real_inputs() -> None:
+    workflow = next(b for b in _readme_yaml_blocks() if "jobs" in b)
+    assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as True
+    assert workflow["permissions"]["security-events"] == "write"
+    steps = workflow["jobs"]["impact"]["steps"]
+    assert steps[0]["uses"].startswith("actions/checkout@")
+    assert steps[0]["with"]["fetch-depth"] == 0
+    action = next(s for s in steps if s.get("id") == "impact")
+    assert set(action["with"]) <= set(_action()["inputs"])
+    used = re.findall(r"steps\.impact\.outputs\.([\w-]+)", json.dumps(steps))
+    assert used and set(used) <= set(_action()["outputs"])

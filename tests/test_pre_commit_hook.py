@@ -9,6 +9,7 @@ index) and every case reuses it. The rest call the entry point in-process.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -177,3 +178,14 @@ def test_a_report_that_cannot_run_fails_the_hook_even_with_never(tmp_path: Path,
     code = pre_commit.main(["--repo", str(tmp_path), "--fail-on", "never"], env={})
     assert code == EXIT_BAD_INPUT
     assert "impact: error:" in capsys.readouterr().err
+
+
+def test_the_readme_config_names_the_hook() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use it in CI and before you push", 1)[1].split("\n## ", 1)[0]
+    configs = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.S)]
+    config = next(c for c in configs if "repos" in c)
+    assert [h["id"] for h in config["repos"][0]["hooks"]] == ["impact"]
+    assert "pre-push" in config["default_install_hook_types"]
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert "pre-push" in hooks[0]["stages"]
