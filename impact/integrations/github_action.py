@@ -1,0 +1,197 @@
+"""The GitHub Action's entry point: `python -m impact.integrations.github_action`.
+
+On a `pull_request` event it reads the event payload (`GITHUB_EVENT_PATH`), runs
+`impact report` in-process on the pull request's base and head shas, merged onto the base
+branch's tip (`origin/<base.ref>`, which the action's previous step fetched), in the
+checkout at `GITHUB_WORKSPACE`. It writes the JSON report and the SARIF file, appends the
+Markdown card to `GITHUB_STEP_SUMMARY`, sets the step outputs in `GITHUB_OUTPUT` and
+returns the step's exit status under `fail-on`.
+
+Inputs come as environment variables the composite step sets from `action.yml`'s inputs
+(`IMPACT_FAIL_ON`, `IMPACT_SURFACE_MAP`, `IMPACT_REPORT_DIR`, `IMPACT_PATH`), never
+spliced into a shell line.
+
+Maintainers: the analysis runs once, as `impact report --format json -o FILE` through
+`impact.cli.main` (exit codes and error lines as documented); the card and the SARIF
+file are rendered from that JSON document by the same renderers `--format markdown` and
+`--format sarif` use. Nothing here decides a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from impact.cli import main as impact_main
+from impact.errors import EXIT_BAD_INPUT
+from impact.integrations import FAIL_ON, fails
+from impact.render import RENDERERS
+
+JSON_NAME = "impact.json"
+SARIF_NAME = "impact.sarif"
+MARKDOWN_NAME = "impact.md"
+OUTPUT_NAMES = ("verdict", "archs", "exit-code", "device-runs", "report-json", "sarif-file",
+                "markdown-file")
+PR_EVENTS = ("pull_request", "pull_request_target")
+
+
+class ActionError(Exception):
+    """The action cannot run as configured; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    """What the action reads from a pull_request event payload."""
+
+    number: int
+    base_sha: str
+    base_ref: str
+    head_sha: str
+    head_ref: str
+    repository: str
+
+    @property
+    def target_tip(self) -> str:
+        """The base branch's tip as fetched into the checkout."""
+        return f"origin/{self.base_ref}"
+
+
+def read_event(path: str | os.PathLike[str]) -> PullRequest:
+    """The pull request of the event payload at `path`."""
+    try:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ActionError(f"cannot read the event payload '{path}': {exc}") from exc
+    pr = payload.get("pull_request") if isinstance(payload, dict) else None
+    if not isinstance(pr, dict):
+        raise ActionError("the event payload has no pull_request: run this action on "
+                          "'pull_request' events")
+    try:
+        return PullRequest(
+            number=int(pr.get("number", payload.get("number"))),
+            base_sha=str(pr["base"]["sha"]), base_ref=str(pr["base"]["ref"]),
+            head_sha=str(pr["head"]["sha"]), head_ref=str(pr["head"]["ref"]),
+            repository=str((payload.get("repository") or {}).get("full_name", "")))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ActionError(f"the event payload's pull_request lacks {exc}") from exc
+
+
+def report_argv(pr: PullRequest, repo: str, output: str, fmt: str = "json",
+                surface_map: str | None = None) -> list[str]:
+    """The `impact report` command line the action runs (and the equivalent one for `fmt`)."""
+    argv = ["report", "--repo", repo, "--base", pr.base_sha, "--head", pr.head_sha,
+            "--target-tip", pr.target_tip, "--format", fmt, "-o", output]
+    if surface_map:
+        argv += ["--surface-map", surface_map]
+    return argv
+
+
+def output_lines(outputs: Mapping[str, str]) -> str:
+    """`$GITHUB_OUTPUT` text in the multi-line-safe `name<<DELIMITER` form."""
+    text = []
+    for name, value in outputs.items():
+        delimiter = f"impact_{uuid.uuid4().hex}"
+        while delimiter in value:
+            delimiter = f"impact_{uuid.uuid4().hex}"
+        text.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+    return "".join(text)
+
+
+def _append(path: str | None, text: str) -> None:
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def _render(name: str, document: dict[str, Any], target: Path) -> bool:
+    """Write `document` rendered as `name` to `target`; False when no such renderer."""
+    render = RENDERERS.get(name)
+    if render is None:
+        return False
+    target.write_text(render(document), encoding="utf-8")
+    return True
+
+
+def _heading(pr: PullRequest) -> str:
+    return (f"### impact: pull request #{pr.number} ({pr.head_ref} {pr.head_sha[:12]} "
+            f"into {pr.base_ref}, merged onto {pr.target_tip})\n\n")
+
+
+def run(env: Mapping[str, str]) -> int:
+    """The whole action step; returns its exit status."""
+    fail_on = env.get("IMPACT_FAIL_ON") or "breaks"
+    if fail_on not in FAIL_ON:
+        raise ActionError(f"fail-on is '{fail_on}'; use one of: {', '.join(FAIL_ON)}")
+    event_path = env.get("GITHUB_EVENT_PATH")
+    if not event_path:
+        raise ActionError("GITHUB_EVENT_PATH is not set: run this inside a GitHub workflow")
+    pr = read_event(event_path)
+    workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
+    repo = workspace / (env.get("IMPACT_PATH") or ".")
+    out_dir = Path(env.get("IMPACT_REPORT_DIR")
+                   or Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / "impact")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / JSON_NAME
+    argv = report_argv(pr, str(repo), str(json_path), surface_map=env.get("IMPACT_SURFACE_MAP"))
+    print(f"impact {shlex.join(argv)}", flush=True)
+    code = impact_main(argv)
+    if code >= EXIT_BAD_INPUT or not json_path.is_file():
+        _append(env.get("GITHUB_OUTPUT"), output_lines({
+            "verdict": "ERROR", "archs": "", "exit-code": str(code), "device-runs": "[]",
+            "report-json": "", "sarif-file": "", "markdown-file": ""}))
+        _append(env.get("GITHUB_STEP_SUMMARY"), _heading(pr) + (
+            f"**impact could not report on this pull request (exit {code}).** The step log "
+            "names the problem. Check out with `fetch-depth: 0` so both shas and "
+            f"`{pr.target_tip}` are in the clone.\n"))
+        print(f"::error::impact could not report (exit {code}); see the line above")
+        return code or EXIT_BAD_INPUT
+    document = json.loads(json_path.read_text(encoding="utf-8"))
+    markdown_path = out_dir / MARKDOWN_NAME
+    _render("markdown", document, markdown_path)
+    sarif_path = out_dir / SARIF_NAME
+    if not _render("sarif", document, sarif_path):
+        print("::warning::this impact has no SARIF renderer; no SARIF file written")
+        sarif_path = None
+    verdict = document["verdict"]
+    _append(env.get("GITHUB_STEP_SUMMARY"),
+            _heading(pr) + markdown_path.read_text(encoding="utf-8") + "\n")
+    _append(env.get("GITHUB_OUTPUT"), output_lines({
+        "verdict": str(verdict["kind"]),
+        "archs": ",".join(verdict["archs"]),
+        "exit-code": str(code),
+        "device-runs": json.dumps(document["device_runs"], separators=(",", ":"),
+                                  sort_keys=True),
+        "report-json": str(json_path),
+        "sarif-file": str(sarif_path) if sarif_path else "",
+        "markdown-file": str(markdown_path),
+    }))
+    line = f"Runtime impact: {verdict['kind']} (fail-on: {fail_on})"
+    if fails(code, fail_on):
+        print(f"::error::{line}")
+        return code
+    print(line)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    """Entry point: `python -m impact.integrations.github_action` (takes no arguments)."""
+    if argv:
+        print("impact-action: takes no arguments; set the action's inputs", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        return run(os.environ if env is None else env)
+    except ActionError as exc:
+        print(f"::error::impact action: {exc}")
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

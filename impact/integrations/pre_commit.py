@@ -1,0 +1,109 @@
+"""The pre-commit hook's entry point: the `impact-pre-commit` console script.
+
+Runs `impact report --worktree` in-process on the repository in the current folder (under
+`git commit`, pre-commit has stashed the unstaged edits, so this is what is being
+committed); at the pre-push stage, where pre-commit sets `PRE_COMMIT_FROM_REF` and
+`PRE_COMMIT_TO_REF`, it reports on the commits being pushed instead. It prints the
+one-line findings and the verdict line, and fails the hook per `--fail-on` (`breaks`
+default, `needs-device`, `never`); a report that could not run always fails. `impact
+report`'s own exit codes stay as documented.
+
+Maintainers: the one-line form is `impact report --quiet`'s when this `impact` has that
+flag; otherwise the lines are made here from `findings()` and the words module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from impact.cli import build_parser
+from impact.cli import main as impact_main
+from impact.errors import EXIT_BAD_INPUT, EXIT_NONE
+from impact.integrations import FAIL_ON, fails
+from impact.render.findings import findings
+from impact.render.words import reason_text, verdict_line
+from impact.rows import Lane, Status
+
+
+def _report_has(option: str) -> bool:
+    """Whether `impact report` accepts `option` in this installation."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return option in sub.choices["report"]._option_string_actions
+
+
+def _where(side: Mapping[str, Any]) -> str:
+    return f"{side['file']}:{side['line']}" if side["line"] else side["file"]
+
+
+def one_line_findings(report: Mapping[str, Any]) -> list[str]:
+    """One line per charged finding that needs attention, most severe first."""
+    lines = []
+    for finding in findings(report):
+        if (finding.preexisting or finding.lane != Lane.IMPACT
+                or finding.status not in (Status.MISMATCH, Status.CHANGED)):
+            continue
+        where = ", ".join(dict.fromkeys(_where(s) for s in finding.changed_sides))
+        against = ", ".join(dict.fromkeys(_where(s) for s in finding.counterparts))
+        line = (f"{finding.status} {finding.contract} {finding.subject} "
+                f"[{'+'.join(finding.views)}]: {reason_text(finding.reason, finding.details)}"
+                f" ({where}")
+        lines.append(line + (f" vs {against})" if against else ")"))
+    return lines
+
+
+def _argv(args: argparse.Namespace, env: Mapping[str, str]) -> list[str]:
+    argv = ["report", "--repo", args.repo]
+    from_ref, to_ref = env.get("PRE_COMMIT_FROM_REF"), env.get("PRE_COMMIT_TO_REF")
+    if from_ref and to_ref:
+        argv += ["--base", from_ref, "--head", to_ref]
+    else:
+        argv.append("--worktree")
+    if args.surface_map:
+        argv += ["--surface-map", args.surface_map]
+    return argv
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="impact-pre-commit",
+        description="impact report on uncommitted work (or the commits being pushed), as a "
+                    "pre-commit hook")
+    parser.add_argument("--fail-on", choices=list(FAIL_ON), default="breaks",
+                        help="what fails the hook: breaks (default), needs-device, never")
+    parser.add_argument("--repo", default=".", help="the repository (default: here)")
+    parser.add_argument("--surface-map", metavar="NAME|PATH", help="as for impact report")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    """Entry point of `impact-pre-commit`; 0 passes the hook, anything else fails it."""
+    args = _parser().parse_args(argv)
+    report_argv = _argv(args, os.environ if env is None else env)
+    if _report_has("--quiet"):
+        code = impact_main([*report_argv, "--quiet"])
+    else:
+        with tempfile.TemporaryDirectory(prefix="impact-pre-commit-") as tmp:
+            target = Path(tmp) / "report.json"
+            code = impact_main([*report_argv, "--format", "json", "-o", str(target)])
+            if code < EXIT_BAD_INPUT:
+                report = json.loads(target.read_text(encoding="utf-8"))
+                for line in one_line_findings(report):
+                    print(line)
+                print(verdict_line(report["verdict"]))
+    if fails(code, args.fail_on):
+        if code < EXIT_BAD_INPUT:
+            print(f"impact-pre-commit: failing on this verdict (--fail-on {args.fail_on})")
+        return code
+    return EXIT_NONE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
