@@ -179,7 +179,7 @@ def test_a_breaks_pull_request_fails_the_step_and_says_so_everywhere(
 
     summary = (runner / "summary.md").read_text(encoding="utf-8")
     assert summary.startswith("### impact: pull request #1412 (feature/dropout-seed ")
-    assert "**Runtime impact: BREAKS**" in summary and "dropout_seed" in summary
+    assert "Impact (static): BREAKS" in summary and "dropout_seed" in summary
     card = Path(outputs["markdown-file"]).read_text(encoding="utf-8")
     assert card in summary and card == _same_as_cli(built, "markdown", tmp_path)
 
@@ -212,7 +212,7 @@ def test_a_comment_only_pull_request_passes(build, tmp_path: Path, capsys) -> No
     assert outputs["verdict"] in ("NONE", "N/A") and outputs["exit-code"] == "0"
     assert outputs["archs"] == "" and outputs["device-runs"] == "[]"
     summary = (runner / "summary.md").read_text(encoding="utf-8")
-    assert f"**Runtime impact: {outputs['verdict']}**" in summary
+    assert f"Impact (static): {outputs['verdict']}" in summary
     report = json.loads(Path(outputs["report-json"]).read_text(encoding="utf-8"))
     assert report["verdict"]["exit_code"] == 0
 

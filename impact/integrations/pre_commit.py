@@ -8,8 +8,8 @@ one-line findings and the verdict line, and fails the hook per `--fail-on` (`bre
 default, `needs-device`, `never`); a report that could not run always fails. `impact
 report`'s own exit codes stay as documented.
 
-Maintainers: the one-line form is `impact report --quiet`'s when this `impact` has that
-flag; otherwise the lines are made here from `findings()` and the words module.
+Maintainers: the report runs once, as JSON; the lines are made here from `findings()` and
+the words module, the verdict line last (`--quiet` would drop the findings).
 """
 
 from __future__ import annotations
@@ -23,20 +23,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from impact.cli import build_parser
 from impact.cli import main as impact_main
 from impact.errors import EXIT_BAD_INPUT, EXIT_NONE
 from impact.integrations import FAIL_ON, fails
 from impact.render.findings import findings
 from impact.render.words import reason_text, verdict_line
 from impact.rows import Lane, Status
-
-
-def _report_has(option: str) -> bool:
-    """Whether `impact report` accepts `option` in this installation."""
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return option in sub.choices["report"]._option_string_actions
 
 
 def _where(side: Mapping[str, Any]) -> str:
@@ -87,17 +79,14 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     """Entry point of `impact-pre-commit`; 0 passes the hook, anything else fails it."""
     args = _parser().parse_args(argv)
     report_argv = _argv(args, os.environ if env is None else env)
-    if _report_has("--quiet"):
-        code = impact_main([*report_argv, "--quiet"])
-    else:
-        with tempfile.TemporaryDirectory(prefix="impact-pre-commit-") as tmp:
-            target = Path(tmp) / "report.json"
-            code = impact_main([*report_argv, "--format", "json", "-o", str(target)])
-            if code < EXIT_BAD_INPUT:
-                report = json.loads(target.read_text(encoding="utf-8"))
-                for line in one_line_findings(report):
-                    print(line)
-                print(verdict_line(report["verdict"]))
+    with tempfile.TemporaryDirectory(prefix="impact-pre-commit-") as tmp:
+        target = Path(tmp) / "report.json"
+        code = impact_main([*report_argv, "--format", "json", "-o", str(target)])
+        if code < EXIT_BAD_INPUT:
+            report = json.loads(target.read_text(encoding="utf-8"))
+            for line in one_line_findings(report):
+                print(line)
+            print(verdict_line(report["verdict"]))
     if fails(code, args.fail_on):
         if code < EXIT_BAD_INPUT:
             print(f"impact-pre-commit: failing on this verdict (--fail-on {args.fail_on})")
