@@ -210,7 +210,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "emit":
         from emit.runner import Limits, run_emit, write_emit_file
         from impact.git import open_views
-        from impact.surface import load_surface_map
+        from impact.surface import map_for_views
 
         views = open_views(args.repo, base=args.base, head=args.head, range=args.range,
                            commit=args.commit, worktree=args.worktree,
@@ -219,7 +219,7 @@ def _run(args: argparse.Namespace) -> int:
         if not target.parent.is_dir():
             raise BadUsage(f"cannot write '{args.output}': its folder does not exist",
                            "create the folder or pick another --output path")
-        surface = load_surface_map(args.surface_map, views.head)
+        surface = map_for_views(args.surface_map, views)
         document = run_emit(views, surface, jobs=args.jobs,
                             limits=Limits(timeout=args.timeout, family_budget=args.family_budget),
                             bar=progress_stream())
@@ -267,7 +267,7 @@ def _report(args: argparse.Namespace, progress: Progress) -> dict:
         return demo_report(keep=args.keep, progress=progress.stage)
     from impact.git import open_views
     from impact.report import build_report
-    from impact.surface import load_surface_map
+    from impact.surface import map_for_views
 
     if args.emit and args.run_emit:
         raise BadUsage("--emit and --run-emit exclude each other",
@@ -281,7 +281,7 @@ def _report(args: argparse.Namespace, progress: Progress) -> dict:
         given["worktree"] = "yes"
     if args.surface_map:
         given["surface_map"] = args.surface_map
-    surface = load_surface_map(args.surface_map, views.head)
+    surface = map_for_views(args.surface_map, views)
     emit_doc, emit_source = None, None
     if args.emit:
         from emit.runner import expected_trees, load_emit_file

@@ -23,7 +23,7 @@ from impact.fixtures.edits import (
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import open_views
 from impact.report import build_report
-from impact.surface import load_surface_map
+from impact.surface import map_for_views
 
 
 def demo_scenario() -> Scenario:
@@ -66,4 +66,4 @@ def _report(where: Path, progress: Callable[[str], None]) -> dict[str, Any]:
     views = open_views(built.path, base="base", head="head", target_tip="target")
     progress("checking the contracts")
     return build_report(views, {"base": "base", "head": "head", "target_tip": "target"},
-                        load_surface_map(None, views.head))
+                        map_for_views(None, views))

@@ -15,7 +15,7 @@ from impact.fold import fold, pack_findings
 from impact.git import View, Views
 from impact.rollup import pack_time, rollup
 from impact.rows import Lane, Row, Status
-from impact.surface import SurfaceMap
+from impact.surface import BadSurfaceMap, SurfaceMap
 from impact.version import SCHEMA_VERSION, tool_version
 
 
@@ -103,6 +103,17 @@ def device_runs(rows: list[Row]) -> list[dict[str, Any]]:
              "rows": sorted(run["rows"])} for (archs, target), run in sorted(runs.items())]
 
 
+def _require_fit(ctx: CheckContext) -> None:
+    """A map that classifies no path of the base or the head is the wrong map: an error,
+    never a quiet N/A."""
+    snapshots = [s for s in (ctx.views.base, ctx.views.head) if s is not None]
+    if not any(ctx.index(snapshot).surface_paths() for snapshot in snapshots):
+        raise BadSurfaceMap(
+            f"the surface map '{ctx.surface.name}' ({ctx.surface.source}) classifies no path "
+            "of this repository's base or head",
+            "fix its patterns for this layout, or pick the right map with --surface-map")
+
+
 def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
                  emit: dict[str, Any] | None = None, emit_source: str | None = None,
                  ) -> dict[str, Any]:
@@ -110,6 +121,7 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
     surface, every contract row (folded with the emit document when one is given), the
     pack-time line and the verdict."""
     ctx = CheckContext(views, surface)
+    _require_fit(ctx)
     rows = run_checks(ctx)
     findings = None
     if emit is not None:

@@ -22,7 +22,7 @@ from dulwich.wildmatch import MalformedPattern, translate
 
 from impact.contracts import load_schema
 from impact.errors import ImpactError
-from impact.git import Snapshot
+from impact.git import Snapshot, Views
 from impact.kinds import Language, SurfaceKind
 
 SURFACE_SCHEMA = "surface.schema.json"
@@ -248,11 +248,18 @@ def builtin_map(name: str) -> SurfaceMap:
     return parse_surface_map(data, f"builtin:{name}")
 
 
-def load_surface_map(choice: str | None = None, tree: Snapshot | None = None) -> SurfaceMap:
+def load_surface_map(choice: str | None = None, tree: Snapshot | None = None,
+                     *, also: tuple[Snapshot | None, ...] = ()) -> SurfaceMap:
     """The map to use, with the reason it was picked: `choice` (a built-in name or a file
     path); else the tree's own `.impact/surface.toml`; else the built-in map whose markers
-    the tree holds (a tree that fits none is an error naming the fix). Without a tree the
-    built-in hipDNN map is used (library callers that know their tree)."""
+    the tree holds, or failing that one of the trees in `also` holds (a tree that fits
+    none is an error naming the fix). Without a tree the built-in hipDNN map is used
+    (library callers that know their tree).
+
+    The change under review does not configure its own review: a report passes the base
+    as `tree`, so a map the head adds or edits is never used to judge that head (the
+    edit is itself a `surface-map` row), and `also` (the target tip, then the head) may
+    only pick among the built-in maps."""
     if choice:
         if choice in BUILTIN_MAPS:
             return replace(builtin_map(choice), reason="--surface-map")
@@ -267,12 +274,22 @@ def load_surface_map(choice: str | None = None, tree: Snapshot | None = None) ->
     if REPOSITORY_MAP in tree:
         return replace(parse_surface_map(tree.read(REPOSITORY_MAP), f"repository:{REPOSITORY_MAP}"),
                        reason=f"the repository ships {REPOSITORY_MAP}")
-    for name in BUILTIN_MAPS:
-        candidate = builtin_map(name)
-        found = candidate.marker_in(tree)
-        if found is not None:
-            return replace(candidate, reason=f"the tree holds {found}")
+    for where in (tree, *also):
+        for name in BUILTIN_MAPS if where is not None else ():
+            candidate = builtin_map(name)
+            found = candidate.marker_in(where)
+            if found is not None:
+                reason = f"the {'base ' if where is tree and also else ''}tree holds {found}"
+                return replace(candidate, reason=reason)
     raise NoSurfaceMap(
         "no built-in surface map fits this tree (no hipDNN, aiter or flash-attention markers)",
         f"pass --surface-map with one of {', '.join(BUILTIN_MAPS)} or a .toml map, "
         f"or commit one at {REPOSITORY_MAP}")
+
+
+def map_for_views(choice: str | None, views: Views) -> SurfaceMap:
+    """The map a report on `views` uses: `choice`, else the base's own map, else the
+    built-in one the base fits (failing that, the merged tree or the head)."""
+    merged = views.view("merged")
+    later = (merged.new if merged is not None else None, views.head)
+    return load_surface_map(choice, views.base, also=later)

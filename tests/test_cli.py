@@ -16,7 +16,8 @@ from impact.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_NONE
 from impact.fixtures import Change, Scenario
 
 SCENARIO = Scenario(
-    base={"a.py": "A = 1\n", "b.py": "B = 1\n"},
+    # requirements.txt: the hipdnn map must classify some path, or the report refuses it.
+    base={"a.py": "A = 1\n", "b.py": "B = 1\n", "requirements.txt": "numpy\n"},
     head=(Change("h", write={"a.py": "A = 2\n"}, rename={"b.py": "c.py"}),),
     target=(Change("t", write={"a.py": "A = 3\n"}),),
 )
