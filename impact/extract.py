@@ -114,8 +114,12 @@ class FactCache:
     def unreadable_in(self, snapshot: Snapshot) -> dict[str, str]:
         """Path -> why, for each file of `snapshot` whose content could not be read when its
         facts were asked for (a missing or corrupt blob, a gitlink where a file should be)."""
-        held = self.unreadable.get(id(snapshot))
-        return dict(held[1]) if held is not None and held[0] is snapshot else {}
+        found: dict[str, str] = {}
+        for held, paths in self.unreadable.values():  # the same tree under another label too
+            if held is snapshot or (held.tree_id is not None and held.tree_id == snapshot.tree_id):
+                for path, why in paths.items():
+                    found.setdefault(path, why)
+        return found
 
 
 def _data_digest(language: str, source: bytes) -> str:

@@ -26,8 +26,9 @@ from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import Snapshot, Views
+from impact.git.snapshot import GITLINK, Entry, tree_id_of
 from impact.python import extract_python_facts
-from impact.rollup import rollup
+from impact.report import build_report
 from impact.rows import Status
 from impact.surface import load_surface_map
 
@@ -219,42 +220,88 @@ def test_a_large_python_file_is_refused_quickly() -> None:
 
 # 5. An unreadable blob is a changed row that names the file.
 
-def _unreadable(files: dict[str, bytes], path: str, label: str) -> Snapshot:
+# Without the AOT catalog and the profile, only the pack's own rows name the pack.
+PROFILE_OF_DENSE = ("projects/hipdnn/tools/IngestorGenerator/configs/"
+                    "gfx950_attention_dense.profile.yaml")
+BARE = {p: c for p, c in TREE.items() if "/aot_catalog/" not in p and p != PROFILE_OF_DENSE}
+PIN = (f"{e.HKP}/src/tests/engines/kernel_ingestor_engine/packs/"
+       "TestGfx950AttentionDenseSignature.cpp")
+ADD_ARGUMENT = (e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32"),
+                e.add_pack_argument(PIN, "dropout_seed"))
+
+
+def _failing(files: dict[str, bytes], path: str, label: str, how: str) -> Snapshot:
+    """`files` as a snapshot whose copy of `path` cannot be read: its blob is missing (a
+    partial clone), corrupt, or the path is a gitlink."""
     snap = Snapshot.from_files(files, label=label)
-    missing = snap[path].sha
+    entries = dict(snap.items())
     readable = {snap[p].sha: files[p] for p in files}
+    if how == "gitlink":
+        entries[path] = Entry("1" * 40, GITLINK)
+    bad = entries[path].sha
 
     def reader(sha: str) -> bytes:
-        if sha == missing:
+        if sha == bad and how == "missing":
             raise KeyError(f"object {sha} is missing (a partial clone)")
+        if sha == bad and how == "corrupt":
+            raise ValueError(f"object {sha}: zlib: incorrect header check")
         return readable[sha]
 
-    return Snapshot(dict(snap.items()), reader, label=label, tree_id=snap.tree_id)
+    return Snapshot(entries, reader, label=label, tree_id=tree_id_of(entries))
 
 
-def test_unreadable_unchanged_pack_is_named_and_never_none() -> None:
+def _views(how: str, *edits: e.Edit) -> Views:
+    head = dict(BARE)
+    for edit in edits:
+        edit(head)
+    return Views.from_snapshots(_failing(dict(BARE), e.GFX950_DENSE_PACK, "base", how),
+                                _failing(head, e.GFX950_DENSE_PACK, "head", how))
+
+
+@pytest.mark.parametrize("how", ["missing", "corrupt", "gitlink"])
+def test_unreadable_unchanged_pack_is_named_and_never_none(how) -> None:
     clear_fact_cache()
-    head_files = dict(TREE)
-    e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32")(head_files)
-    base = _unreadable(dict(TREE), e.GFX950_DENSE_PACK, "base")
-    head = _unreadable(head_files, e.GFX950_DENSE_PACK, "head")
     surface = load_surface_map()
-    rows = run_checks(CheckContext(Views.from_snapshots(base, head), surface))
-    verdict = rollup(rows, surface.all_archs)
-    assert verdict.to_json()["line"] not in SAFE
-    naming = [r for r in rows if e.GFX950_DENSE_PACK in r.files and not r.preexisting]
+    doc = build_report(_views(how, *ADD_ARGUMENT), {}, surface)
+    assert doc["verdict"]["kind"] not in ("NONE", "N/A")
+    naming = [r for r in doc["rows"] if e.GFX950_DENSE_PACK in {s["file"] for s in r["sides"]}
+              and not r["preexisting"]]
     assert naming, "no charged row names the unreadable pack"
-    assert all(r.status in (Status.CHANGED, Status.MISMATCH) for r in naming)
+    assert {r["status"] for r in naming} <= {"changed", "mismatch"}
 
 
-def test_unreadable_file_gets_one_row_per_view() -> None:
+def test_every_copy_readable_the_same_edit_breaks() -> None:
+    """The control: with the pack readable the same edit is a mismatch on it."""
     clear_fact_cache()
-    files = dict(TREE)
-    edited = dict(TREE)
-    e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32")(edited)
-    base = _unreadable(files, e.GFX950_DENSE_PACK, "base")
-    head = _unreadable(edited, e.GFX950_DENSE_PACK, "head")
-    rows = run_checks(CheckContext(Views.from_snapshots(base, head), load_surface_map()))
+    head = dict(BARE)
+    for edit in ADD_ARGUMENT:
+        edit(head)
+    views = Views.from_snapshots(Snapshot.from_files(BARE), Snapshot.from_files(head))
+    rows = run_checks(CheckContext(views, load_surface_map()))
+    assert any(r.status == Status.MISMATCH and e.GFX950_DENSE_PACK in r.files for r in rows)
+    assert not [r for r in rows if r.contract == "unreadable"]
+
+
+def test_unreadable_file_gets_one_row_per_view_unless_already_named() -> None:
+    clear_fact_cache()
+    rows = run_checks(CheckContext(_views("missing", *ADD_ARGUMENT), load_surface_map()))
     unreadable = [r for r in rows if r.contract == "unreadable"]
-    assert len({(r.view, r.subject) for r in unreadable}) == len(unreadable)
-    assert all(r.subject == e.GFX950_DENSE_PACK for r in unreadable)
+    assert [(r.view, r.subject, r.status) for r in unreadable] == [
+        ("head", e.GFX950_DENSE_PACK, Status.CHANGED)]
+    assert not unreadable[0].preexisting
+    assert "missing" in unreadable[0].details["error"]
+    others = [r for r in rows if r.contract != "unreadable" and e.GFX950_DENSE_PACK in r.files
+              and not r.preexisting]
+    assert not others, "the unreadable row stands for a file no other charged row names"
+
+
+def test_unreadable_file_already_named_gets_no_second_row() -> None:
+    """With the profile kept, the launch-surface check names the unreadable mirror itself."""
+    clear_fact_cache()
+    head = dict(TREE)
+    e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32")(head)
+    views = Views.from_snapshots(_failing(dict(TREE), e.GFX950_DENSE_PACK, "base", "missing"),
+                                 _failing(head, e.GFX950_DENSE_PACK, "head", "missing"))
+    rows = run_checks(CheckContext(views, load_surface_map()))
+    assert any(r.contract != "unreadable" and e.GFX950_DENSE_PACK in r.files for r in rows)
+    assert not [r for r in rows if r.contract == "unreadable"]

@@ -1,8 +1,9 @@
 """The contract checks: one module per contract, one line each in REGISTRY.
 
 Maintainers: `run_checks` is the only caller. It drops rows of the merged view
-that read a conflicted file (the conflict row stands in for them) and sorts the
-rest, so every renderer sees the same order.
+that read a conflicted file (the conflict row stands in for them), runs the
+`unreadable` check last (it names the files the others could not read) and sorts
+the rest, so every renderer sees the same order.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from impact.checks.launch_surface import LaunchSurfaceCheck
 from impact.checks.removed_symbol import RemovedSymbolCheck
 from impact.checks.sdk_header import SdkHeaderCheck
 from impact.checks.surface import SurfaceCheck
+from impact.checks.unreadable import UnreadableCheck
 from impact.checks.variant_set import VariantSetCheck
 from impact.rows import Role, Row, Status
 
+UNREADABLE = UnreadableCheck()
 REGISTRY: tuple[Check, ...] = (
     SurfaceCheck(),
     BuildCheck(),
@@ -39,6 +42,7 @@ REGISTRY: tuple[Check, ...] = (
     VariantSetCheck(),
     BindingsCheck(),
     ConflictCheck(),
+    UNREADABLE,  # last: run_checks runs it after every other check, whatever the registry
 )
 
 
@@ -54,18 +58,30 @@ def charged(row: Row) -> Row:
 
 def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> list[Row]:
     """Every row of every registered check, charged or pre-existing, conflicted
-    merged-view reads dropped, sorted."""
+    merged-view reads dropped, sorted. Then, whatever the registry, one `unreadable` row
+    per file and view whose content a check needed and could not read, unless a charged
+    row already names that file (fail closed: the file is named, the verdict is never
+    NONE for it)."""
     rows: list[Row] = []
     conflicts = {view.name: set(view.conflicts) for view in ctx.views.views}
+
+    def add(row: Row) -> None:
+        if row.contract != ConflictCheck.name and row.files & conflicts.get(row.view, set()):
+            return
+        if not row.archs:  # reaches every arch: say so in the map's own words
+            row = replace(row, archs=(ctx.surface.all_archs,))
+        rows.append(charged(row))
+
     for check in registry:
-        if not applies(check, ctx.surface):
+        if isinstance(check, UnreadableCheck) or not applies(check, ctx.surface):
             continue
         for row in check.check(ctx):
-            if row.contract != ConflictCheck.name and row.files & conflicts.get(row.view, set()):
-                continue
-            if not row.archs:  # reaches every arch: say so in the map's own words
-                row = replace(row, archs=(ctx.surface.all_archs,))
-            rows.append(charged(row))
+            add(row)
+    named = {(row.view, path) for row in rows if not row.preexisting
+             and row.status in (Status.MISMATCH, Status.CHANGED) for path in row.files}
+    for row in list(UNREADABLE.check(ctx)):
+        if (row.view, row.subject) not in named:
+            add(row)
     return sorted(rows, key=Row.sort_key)
 
 
