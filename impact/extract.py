@@ -99,9 +99,9 @@ class FactCache:
                     source = snapshot.read(path)
                 except Exception as exc:  # a missing blob in a partial clone, a submodule
                     # Not cached: the failure belongs to this snapshot's store, not the blob.
-                    reason = f"content not readable: {exc}"
-                    self.unreadable.setdefault(id(snapshot), (snapshot, {}))[1][path] = reason
-                    return [parse_failure(path, reason)]
+                    why = _why(exc)
+                    self.unreadable.setdefault(id(snapshot), (snapshot, {}))[1][path] = why
+                    return [parse_failure(path, f"content not readable: {why}")]
                 refusal = too_large(len(source), what.language)
                 if refusal is not None:  # refused before any parser sees it
                     found = [parse_failure(path, refusal)]
@@ -120,6 +120,13 @@ class FactCache:
                 for path, why in paths.items():
                     found.setdefault(path, why)
         return found
+
+
+def _why(exc: Exception) -> str:
+    """What a failed read says, without KeyError's quotes around its message."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1:
+        return str(exc.args[0])
+    return str(exc) or type(exc).__name__
 
 
 def _data_digest(language: str, source: bytes) -> str:

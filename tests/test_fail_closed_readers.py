@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from dulwich.objects import Blob
 
 from impact.bindings import extract_sources_map_facts
 from impact.checks import run_checks
@@ -305,3 +306,17 @@ def test_unreadable_file_already_named_gets_no_second_row() -> None:
     rows = run_checks(CheckContext(views, load_surface_map()))
     assert any(r.contract != "unreadable" and e.GFX950_DENSE_PACK in r.files for r in rows)
     assert not [r for r in rows if r.contract == "unreadable"]
+
+
+def test_missing_pack_object_in_a_real_repository_is_named(build, capsys) -> None:
+    """The issue's case on disk: the unchanged pack's loose object deleted from .git."""
+    repo = build(Scenario(base=BARE, head=(Change("arg", edits=ADD_ARGUMENT),)))
+    sha = Blob.from_string(BARE[e.GFX950_DENSE_PACK]).id.decode()
+    (repo.path / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+    main(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+          "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    validate(doc, REPORT_SCHEMA)
+    assert doc["verdict"]["line"] not in SAFE
+    assert [(r["contract"], r["status"]) for r in doc["rows"]
+            if r["subject"] == e.GFX950_DENSE_PACK] == [("unreadable", "changed")]

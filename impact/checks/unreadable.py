@@ -43,12 +43,15 @@ class UnreadableCheck:
 
     def check(self, ctx: CheckContext) -> Iterable[Row]:
         for view in ctx.available_views():
-            seen: dict[str, tuple[str, str]] = {}  # path -> (revision, error)
+            errors: dict[str, str] = {}  # path -> the first error reading it
+            sides: dict[str, list[Side]] = {}  # path -> a side for each copy not read
             for snapshot in (view.old, view.new):
                 for path, error in sorted(ctx.unreadable(snapshot).items()):
-                    seen.setdefault(path, (snapshot.label, error))
-            for path, (revision, error) in sorted(seen.items()):
+                    errors.setdefault(path, error)
+                    # The copy cannot be shown unchanged: it counts as changed.
+                    sides.setdefault(path, []).append(Side(path, 0, snapshot.label, Role.CHANGED))
+            for path, error in sorted(errors.items()):
                 yield Row(self.name, view.name, path, Status.CHANGED, Reason.FILE_NOT_READABLE,
                           archs=ctx.archs_for(path, view.old, view.new),
-                          sides=(Side(path, 0, revision, Role.CHANGED),),
+                          sides=tuple(sides[path]),
                           details={"file": path, "error": error})
