@@ -10,13 +10,20 @@ import yaml
 
 from impact.facts import Fact, parse_failure, sorted_facts
 from impact.kinds import FactKind
+from impact.strict import Refused, load_yaml
 
 
 def extract_dvc_facts(path: str, source: bytes) -> list[Fact]:
     """One `dvc-out` fact per entry of `outs`; never raises."""
     try:
-        doc = yaml.safe_load(source.decode("utf-8"))
+        doc = load_yaml(source.decode("utf-8"))
+    except Refused as exc:
+        return [parse_failure(path, f"not a YAML .dvc pointer: {exc.message}", exc.line)]
+    except RecursionError:
+        return [parse_failure(path, "not a YAML .dvc pointer: nested too deeply")]
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        return [parse_failure(path, f"not a YAML .dvc pointer: {type(exc).__name__}")]
+    except Exception as exc:  # PyYAML raises others (e.g. ValueError) on odd scalars
         return [parse_failure(path, f"not a YAML .dvc pointer: {type(exc).__name__}")]
     outs = doc.get("outs") if isinstance(doc, dict) else None
     if not isinstance(outs, list) or not outs:

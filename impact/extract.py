@@ -26,6 +26,7 @@ from impact.facts import CONTENT, PARSE_FAILURE, Fact, content_fact, parse_failu
 from impact.git import Snapshot
 from impact.kinds import Language, SurfaceKind
 from impact.python import extract_python_facts, package_name_for
+from impact.strict import Refused, load_json, load_yaml, too_large
 from impact.surface import SurfaceMap
 
 Extractor = Callable[[str, bytes, SurfaceMap], list[Fact]]
@@ -78,6 +79,8 @@ class FactCache:
 
     def __init__(self, surface: SurfaceMap) -> None:
         self.surface = surface
+        # id(snapshot) -> (the snapshot, kept so the id stays its own; path -> why)
+        self.unreadable: dict[int, tuple[Snapshot, dict[str, str]]] = {}
         self._facts = _PROCESS_CACHE
         if len(self._facts) > _PROCESS_CACHE_LIMIT:
             self._facts.clear()
@@ -96,12 +99,34 @@ class FactCache:
                     source = snapshot.read(path)
                 except Exception as exc:  # a missing blob in a partial clone, a submodule
                     # Not cached: the failure belongs to this snapshot's store, not the blob.
-                    return [parse_failure(path, f"content not readable: {exc}")]
+                    why = _why(exc)
+                    self.unreadable.setdefault(id(snapshot), (snapshot, {}))[1][path] = why
+                    return [parse_failure(path, f"content not readable: {why}")]
+                refusal = too_large(len(source), what.language)
+                if refusal is not None:  # refused before any parser sees it
+                    found = [parse_failure(path, refusal)]
                 else:
                     found = extractor(path, source, self.surface)
                     found = _with_content(path, what.language, source, found)
             self._facts[key] = found
         return self._facts[key]
+
+    def unreadable_in(self, snapshot: Snapshot) -> dict[str, str]:
+        """Path -> why, for each file of `snapshot` whose content could not be read when its
+        facts were asked for (a missing or corrupt blob, a gitlink where a file should be)."""
+        found: dict[str, str] = {}
+        for held, paths in self.unreadable.values():  # the same tree under another label too
+            if held is snapshot or (held.tree_id is not None and held.tree_id == snapshot.tree_id):
+                for path, why in paths.items():
+                    found.setdefault(path, why)
+        return found
+
+
+def _why(exc: Exception) -> str:
+    """What a failed read says, without KeyError's quotes around its message."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1:
+        return str(exc.args[0])
+    return str(exc) or type(exc).__name__
 
 
 def _data_digest(language: str, source: bytes) -> str:
@@ -110,9 +135,9 @@ def _data_digest(language: str, source: bytes) -> str:
     bring their own `content` fact, digested from their syntax trees."""
     text = source.decode("utf-8")
     if language == Language.JSON:
-        canonical = json.dumps(json.loads(text), sort_keys=True)
+        canonical = json.dumps(load_json(text), sort_keys=True)
     elif language == Language.YAML:
-        canonical = json.dumps(yaml.safe_load(text), sort_keys=True, default=str)
+        canonical = json.dumps(load_yaml(text), sort_keys=True, default=str)
     else:
         canonical = text
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -125,7 +150,10 @@ def _with_content(path: str, language: str, source: bytes, facts: list[Fact]) ->
         return facts
     try:
         digest = _data_digest(language, source)
-    except (UnicodeDecodeError, ValueError, yaml.YAMLError):
+    except Refused as exc:
+        return [*facts, parse_failure(path, f"content could not be read for comparison: "
+                                            f"{exc.message}", exc.line)]
+    except (UnicodeDecodeError, ValueError, RecursionError, yaml.YAMLError):
         return [*facts, parse_failure(path, "content could not be read for comparison")]
     return [*facts, content_fact(path, digest)]
 

@@ -134,6 +134,9 @@ class Reason(enum.StrEnum):
     # --- emit fold
     FOLDED_EQUAL_BUILD = "folded-equal-build"
 
+    # --- unreadable
+    FILE_NOT_READABLE = "file-not-readable"
+
 
 class Step(enum.StrEnum):
     """What one hop of a row's evidence chain saw."""

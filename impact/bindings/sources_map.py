@@ -14,6 +14,7 @@ from typing import Any
 
 from impact.facts import Fact, content_fact, parse_failure, sorted_facts
 from impact.kinds import FactKind
+from impact.strict import Refused, load_json
 
 OP_MODULE = FactKind.OP_MODULE
 
@@ -27,9 +28,11 @@ def extract_sources_map_facts(path: str, source: bytes) -> list[Fact]:
     """
     try:
         text = source.decode("utf-8-sig")
-        document = json.loads(text)
+        document = load_json(text)
     except UnicodeDecodeError as err:
         return [parse_failure(path, f"not UTF-8: {err.reason}")]
+    except Refused as err:
+        return [parse_failure(path, f"not JSON: {err.message}", err.line)]
     except (ValueError, RecursionError) as err:
         line = getattr(err, "lineno", 0)
         return [parse_failure(path, f"not JSON: {getattr(err, 'msg', type(err).__name__)}",

@@ -1,8 +1,9 @@
 """The contract checks: one module per contract, one line each in REGISTRY.
 
 Maintainers: `run_checks` is the only caller. It drops rows of the merged view
-that read a conflicted file (the conflict row stands in for them) and sorts the
-rest, so every renderer sees the same order.
+that read a conflicted file (the conflict row stands in for them), runs the
+`unreadable` check last (it names the files the others could not read) and sorts
+the rest, so every renderer sees the same order.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ from impact.checks.launch_surface import LaunchSurfaceCheck
 from impact.checks.removed_symbol import RemovedSymbolCheck
 from impact.checks.sdk_header import SdkHeaderCheck
 from impact.checks.surface import SurfaceCheck
+from impact.checks.unreadable import UnreadableCheck
 from impact.checks.variant_set import VariantSetCheck
 from impact.rows import Role, Row, Side, Status
 
+UNREADABLE = UnreadableCheck()
 REGISTRY: tuple[Check, ...] = (
     SurfaceCheck(),
     BuildCheck(),
@@ -39,6 +42,7 @@ REGISTRY: tuple[Check, ...] = (
     VariantSetCheck(),
     BindingsCheck(),
     ConflictCheck(),
+    UNREADABLE,  # last: run_checks runs it after every other check, whatever the registry
 )
 
 
@@ -73,22 +77,34 @@ def touches_a_surface(ctx: CheckContext) -> bool:
 def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> list[Row]:
     """Every row of every registered check, charged or pre-existing, conflicted
     merged-view reads dropped, sorted. A change that touches no surface runs only the
-    conflict check (a merged view that could not be computed is still reported)."""
+    conflict check (a merged view that could not be computed is still reported). Then,
+    whatever the registry, one `unreadable` row per file and view whose content a check
+    needed and could not read, unless a charged row already names that file (fail
+    closed: the file is named, the verdict is never NONE for it)."""
     rows: list[Row] = []
     conflicts = {view.name: set(view.conflicts) for view in ctx.views.views}
     head = ctx.views.view("head")
     head_paths = frozenset(head.diff.paths) if head is not None else None
     if not touches_a_surface(ctx):
         registry = tuple(c for c in registry if c.name == ConflictCheck.name)
+
+    def add(row: Row) -> None:
+        if row.contract != ConflictCheck.name and row.files & conflicts.get(row.view, set()):
+            return
+        if not row.archs:  # reaches every arch: say so in the map's own words
+            row = replace(row, archs=(ctx.surface.all_archs,))
+        rows.append(charged(row, head_paths))
+
     for check in registry:
-        if not applies(check, ctx.surface):
+        if isinstance(check, UnreadableCheck) or not applies(check, ctx.surface):
             continue
         for row in check.check(ctx):
-            if row.contract != ConflictCheck.name and row.files & conflicts.get(row.view, set()):
-                continue
-            if not row.archs:  # reaches every arch: say so in the map's own words
-                row = replace(row, archs=(ctx.surface.all_archs,))
-            rows.append(charged(row, head_paths))
+            add(row)
+    named = {(row.view, path) for row in rows if not row.preexisting
+             and row.status in (Status.MISMATCH, Status.CHANGED) for path in row.files}
+    for row in list(UNREADABLE.check(ctx)):
+        if (row.view, row.subject) not in named:
+            add(row)
     return sorted(rows, key=Row.sort_key)
 
 

@@ -65,6 +65,12 @@ class CheckContext:
     def facts(self, snapshot: Snapshot, path: str) -> list[Fact]:
         return self.cache.facts(snapshot, path) if path in snapshot else []
 
+    def unreadable(self, snapshot: Snapshot) -> dict[str, str]:
+        """Path -> why, for every file of `snapshot` whose content could not be read when a
+        check or the graph asked for its facts (a missing or corrupt blob, a gitlink where
+        a file should be): `run_checks` names each in a row of its own."""
+        return self.cache.unreadable_in(snapshot)
+
     def graph(self, snapshot: Snapshot) -> SymbolGraph:
         key = id(snapshot)
         if key not in self._graphs:

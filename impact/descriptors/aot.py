@@ -6,11 +6,10 @@ that is not the shape the AOT catalog loader reads yields one parse-failure.
 
 from __future__ import annotations
 
-import json
-
 from impact.descriptors.text import LineFinder
 from impact.facts import Fact, parse_failure, sorted_facts
 from impact.kinds import FactKind
+from impact.strict import load_json
 
 AOT_KERNEL = FactKind.AOT_KERNEL
 
@@ -18,7 +17,9 @@ AOT_KERNEL = FactKind.AOT_KERNEL
 def extract_aot_family_facts(path: str, source: bytes) -> list[Fact]:
     """One `aot-kernel` fact per entry of `kernels[]`; never raises."""
     try:
-        doc = json.loads(source.decode("utf-8"))
+        doc = load_json(source.decode("utf-8"))
+    except RecursionError:
+        return [parse_failure(path, "family.json is nested too deeply")]
     except (UnicodeDecodeError, ValueError) as exc:
         return [parse_failure(path, f"family.json is not JSON: {exc}")]
     kernels = doc.get("kernels") if isinstance(doc, dict) else None

@@ -12,7 +12,6 @@ UDD and UHD files yield the native `symbol` strings C++ must register; a KMD yie
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from typing import Any
@@ -24,6 +23,7 @@ from impact.descriptors.arch import arch_problems, expand_arch
 from impact.descriptors.text import LineFinder
 from impact.facts import Fact, parse_failure, sorted_facts
 from impact.kinds import FactKind
+from impact.strict import Refused, load_json
 
 DESCRIPTOR_SCHEMA = "descriptor.schema.json"
 DESCRIPTOR_TYPES = frozenset({"kdp", "ukd", "ued", "umd", "udd", "uhd", "kmd"})
@@ -74,9 +74,11 @@ def extract_descriptor_facts(path: str, source: bytes) -> list[Fact]:
     except UnicodeDecodeError as err:
         return [parse_failure(path, f"not UTF-8: {err.reason}")]
     try:
-        document = json.loads(text, parse_constant=_reject_constant)
+        document = load_json(text, constants=False)
     except RecursionError:
         return [parse_failure(path, "JSON nested too deeply")]
+    except Refused as err:
+        return [parse_failure(path, f"not JSON: {err.message}", err.line)]
     except ValueError as err:
         line = getattr(err, "lineno", 0)
         return [parse_failure(path, f"not JSON: {getattr(err, 'msg', str(err))}", line)]
@@ -94,10 +96,6 @@ def extract_descriptor_facts(path: str, source: bytes) -> list[Fact]:
         return [parse_failure(path, "JSON nested too deeply")]
     except Exception as err:  # an extractor reports, never raises
         return [parse_failure(path, f"descriptor extractor error: {type(err).__name__}")]
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _json_type(value: Any) -> str:

@@ -18,6 +18,7 @@ from impact.contracts import validate
 from impact.descriptors.text import LineFinder
 from impact.facts import Fact, parse_failure, sorted_facts
 from impact.kinds import FactKind
+from impact.strict import Refused, load_yaml
 
 PROFILE_SCHEMA = "profile.schema.json"
 PROFILE = FactKind.PROFILE
@@ -49,7 +50,9 @@ def extract_profile_facts(path: str, source: bytes) -> list[Fact]:
     except UnicodeDecodeError as err:
         return [parse_failure(path, f"not UTF-8: {err.reason}")]
     try:
-        document = yaml.safe_load(text)
+        document = load_yaml(text)
+    except Refused as err:
+        return [parse_failure(path, f"not YAML: {err.message}", err.line)]
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0

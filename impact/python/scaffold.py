@@ -8,6 +8,7 @@ filesystem, and nothing here knows a project's names.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -24,19 +25,42 @@ MAX_BRACKET_DEPTH = 500
 
 def parse_python(path: str, source: bytes) -> MetadataWrapper | Fact:
     """The parsed module with its metadata, or the one parse-failure fact of a file that is
-    not UTF-8, nests brackets too deeply, or is not Python libcst can read."""
+    not UTF-8, nests brackets too deeply, does not compile, or is not Python libcst can
+    read."""
     try:
         text = source.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return parse_failure(path, f"not UTF-8: {exc.reason}")
     if bracket_depth(text) > MAX_BRACKET_DEPTH:
         return parse_failure(path, f"brackets nested deeper than {MAX_BRACKET_DEPTH}")
+    refusal = compile_refusal(path, source)
+    if refusal is not None:
+        return refusal
     try:
         return MetadataWrapper(cst.parse_module(text))
     except cst.ParserSyntaxError as exc:
         return parse_failure(path, f"syntax error: {exc.message}", exc.raw_line)
     except Exception as exc:  # libcst may raise other errors on hostile input
         return parse_failure(path, f"cannot parse: {type(exc).__name__}")
+
+
+def compile_refusal(path: str, source: bytes) -> Fact | None:
+    """The parse-failure fact of a file Python itself will not compile (so nothing of it
+    can be imported or built), else None. libcst tolerates some of these: a NUL byte, an
+    unknown encoding declaration, `return` or `nonlocal` outside a function. Compiled by
+    the running Python, so syntax newer than it is refused too (fail closed). Compiling
+    runs none of the file's code."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning and the like are not refusals
+            compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return parse_failure(path, f"Python will not compile it: {exc.msg}", exc.lineno or 0)
+    except RecursionError:
+        return parse_failure(path, f"{LANGUAGE} source nested too deeply")
+    except Exception as exc:  # ValueError (a NUL byte, before 3.12), MemoryError, ...
+        return parse_failure(path, f"Python will not compile it: {type(exc).__name__}: {exc}")
+    return None
 
 
 def extract_python(path: str, source: bytes,

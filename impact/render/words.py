@@ -191,6 +191,10 @@ REASONS: dict[Reason, str] = {
     # --- emit fold
     Reason.FOLDED_EQUAL_BUILD:
         "emit: every shipped variant it reaches has equal arguments, IR and compiler inputs",
+
+    # --- unreadable
+    Reason.FILE_NOT_READABLE:
+        "file could not be read ({error}): every contract that needs it is unsettled",
 }
 
 STEPS: dict[Step, str] = {
