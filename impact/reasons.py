@@ -134,6 +134,10 @@ class Reason(enum.StrEnum):
     # --- emit fold
     FOLDED_EQUAL_BUILD = "folded-equal-build"
 
+    # --- surface-map
+    SURFACE_MAP_EDITED = "surface-map-edited"
+    SURFACE_MAP_REFUSED = "surface-map-refused"
+
     # --- unreadable
     FILE_NOT_READABLE = "file-not-readable"
 

@@ -293,3 +293,16 @@ def map_for_views(choice: str | None, views: Views) -> SurfaceMap:
     merged = views.view("merged")
     later = (merged.new if merged is not None else None, views.head)
     return load_surface_map(choice, views.base, also=later)
+
+
+def repository_map(tree: Snapshot) -> SurfaceMap | BadSurfaceMap | None:
+    """The map `tree` ships at `.impact/surface.toml`: the map, the error that refuses it
+    (unreadable, not TOML, off its schema), or None when the tree ships none."""
+    if REPOSITORY_MAP not in tree:
+        return None
+    try:
+        return parse_surface_map(tree.read(REPOSITORY_MAP), f"repository:{REPOSITORY_MAP}")
+    except BadSurfaceMap as exc:
+        return exc
+    except Exception as exc:  # a missing blob, a gitlink: the map cannot be read
+        return BadSurfaceMap(f"{REPOSITORY_MAP} cannot be read ({exc})", "fetch the object")

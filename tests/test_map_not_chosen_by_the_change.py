@@ -61,3 +61,19 @@ def test_a_given_map_that_matches_nothing_is_an_error(build, capsys, tmp_path) -
     err = capsys.readouterr().err
     assert code == EXIT_BAD_INPUT
     assert err.startswith("impact: error: the surface map 'blind'") and err.count("\n") == 1
+
+
+def test_the_map_edit_is_a_row_naming_the_patterns(build, capsys) -> None:
+    _, doc = _report(build, capsys, Change("argument, and a map that sees nothing",
+                                           write={".impact/surface.toml": BLIND_MAP},
+                                           edits=(ADD_ARGUMENT,)))
+    [row] = [r for r in doc["rows"] if r["contract"] == "surface-map"]
+    assert row["status"] == "changed" and row["subject"] == ".impact/surface.toml"
+    assert row["details"]["added"] == ["build: nothing/matches/this"]
+    assert row["details"]["removed"] == []
+
+
+def test_a_map_edit_alone_is_not_n_a(build, capsys) -> None:
+    _, doc = _report(build, capsys, Change("a map that sees nothing",
+                                              write={".impact/surface.toml": BLIND_MAP}))
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE"

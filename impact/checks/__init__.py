@@ -23,9 +23,11 @@ from impact.checks.launch_surface import LaunchSurfaceCheck
 from impact.checks.removed_symbol import RemovedSymbolCheck
 from impact.checks.sdk_header import SdkHeaderCheck
 from impact.checks.surface import SurfaceCheck
+from impact.checks.surface_map import SurfaceMapCheck
 from impact.checks.unreadable import UnreadableCheck
 from impact.checks.variant_set import VariantSetCheck
 from impact.rows import Role, Row, Side, Status
+from impact.surface import REPOSITORY_MAP
 
 UNREADABLE = UnreadableCheck()
 REGISTRY: tuple[Check, ...] = (
@@ -42,6 +44,7 @@ REGISTRY: tuple[Check, ...] = (
     VariantSetCheck(),
     BindingsCheck(),
     ConflictCheck(),
+    SurfaceMapCheck(),
     UNREADABLE,  # last: run_checks runs it after every other check, whatever the registry
 )
 
@@ -70,7 +73,7 @@ def touches_a_surface(ctx: CheckContext) -> bool:
     """Whether any view changes (or conflicts on) a path some surface holds. When none
     does, nothing a contract check reads changed: the answer is N/A without building a
     graph or parsing a file."""
-    return any(ctx.surface.classify(path) is not None
+    return any(ctx.surface.classify(path) is not None or path == REPOSITORY_MAP
                for view in ctx.views.views for path in (*view.diff.paths, *view.conflicts))
 
 

@@ -192,6 +192,14 @@ REASONS: dict[Reason, str] = {
     Reason.FOLDED_EQUAL_BUILD:
         "emit: every shipped variant it reaches has equal arguments, IR and compiler inputs",
 
+    # --- surface-map
+    Reason.SURFACE_MAP_EDITED:
+        "the repository's surface map changed (judged with the base's map): patterns added: "
+        "{added}; removed: {removed}",
+    Reason.SURFACE_MAP_REFUSED:
+        "the repository's surface map changed and cannot be used: {failure} "
+        "(judged with the base's map)",
+
     # --- unreadable
     Reason.FILE_NOT_READABLE:
         "file could not be read ({error}): every contract that needs it is unsettled",
