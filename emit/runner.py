@@ -307,10 +307,22 @@ def write_emit_file(document: Mapping[str, Any], path: str | Path) -> None:
 def load_emit_file(path: str | Path, expected: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
     """Read an emit file and refuse one of another schema version, of a malformed shape,
     or made for other trees than `expected` (from `expected_trees`)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise BadEmitFile(f"emit file '{path}' cannot be read ({exc})",
+                          "give the path of an emit file impact emit wrote") from None
+    return load_emit_bytes(data, str(path), expected)
+
+
+def load_emit_bytes(data: bytes, path: str,
+                    expected: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    """`load_emit_file` on bytes already read (so the caller can hash exactly what was
+    judged); `path` only names the file in errors."""
     fix = "run impact emit (or report --run-emit) again for these revisions"
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        document = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise BadEmitFile(f"emit file '{path}' cannot be read as JSON ({exc})", fix) from None
     version = document.get("schema_version") if isinstance(document, dict) else None
     if version != SCHEMA_VERSION:

@@ -149,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="fold an emit file made by 'impact emit' for these revisions")
     report.add_argument("--run-emit", action="store_true",
                         help="run the emitter first and fold what it finds")
+    report.add_argument("--untrusted-head", action="store_true",
+                        help="the head's own code is not trusted (a pull request from a "
+                             "fork): emit results may raise severity, never fold a row")
     report.add_argument("--jobs", type=int, default=2, help="emitter children at once (2)")
     emit = sub.add_parser("emit", help="build every shipped variant at base and head in a "
                                        "sandboxed child; write the emit file")
@@ -282,12 +285,20 @@ def _report(args: argparse.Namespace, progress: Progress) -> dict:
     if args.surface_map:
         given["surface_map"] = args.surface_map
     surface = map_for_views(args.surface_map, views)
-    emit_doc, emit_source = None, None
+    emit_doc, emit_source, emit_sha = None, None, None
     if args.emit:
-        from emit.runner import expected_trees, load_emit_file
+        import hashlib
+
+        from emit.runner import expected_trees, load_emit_bytes
 
         progress.stage("reading the emit file")
-        emit_doc = load_emit_file(args.emit, expected_trees(views, surface))
+        try:
+            data = Path(args.emit).read_bytes()
+        except OSError as exc:
+            raise BadUsage(f"cannot read the emit file '{args.emit}' ({exc.strerror})",
+                           "give the path of an emit file impact emit wrote") from None
+        emit_sha = hashlib.sha256(data).hexdigest()  # of exactly the bytes judged
+        emit_doc = load_emit_bytes(data, args.emit, expected_trees(views, surface))
         emit_source = f"file:{args.emit}"
     elif args.run_emit:
         from emit.runner import run_emit
@@ -297,7 +308,10 @@ def _report(args: argparse.Namespace, progress: Progress) -> dict:
         emit_doc = run_emit(views, surface, jobs=args.jobs, bar=bar)
         emit_source = "run"
     progress.stage("checking the contracts")
-    return build_report(views, given, surface, emit_doc, emit_source)
+    if args.untrusted_head:
+        given["untrusted_head"] = "yes"
+    return build_report(views, given, surface, emit_doc, emit_source,
+                        emit_file_sha256=emit_sha, trust_head=not args.untrusted_head)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,6 +7,7 @@ Maintainers: returns plain data (dicts and lists, sorted); wording lives in
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 from impact.archs import arch_sources
@@ -53,10 +54,18 @@ def _view(view: View, surface: SurfaceMap) -> dict[str, Any]:
     }
 
 
-def _emit_summary(emit: dict[str, Any] | None, source: str | None) -> dict[str, Any] | None:
+def emit_sha256(document: dict[str, Any]) -> str:
+    """The sha256 of an emit document as canonical JSON (for one built in this run)."""
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _emit_summary(emit: dict[str, Any] | None, source: str | None, sha256: str | None,
+                  trusted: bool) -> dict[str, Any] | None:
     if emit is None:
         return None
-    return {"source": source or "given",
+    return {"source": source or "given", "sha256": sha256 or emit_sha256(emit),
+            "fold": "applied" if trusted else "off: the head is not trusted (--untrusted-head)",
             "revisions": {label: {"status": rev["status"], "reason": rev["reason"],
                                   "network_isolated": rev["network_isolated"]}
                           for label, rev in sorted(emit["revisions"].items())}}
@@ -116,6 +125,7 @@ def _require_fit(ctx: CheckContext) -> None:
 
 def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
                  emit: dict[str, Any] | None = None, emit_source: str | None = None,
+                 *, emit_file_sha256: str | None = None, trust_head: bool = True,
                  ) -> dict[str, Any]:
     """The report as data: what was resolved, what changed in each view and on which
     surface, every contract row (folded with the emit document when one is given), the
@@ -125,7 +135,10 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
     rows = run_checks(ctx)
     findings = None
     if emit is not None:
-        rows = fold(rows, emit, ctx)
+        # Emit results come from running the head's own code: evidence against an honest
+        # mistake, not against a hostile author. Untrusted, they may not fold a row.
+        if trust_head:
+            rows = fold(rows, emit, ctx)
         findings = pack_findings(emit, ctx)
     verdict = rollup(rows, surface.all_archs)
     packs = pack_time(findings)
@@ -138,7 +151,7 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
         "verdict": verdict.to_json(),
         "device_runs": device_runs(rows),
         "pack_time": packs.to_json(),
-        "emit": _emit_summary(emit, emit_source),
+        "emit": _emit_summary(emit, emit_source, emit_file_sha256, trust_head),
         "coverage": {
             "contracts_checked": sorted(c.name for c in REGISTRY if applies(c, surface)),
             "skipped": _skipped(views, emit) + [

@@ -235,3 +235,30 @@ def test_host_side_launch_surface_edit_never_folds(build, capsys, tmp_path) -> N
     _, report = emit_and_report(build, capsys, tmp_path, Change("block", edits=(edit,)))
     assert ("launch-surface", "changed") in {(r["contract"], r["status"]) for r in report["rows"]}
     assert report["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE gfx950"
+
+
+def test_untrusted_head_never_folds_and_the_emit_file_is_hashed(build, capsys, tmp_path) -> None:
+    """The refactor that folds to NONE when the head is trusted stays changed when it is
+    not (its own code produced the evidence), and the report records the sha256 of the
+    exact emit file bytes it judged."""
+    import hashlib
+
+    edit = e.replace(TILED, '    elem = BF16 if spec.dtype == "bf16" else F16',
+                     '    is_bf16 = spec.dtype == "bf16"\n    elem = BF16 if is_bf16 else F16')
+    repo = build(Scenario(base=TREE, head=(Change("refactor", edits=(edit,)),)))
+    views = open_views(repo.path, base="base", head="head")
+    out = tmp_path / "emit.json"
+    write_emit_file(run_emit(views, load_surface_map()), out)
+    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+            "--emit", str(out), "--format", "json"]
+    assert main(argv) == 0
+    trusted = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--untrusted-head"]) == 2
+    untrusted = json.loads(capsys.readouterr().out)
+    assert trusted["verdict"]["kind"] == "NONE"
+    assert untrusted["verdict"]["kind"] == "NEEDS-DEVICE"
+    assert not any(r["subject"] == TILED and r["status"] == "inert" for r in untrusted["rows"])
+    digest = hashlib.sha256(out.read_bytes()).hexdigest()
+    assert trusted["emit"]["sha256"] == untrusted["emit"]["sha256"] == digest
+    assert trusted["emit"]["fold"] == "applied"
+    assert untrusted["emit"]["fold"].startswith("off")

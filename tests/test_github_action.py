@@ -94,7 +94,7 @@ def test_the_report_command_line_names_the_event_shas_and_the_base_tip() -> None
     argv = github_action.report_argv(pr, "/ws", "/out/impact.sarif", "sarif")
     assert argv == ["report", "--repo", "/ws", "--base", "4" * 40, "--head", "2" * 40,
                     "--target-tip", "origin/develop", "--format", "sarif",
-                    "-o", "/out/impact.sarif"]
+                    "-o", "/out/impact.sarif", "--untrusted-head"]  # the payload's is a fork
 
 
 def test_outputs_use_the_multi_line_safe_form() -> None:
@@ -268,3 +268,15 @@ def test_the_readme_workflow_checks_out_full_history_and_uses_real_inputs() -> N
     assert set(action["with"]) <= set(_action()["inputs"])
     used = re.findall(r"steps\.impact\.outputs\.([\w-]+)", json.dumps(steps))
     assert used and set(used) <= set(_action()["outputs"])
+
+
+def test_a_pull_request_from_a_fork_is_reported_with_an_untrusted_head(tmp_path: Path) -> None:
+    payload = json.loads(PAYLOAD.read_text(encoding="utf-8"))
+    (tmp_path / "fork.json").write_text(json.dumps(payload), encoding="utf-8")
+    fork = github_action.read_event(tmp_path / "fork.json")
+    payload["pull_request"]["head"]["repo"] = payload["pull_request"]["base"]["repo"]
+    (tmp_path / "same.json").write_text(json.dumps(payload), encoding="utf-8")
+    same = github_action.read_event(tmp_path / "same.json")
+    assert fork.from_fork and "--untrusted-head" in github_action.report_argv(fork, ".", "o")
+    assert not same.from_fork
+    assert "--untrusted-head" not in github_action.report_argv(same, ".", "o")

@@ -57,11 +57,21 @@ class PullRequest:
     head_sha: str
     head_ref: str
     repository: str
+    from_fork: bool = False  # the head lives in another repository: its code is untrusted
 
     @property
     def target_tip(self) -> str:
         """The base branch's tip as fetched into the checkout."""
         return f"origin/{self.base_ref}"
+
+
+def _from_fork(pr: Mapping[str, Any]) -> bool:
+    """Whether the pull request's head is in another repository than its base (a fork);
+    unknown counts as a fork (fail closed: its code is then not trusted)."""
+    head = (pr.get("head") or {}).get("repo") or {}
+    base = (pr.get("base") or {}).get("repo") or {}
+    names = head.get("full_name"), base.get("full_name")
+    return None in names or names[0] != names[1]
 
 
 def read_event(path: str | os.PathLike[str]) -> PullRequest:
@@ -79,7 +89,8 @@ def read_event(path: str | os.PathLike[str]) -> PullRequest:
             number=int(pr.get("number", payload.get("number"))),
             base_sha=str(pr["base"]["sha"]), base_ref=str(pr["base"]["ref"]),
             head_sha=str(pr["head"]["sha"]), head_ref=str(pr["head"]["ref"]),
-            repository=str((payload.get("repository") or {}).get("full_name", "")))
+            repository=str((payload.get("repository") or {}).get("full_name", "")),
+            from_fork=_from_fork(pr))
     except (KeyError, TypeError, ValueError) as exc:
         raise ActionError(f"the event payload's pull_request lacks {exc}") from exc
 
@@ -91,6 +102,8 @@ def report_argv(pr: PullRequest, repo: str, output: str, fmt: str = "json",
             "--target-tip", pr.target_tip, "--format", fmt, "-o", output]
     if surface_map:
         argv += ["--surface-map", surface_map]
+    if pr.from_fork:
+        argv.append("--untrusted-head")  # a stranger's code may not fold a row to inert
     return argv
 
 
