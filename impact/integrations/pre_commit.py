@@ -27,7 +27,7 @@ from impact.cli import main as impact_main
 from impact.errors import EXIT_BAD_INPUT, EXIT_NONE
 from impact.integrations import FAIL_ON, fails
 from impact.render.findings import findings
-from impact.render.words import reason_text, verdict_line
+from impact.render.words import printable, reason_text, verdict_line
 from impact.rows import Lane, Status
 
 
@@ -36,7 +36,9 @@ def _where(side: Mapping[str, Any]) -> str:
 
 
 def one_line_findings(report: Mapping[str, Any]) -> list[str]:
-    """One line per charged finding that needs attention, most severe first."""
+    """One line per charged finding that needs attention, most severe first (paths with
+    control characters print as escapes: a file name cannot forge a verdict line)."""
+    report = printable(report)
     lines = []
     for finding in findings(report):
         if (finding.preexisting or finding.lane != Lane.IMPACT

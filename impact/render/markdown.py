@@ -35,6 +35,7 @@ from impact.render.words import (
     device_run_text,
     lanes_text,
     pack_time_line,
+    printable,
     reason_text,
     views_text,
 )
@@ -70,6 +71,7 @@ def _finding(number: int, finding: Finding, report: Mapping[str, Any]) -> list[s
 
 def render_markdown(report: dict[str, Any]) -> str:
     """The card: header, the most severe findings citing both sides, device runs, lanes."""
+    report = printable(report)  # no control character of a path reaches a line
     every = findings(report)
     shown = [f for f in every if not f.preexisting and f.lane == Lane.IMPACT
              and f.status in (Status.MISMATCH, Status.CHANGED)]

@@ -23,6 +23,7 @@ from impact.render.words import (
     lanes_text,
     pack_time_line,
     preexisting_text,
+    printable,
     reason_text,
     step_text,
     verdict_line,
@@ -137,6 +138,7 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
 def render_text(report: dict[str, Any], *, verbose: bool = False) -> str:
     """The answer first; with `verbose`, then the revisions, merge bases, each view's
     changed paths and every row with its sides and evidence."""
+    report = printable(report)  # no control character of a path reaches a line
     lines = summary_lines(report)
     if not verbose:
         return "\n".join([*lines, "", MORE_DETAIL]) + "\n"

@@ -12,6 +12,7 @@ labels, the summary lines) are at the end of this file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from string import Formatter
 from typing import Any
@@ -313,6 +314,27 @@ def counts_text(counts: Any) -> str:
 
 def _is_counts(name: str) -> bool:
     return name == "counts" or name.endswith("_counts")
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group(0)
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char, f"\\x{ord(char):02x}")
+
+
+def printable(value: Any) -> Any:
+    """`value` with every string in it (keys too) free of control characters, written as
+    escapes: a path holding a newline and a forged `Runtime impact: NONE` line cannot
+    print that line into a report a person or a script reads line by line."""
+    if isinstance(value, str):
+        return _CONTROL.sub(_escape, value)
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable(v) for v in value]
+    return value
 
 
 def _value(value: Any) -> str:
