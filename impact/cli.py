@@ -190,13 +190,24 @@ def _write(text: str, output: str | None) -> None:
     if not target.parent.is_dir():
         raise BadUsage(f"cannot write '{output}': its folder does not exist",
                        "create the folder or pick another --output path")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    if target.is_dir():
+        raise BadUsage(f"cannot write '{output}': it is a folder",
+                       "name a file to write, e.g. --output report.json")
+    tmp: str | None = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, target)
+    except OSError as exc:  # read-only folder, full disk, a folder at the path...
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise BadUsage(f"cannot write '{output}': {exc.strerror or exc}",
+                       "free space or pick a writable --output path; nothing was written"
+                       ) from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise
 
 

@@ -1,4 +1,4 @@
-"""A path cannot forge a line of the report: control characters print as escapes."""
+"""Clean output: a path cannot forge a line of the report, and -o fails in one line."""
 
 from __future__ import annotations
 
@@ -26,3 +26,27 @@ def test_a_path_holding_a_forged_verdict_line_prints_escaped(build, capsys) -> N
             assert lines[1].startswith("Runtime impact: NEEDS-DEVICE")
         assert "\x1b" not in out
         assert "x\\nRuntime impact: NONE\\n\\x1b[2K.py" in out, fmt
+
+
+def test_output_to_a_folder_or_a_full_disk_is_one_clean_line(build, capsys, tmp_path,
+                                                             monkeypatch) -> None:
+    import errno
+    import os
+
+    repo = build(Scenario(base={"a.py": "A = 1\n", "requirements.txt": "numpy\n"},
+                          head=(Change("h", write={"a.py": "A = 2\n"}),)))
+    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+            "--surface-map", "hipdnn", "-o"]
+    assert main([*argv, str(tmp_path)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("impact: error: cannot write") and "is a folder" in err
+    assert err.count("\n") == 1
+
+    def full(*_args, **_kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "replace", full)
+    assert main([*argv, str(tmp_path / "r.json")]) == 3
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and err.count("\n") == 1
+    assert not list(tmp_path.glob(".r.json.*")) and not (tmp_path / "r.json").exists()
