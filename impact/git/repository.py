@@ -20,6 +20,7 @@ from dulwich.objectspec import AmbiguousShortId, parse_commit, parse_object
 from dulwich.repo import Repo
 
 from impact.errors import NoMergeBase, NotARepository, ShallowHistory, UnknownRevision
+from impact.git.trees import Trees
 
 BLOB_CACHE_BYTES = 64 * 1024 * 1024
 
@@ -46,6 +47,8 @@ class Repository:
             max_size=BLOB_CACHE_BYTES, compute_size=len
         )
         self.shallow = frozenset(repo.get_shallow())
+        # Snapshots and tree diffs read folders through here, one folder at a time.
+        self.trees = Trees(self.objects, self.missing_object)
 
     def __getitem__(self, sha: bytes) -> ShaFile:
         try:
