@@ -231,6 +231,8 @@ def test_worktree_keeps_a_staged_submodule_as_recorded(build) -> None:
 
 def test_untracked_files_follow_dulwich_rules_without_entering_nested_repositories(
         build) -> None:
+    from dulwich.index import IndexEntry
+    from dulwich.objects import Blob
     from dulwich.porcelain import get_untracked_paths
 
     from impact.git import open_repository
@@ -248,6 +250,20 @@ def test_untracked_files_follow_dulwich_rules_without_entering_nested_repositori
     for path, text in files.items():
         Path(root, path).parent.mkdir(parents=True, exist_ok=True)
         Path(root, path).write_text(text)
+    # A folder git ignores that holds a tracked file (force-added): its other files stay
+    # ignored, a negation below it included.
+    Path(root, ".gitignore").write_text(files[".gitignore"] + "vendored/\n!vendored/keep.c\n")
+    for path in ("vendored/tracked.c", "vendored/sub/tracked.h", "vendored/new.c",
+                 "vendored/keep.c", "vendored/sub/new.h", "vendored/fresh/n.c"):
+        Path(root, path).parent.mkdir(parents=True, exist_ok=True)
+        Path(root, path).write_text("x")
+    index = Repo(str(root)).open_index()
+    for path in ("vendored/tracked.c", "vendored/sub/tracked.h"):
+        blob = Blob.from_string(b"x")
+        Repo(str(root)).object_store.add_object(blob)
+        index[path.encode()] = IndexEntry(ctime=(0, 0), mtime=(0, 0), dev=0, ino=0,
+                                          mode=0o100644, uid=0, gid=0, size=1, sha=blob.id)
+    index.write()
     repository = open_repository(root)
     index = repository.repo.open_index()
     ours = sorted(untracked_paths(repository, index))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from dulwich.ignore import IgnoreFilterManager
 from dulwich.index import (
@@ -88,14 +88,16 @@ def untracked_paths(repository: Repository, index: Index) -> Iterator[str]:
 
     The rules of dulwich's `get_untracked_paths` (a folder an ignore pattern excludes by
     name is not entered; an untracked file is kept unless it is ignored), with paths
-    built by joining names rather than by `relpath` per file (100,000 files: 3 s ->
-    0.4 s), and without entering a nested repository or a submodule's checkout, whose
-    files are not this repository's (git lists such a folder as one entry; dulwich
-    skipped its top files but walked its subfolders).
+    built by joining names rather than by `relpath` per file and ignore rules asked only
+    of untracked folders and files (100,000 files: 3 s -> 0.5 s), and without entering
+    a nested repository or a submodule's checkout, whose files are not this
+    repository's (git lists such a folder as one entry; dulwich skipped its top files
+    but walked its subfolders).
     """
     repo = repository.repo
     root = repo.path
     ignores = IgnoreFilterManager.from_repo(repo, config=repo.get_config_stack())
+    tracked = _folders(os.fsdecode(path) for path in index.paths())
     for dirpath, dirnames, filenames in os.walk(root):
         folder = os.path.relpath(dirpath, root).replace(os.sep, "/")
         base = "" if folder == "." else f"{folder}/"
@@ -107,12 +109,25 @@ def untracked_paths(repository: Repository, index: Index) -> Iterator[str]:
         if ".git" in filenames and base:
             dirnames.clear()
             continue
-        dirnames[:] = [name for name in dirnames
-                       if not ignores.may_prune_directory(f"{base}{name}/")]
+        # A folder holding tracked files is entered without asking: an untracked file in
+        # it is asked `is_ignored`, which counts an excluded parent as git does.
+        dirnames[:] = [name for name in dirnames if f"{base}{name}" in tracked
+                       or not ignores.may_prune_directory(f"{base}{name}/")]
         for name in filenames:
             rel = base + name
             if name != ".git" and os.fsencode(rel) not in index and not ignores.is_ignored(rel):
                 yield rel
+
+
+def _folders(paths: Iterable[str]) -> set[str]:
+    """Every folder that holds one of `paths`, at any depth."""
+    found: set[str] = set()
+    for path in paths:
+        folder = path.rpartition("/")[0]
+        while folder and folder not in found:
+            found.add(folder)
+            folder = folder.rpartition("/")[0]
+    return found
 
 
 def write_tree(repository: Repository, entries: dict[str, Entry]) -> str:
