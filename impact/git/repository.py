@@ -8,6 +8,7 @@ own, so the analysed repository is never written.
 from __future__ import annotations
 
 import os
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,9 @@ class Repository:
             max_size=BLOB_CACHE_BYTES, compute_size=len
         )
         self.shallow = frozenset(repo.get_shallow())
+        # Close the packs when this object goes, or at exit before the interpreter tears
+        # down the modules dulwich's own finaliser needs (it prints a traceback then).
+        weakref.finalize(self, repo.close)
         # Snapshots and tree diffs read folders through here, one folder at a time.
         self.trees = Trees(self.objects, self.missing_object)
 
