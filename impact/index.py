@@ -28,8 +28,9 @@ share most folders, so a tree after the first is classified along its changed fo
 
 @dataclass(frozen=True)
 class _Guard:
-    """One surface pattern, with what a path must start and end with before its regex
-    runs, the folder every match lies under, and whether it matches below that folder."""
+    """One surface pattern of an entry's kind, with what a path must start and end with
+    before its regex runs, and whether it matches below the folder it is looked for in
+    (`deep`) or only the files directly in it."""
 
     kind: SurfaceKind | str
     prefix: str

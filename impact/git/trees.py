@@ -22,9 +22,10 @@ from impact.git.snapshot import Entry
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 """The id of the tree with no entries; it need not be stored in a repository."""
 
-NODE_CACHE_ENTRIES = 400_000
-"""How many folder entries (files and subfolders) the node cache holds, in all: four
-trees of 100,000 paths, about 60 MB."""
+NODE_CACHE_ENTRIES = 250_000
+"""How many folder entries (files and subfolders) the node cache holds, in all: a tree
+of 100,000 paths, and the folders other trees do not share with it, twice over (an
+entry costs about 460 bytes: 115 MB at most)."""
 
 TREE_CACHE_OBJECTS = 2_048
 """How many raw tree objects a tree diff keeps (it reads only the folders that differ)."""
