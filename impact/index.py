@@ -9,15 +9,125 @@ anything is parsed; an unreadable file is always a candidate (fail closed).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cached_property
 
-from impact.git import Snapshot
+from impact.git import Folder, Snapshot
 from impact.kinds import Language, SurfaceKind
-from impact.surface import SurfaceMap
+from impact.surface import SurfaceMap, literal_ends, literal_folder
 
 _MEMO: dict[tuple[str, str], TreeIndex] = {}
 _MEMO_LIMIT = 64
+_FOLDERS: dict[tuple[str, str, str], tuple[tuple[str, SurfaceKind | str], ...]] = {}
+_FOLDERS_LIMIT = 200_000
+"""Surface paths per (map sha, folder tree id, folder path): base, head and merged trees
+share most folders, so a tree after the first is classified along its changed folders."""
+
+
+@dataclass(frozen=True)
+class _Guard:
+    """One surface pattern of an entry's kind, with what a path must start and end with
+    before its regex runs, and whether it matches below the folder it is looked for in
+    (`deep`) or only the files directly in it."""
+
+    kind: SurfaceKind | str
+    prefix: str
+    suffix: str
+    regex: re.Pattern[bytes]
+    deep: bool
+
+    def matches(self, path: str) -> bool:
+        return (path.startswith(self.prefix) and path.endswith(self.suffix)
+                and self.regex.fullmatch(path.encode()) is not None)
+
+
+class _Plan:
+    """Which patterns can match in which folder, for one map.
+
+    A match of a pattern starts with its literal start, so it lies under that start's
+    folder; `*`, `?` and `[...]` never match '/', so a pattern whose rest holds neither
+    '/' nor '**' matches only files directly in that folder. Only patterns whose literal
+    start holds no '/' (`**/x`, `*.py`) are looked for from the root.
+    """
+
+    def __init__(self, surface: SurfaceMap) -> None:
+        self.at: dict[str, list[_Guard]] = {}
+        self.rank: dict[_Guard, int] = {}
+        for entry in surface.entries:
+            for pattern, regex in zip(entry.patterns, entry.regexes, strict=True):
+                folder = literal_folder(pattern)
+                rest = pattern[len(folder) + 1:] if folder else pattern
+                prefix, suffix = literal_ends(pattern)
+                guard = _Guard(entry.kind, prefix, suffix, regex, "/" in rest or "**" in rest)
+                self.rank.setdefault(guard, len(self.rank))
+                self.at.setdefault(folder, []).append(guard)
+        # Every folder on the way to a pattern's folder: the walk enters only these
+        # unless a pattern above already reaches deeper.
+        self.toward = {"/".join(parts[:i]) for folder in self.at if folder
+                       for parts in [folder.split("/")] for i in range(1, len(parts) + 1)}
+
+
+_PLANS: dict[str, _Plan] = {}
+
+
+def _plan(surface: SurfaceMap) -> _Plan:
+    if surface.sha256 not in _PLANS:
+        _PLANS[surface.sha256] = _Plan(surface)
+    return _PLANS[surface.sha256]
+
+
+def _classified(snapshot: Snapshot, surface: SurfaceMap) -> list[tuple[str, SurfaceKind | str]]:
+    """(path, kind) for every surface path of `snapshot`, each path classified once,
+    reading only the folders a pattern can reach."""
+    root = snapshot.folder("")
+    if root is None:
+        return []
+    return list(_in_folder(snapshot, surface.sha256, _plan(surface), "", root, ()))
+
+
+def _in_folder(snapshot: Snapshot, sha: str, plan: _Plan, path: str, folder: Folder,
+               inherited: tuple[_Guard, ...]) -> tuple[tuple[str, SurfaceKind | str], ...]:
+    """The surface paths under `folder` (at `path`), with `inherited` the patterns of the
+    folders above that match below them, in map order (the first match decides)."""
+    here = plan.at.get(path)
+    if here:
+        for_files = tuple(sorted((*inherited, *here), key=plan.rank.__getitem__))
+        deeper = tuple(g for g in for_files if g.deep)
+    else:
+        for_files = deeper = inherited
+    found: list[tuple[str, SurfaceKind | str]] = []
+    base = f"{path}/" if path else ""
+    if for_files:
+        # One C call rules out the files no pattern's literal end fits (most of them).
+        ends = tuple({guard.suffix for guard in for_files})
+        for name in folder.files:
+            full = base + name
+            if not full.endswith(ends):
+                continue
+            for guard in for_files:
+                if guard.matches(full):
+                    found.append((full, guard.kind))
+                    break
+    for name, tree_id in folder.folders.items():
+        sub = base + name
+        if not deeper and sub not in plan.toward:
+            continue
+        key = (sha, tree_id, sub) if tree_id is not None else None
+        if key is not None and key in _FOLDERS:
+            found.extend(_FOLDERS[key])
+            continue
+        child = snapshot.folder(sub, tree_id)
+        if child is None:
+            continue
+        paths = _in_folder(snapshot, sha, plan, sub, child, deeper)
+        if key is not None:
+            if len(_FOLDERS) >= _FOLDERS_LIMIT:
+                _FOLDERS.clear()
+            _FOLDERS[key] = paths
+        found.extend(paths)
+    return tuple(found)
 
 
 class TreeIndex:
@@ -28,12 +138,9 @@ class TreeIndex:
         self.surface = surface
         self._by_kind: dict[SurfaceKind | str, list[str]] = {}
         self._kind_of: dict[str, SurfaceKind | str] = {}
-        for path in snapshot:
-            entry = surface.classify(path)
-            if entry is None:
-                continue
-            self._kind_of[path] = entry.kind
-            self._by_kind.setdefault(entry.kind, []).append(path)
+        for path, kind in sorted(_classified(snapshot, surface)):
+            self._kind_of[path] = kind
+            self._by_kind.setdefault(kind, []).append(path)
 
     @classmethod
     def of(cls, snapshot: Snapshot, surface: SurfaceMap) -> TreeIndex:

@@ -103,6 +103,12 @@ def literal_ends(pattern: str) -> tuple[str, str]:
     return pattern[:specials[0]], pattern[specials[-1] + 1:].removeprefix("/")
 
 
+def literal_folder(pattern: str) -> str:
+    """The deepest folder every match of `pattern` lies under ('' for the whole tree): its
+    literal start cut at the last '/', so a walk of that folder alone finds every match."""
+    return literal_ends(pattern)[0].rpartition("/")[0]
+
+
 @dataclass(frozen=True)
 class SurfaceMap:
     """A validated map, with where it came from so a report can name it."""
@@ -115,14 +121,18 @@ class SurfaceMap:
     include_roots: tuple[str, ...]
     descriptor_roots: tuple[str, ...] = ()
     markers: tuple[re.Pattern[bytes], ...] = ()
+    marker_patterns: tuple[str, ...] = ()
     all_archs: str = "all-archs"
     reason: str = ""
     conventions: Conventions = Conventions()
 
     def marker_in(self, tree: Snapshot) -> str | None:
-        """The first path of `tree` (sorted) that one of the map's markers matches."""
-        return next((path for path in tree
-                     if any(rx.fullmatch(path.encode()) for rx in self.markers)), None)
+        """The first path of `tree` (sorted) that one of the map's markers matches; each
+        marker looks only under its literal folder, not through the whole tree."""
+        firsts = (next((p for p in tree.paths_under(literal_folder(pattern))
+                        if rx.fullmatch(p.encode())), None)
+                  for pattern, rx in zip(self.marker_patterns, self.markers, strict=True))
+        return min((p for p in firsts if p is not None), default=None)
 
     def classify(self, path: str) -> SurfaceEntry | None:
         """The first entry whose pattern matches `path`; None when it is outside every surface."""
@@ -203,6 +213,7 @@ def parse_surface_map(data: bytes, source: str) -> SurfaceMap:
         include_roots=tuple(doc.get("include_roots", ())),
         descriptor_roots=tuple(doc.get("descriptor_roots", ())),
         markers=tuple(markers),
+        marker_patterns=tuple(doc.get("markers", [])),
         all_archs=doc.get("all_archs", "all-archs"),
         conventions=conventions,
     )

@@ -227,3 +227,56 @@ def test_worktree_keeps_a_staged_submodule_as_recorded(build) -> None:
     views = open_views(repo.path, worktree=True)
     assert views.head["vendor/sub"].sha == gitlink and views.head["vendor/sub"].is_submodule
     assert views.view("head").diff.added == ("vendor/sub",)
+
+
+def test_untracked_files_follow_dulwich_rules_without_entering_nested_repositories(
+        build) -> None:
+    from dulwich.index import IndexEntry
+    from dulwich.objects import Blob
+    from dulwich.porcelain import get_untracked_paths
+
+    from impact.git import open_repository
+    from impact.git.worktree import untracked_paths
+
+    repo = build(PR, checkout=True)
+    root = Path(repo.path)
+    files = {
+        ".gitignore": "*.log\nbuild/\nout/*\n!out/keep.txt\n/top-only.txt\n",
+        "debug.log": "x", "src/deep/trace.log": "x", "build/a.o": "x", "src/build/b.o": "x",
+        "out/drop.txt": "x", "out/keep.txt": "x", "top-only.txt": "x",
+        "src/top-only.txt": "x", "src/new.py": "x", "fresh/dir/f.txt": "x",
+        "fresh/.gitignore": "*.tmp\n", "fresh/dir/g.tmp": "x", "docs/extra.md": "x",
+    }
+    for path, text in files.items():
+        Path(root, path).parent.mkdir(parents=True, exist_ok=True)
+        Path(root, path).write_text(text)
+    # A folder git ignores that holds a tracked file (force-added): its other files stay
+    # ignored, a negation below it included.
+    Path(root, ".gitignore").write_text(files[".gitignore"] + "vendored/\n!vendored/keep.c\n")
+    for path in ("vendored/tracked.c", "vendored/sub/tracked.h", "vendored/new.c",
+                 "vendored/keep.c", "vendored/sub/new.h", "vendored/fresh/n.c"):
+        Path(root, path).parent.mkdir(parents=True, exist_ok=True)
+        Path(root, path).write_text("x")
+    index = Repo(str(root)).open_index()
+    for path in ("vendored/tracked.c", "vendored/sub/tracked.h"):
+        blob = Blob.from_string(b"x")
+        Repo(str(root)).object_store.add_object(blob)
+        index[path.encode()] = IndexEntry(ctime=(0, 0), mtime=(0, 0), dev=0, ino=0,
+                                          mode=0o100644, uid=0, gid=0, size=1, sha=blob.id)
+    index.write()
+    repository = open_repository(root)
+    index = repository.repo.open_index()
+    ours = sorted(untracked_paths(repository, index))
+    theirs = sorted(p.replace(os.sep, "/") for p in get_untracked_paths(
+        str(root), str(root), index, exclude_ignored=True, repo=repository.repo)
+        if not p.endswith(os.sep))
+    assert ours == theirs
+    assert ours == [".gitignore", "docs/extra.md", "fresh/.gitignore", "fresh/dir/f.txt",
+                    "out/keep.txt", "src/new.py", "src/top-only.txt"]
+
+    # A nested repository's files (a submodule's checkout) are not this repository's.
+    Path(root, "vendor", "nested", "lib").mkdir(parents=True)
+    Repo.init(str(Path(root, "vendor", "nested")))
+    Path(root, "vendor", "nested", "lib", "x.c").write_text("int x;\n")
+    Path(root, "vendor", "nested", "top.c").write_text("int y;\n")
+    assert sorted(untracked_paths(repository, index)) == ours

@@ -7,11 +7,12 @@ and never runs a `git` subprocess.
 """
 
 from impact.git.repository import Repository, Revision, open_repository
-from impact.git.snapshot import Entry, Snapshot, SnapshotDiff, diff_snapshots
+from impact.git.snapshot import Entry, Folder, Snapshot, SnapshotDiff, diff_snapshots
 from impact.git.views import InputForm, View, Views, open_snapshot, open_views
 
 __all__ = [
     "Entry",
+    "Folder",
     "InputForm",
     "Repository",
     "Revision",

@@ -8,6 +8,7 @@ own, so the analysed repository is never written.
 from __future__ import annotations
 
 import os
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from dulwich.objectspec import AmbiguousShortId, parse_commit, parse_object
 from dulwich.repo import Repo
 
 from impact.errors import NoMergeBase, NotARepository, ShallowHistory, UnknownRevision
+from impact.git.trees import Trees
 
 BLOB_CACHE_BYTES = 64 * 1024 * 1024
 
@@ -46,6 +48,11 @@ class Repository:
             max_size=BLOB_CACHE_BYTES, compute_size=len
         )
         self.shallow = frozenset(repo.get_shallow())
+        # Close the packs when this object goes, or at exit before the interpreter tears
+        # down the modules dulwich's own finaliser needs (it prints a traceback then).
+        weakref.finalize(self, repo.close)
+        # Snapshots and tree diffs read folders through here, one folder at a time.
+        self.trees = Trees(self.objects, self.missing_object)
 
     def __getitem__(self, sha: bytes) -> ShaFile:
         try:

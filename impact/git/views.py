@@ -13,15 +13,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dulwich.merge import Merger, three_way_merge
-from dulwich.object_store import iter_tree_contents
 from dulwich.objects import Commit
 
 from impact.errors import BadUsage, ImpactError, UnknownRevision
 from impact.git.repository import Repository, Revision, open_repository
-from impact.git.snapshot import Entry, Snapshot, SnapshotDiff, diff_snapshots
+from impact.git.snapshot import Snapshot, SnapshotDiff, diff_snapshots
+from impact.git.trees import EMPTY_TREE
 from impact.git.worktree import worktree_entries, write_tree
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 WORKTREE = "WORKTREE"
 MEMORY = "memory"
 """Where views built from in-memory snapshots say they come from (no repository)."""
@@ -100,17 +99,9 @@ class Views:
 
 def _snapshot(repository: Repository, tree_id: str, label: str,
               conflicted: frozenset[str] = frozenset()) -> Snapshot:
-    entries: dict[str, Entry] = {}
-    try:
-        for item in iter_tree_contents(repository.objects, tree_id.encode()):
-            entries[item.path.decode()] = Entry(item.sha.decode(), item.mode)
-    except KeyError as exc:
-        missing = exc.args[0] if exc.args else b"?"
-        raise repository.missing_object(
-            missing.decode() if isinstance(missing, bytes) else str(missing)
-        ) from None
-    return Snapshot(entries, repository.read_blob, label=label, tree_id=tree_id,
-                    conflicted=conflicted)
+    """Tree `tree_id`, its folders read when a later stage asks for them."""
+    return Snapshot.from_tree(repository.trees, tree_id, repository.read_blob, label=label,
+                              conflicted=conflicted)
 
 
 def _commit_snapshot(repository: Repository, sha: str, label: str) -> Snapshot:
@@ -209,11 +200,11 @@ def open_views(
             revisions["base"] = head_parent
             base_snap = _commit_snapshot(repository, head_parent.sha, "base")
         else:
-            base_snap = Snapshot({}, repository.read_blob, label="base", tree_id=EMPTY_TREE)
+            base_snap = _snapshot(repository, EMPTY_TREE, "base")
         entries = worktree_entries(repository)
         tree_id = write_tree(repository, entries)
         head_commit = _worktree_commit(repository, head_parent, tree_id)
-        head_snap = Snapshot(entries, repository.read_blob, label="head", tree_id=tree_id)
+        head_snap = _snapshot(repository, tree_id, "head")
         head_rev = head_parent  # the merged view merges from HEAD's history
     else:
         if commit:
@@ -224,7 +215,7 @@ def open_views(
                 revisions["base"] = Revision(f"{commit}^", parents[0].decode())
                 base_snap = _commit_snapshot(repository, parents[0].decode(), "base")
             else:
-                base_snap = Snapshot({}, repository.read_blob, label="base", tree_id=EMPTY_TREE)
+                base_snap = _snapshot(repository, EMPTY_TREE, "base")
         else:
             if range:
                 form = InputForm.RANGE

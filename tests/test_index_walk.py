@@ -1,0 +1,154 @@
+"""The tree index walks only the folders a surface pattern reaches, and finds what
+classifying every path of the tree finds."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from impact import index as index_module
+from impact.fixtures import Change, Scenario
+from impact.fixtures.tree import rocke_tree_files
+from impact.git import Snapshot, open_snapshot, open_views
+from impact.index import TreeIndex
+from impact.surface import BUILTIN_MAPS, SurfaceMap, builtin_map, parse_surface_map
+
+SCALE_REPO = Path(os.environ.get("IMPACT_SCALE_REPO", "/tmp/scalebench/repo-100000"))
+
+TRICKY = parse_surface_map(b'''schema_version = 1
+name = "tricky"
+markers = ["**"]
+
+[[surface]]
+kind = "deep-first"
+lane = "IMPACT"
+language = "python"
+patterns = ["src/deep/**"]
+
+[[surface]]
+kind = "anywhere"
+lane = "IMPACT"
+language = "python"
+patterns = ["**/*.py", "*.md"]
+
+[[surface]]
+kind = "one-level"
+lane = "IMPACT"
+language = "cpp"
+patterns = ["src/*.cpp", "lib/x?/*.h", "lib/b**"]
+
+[[surface]]
+kind = "exact"
+lane = "BUILD"
+language = "text"
+patterns = ["tools/gen/config.txt", "lib/[ab]/k.txt"]
+
+[[surface]]
+kind = "spanning"
+lane = "IMPACT"
+language = "text"
+patterns = ["lib/*/deep/*.txt", "src/**/tail/*.json"]
+
+[[surface]]
+kind = "shadowed"
+lane = "IMPACT"
+language = "python"
+patterns = ["lib/xa/*.py", "src/**/m.py", "lib/a/k.txt"]
+''', "test:tricky")
+
+
+def _every_path(snapshot: Snapshot, surface: SurfaceMap) -> dict[str, object]:
+    """The index as it was before the folder walk: every path of the tree classified."""
+    return {p: e.kind for p in snapshot if (e := surface.classify(p)) is not None}
+
+
+def _index(snapshot: Snapshot, surface: SurfaceMap) -> dict[str, object]:
+    index = TreeIndex(snapshot, surface)
+    by_kind = {kind: index.paths(kind) for kind in {e.kind for e in surface.entries}}
+    assert all(paths == sorted(paths) for paths in by_kind.values())
+    return {p: index.kind(p) for p in index.surface_paths()}
+
+
+@pytest.fixture(autouse=True)
+def fresh_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "_FOLDERS", {})
+    monkeypatch.setattr(index_module, "_MEMO", {})
+
+
+@pytest.mark.parametrize("name", BUILTIN_MAPS)
+def test_fixture_tree_index_equals_classifying_every_path(build, name: str) -> None:
+    surface = builtin_map(name)
+    files = rocke_tree_files()
+    memory = Snapshot.from_files(files)
+    expected = _every_path(memory, surface)
+    assert _index(memory, surface) == expected
+    repo = build(Scenario(base=files))
+    _, lazy = open_snapshot(repo.path, "base")
+    assert lazy.lazy
+    assert _index(lazy, surface) == expected
+    if name == "hipdnn":
+        assert len(expected) > 50
+
+
+def _random_paths(rng: random.Random) -> dict[str, str]:
+    parts = ["src", "lib", "deep", "tail", "xa", "xb", "a", "b", "bz", "gen", "tools"]
+    leaves = ["m.py", "k.txt", "c.cpp", "h.h", "r.md", "j.json", "config.txt", "x.py"]
+    files = {}
+    for _ in range(300):
+        depth = rng.randint(0, 4)
+        path = "/".join([*(rng.choice(parts) for _ in range(depth)), rng.choice(leaves)])
+        if not any(p.startswith(path + "/") or path.startswith(p + "/") for p in files):
+            files[path] = path
+    return files
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_tricky_patterns_index_equals_classifying_every_path(build, seed: int) -> None:
+    files = _random_paths(random.Random(seed))
+    files.update({"tools/gen/config.txt": "c", "lib/a/k.txt": "k", "lib/xa/h.h": "h",
+                  "lib/bz/deep/q.txt": "q", "src/deep/m.py": "m", "src/c.cpp": "c",
+                  "lib/q/deep/k.txt": "d", "src/a/b/tail/j.json": "t", "lib/xa/m.py": "m"})
+    memory = Snapshot.from_files(files)
+    expected = _every_path(memory, TRICKY)
+    assert _index(memory, TRICKY) == expected
+    assert expected["src/deep/m.py"] == "deep-first"  # the first entry wins
+    assert expected["lib/q/deep/k.txt"] == "spanning"
+    assert expected["lib/xa/m.py"] == "anywhere"  # an earlier entry from a folder above
+    assert expected["lib/a/k.txt"] == "exact"
+    _, lazy = open_snapshot(build(Scenario(base=files)).path, "base")
+    assert _index(lazy, TRICKY) == expected
+
+
+def test_one_folder_at_two_paths_is_classified_at_each(build) -> None:
+    same = {"m.py": "x = 1\n", "c.cpp": "int x;\n", "k.txt": "k\n"}
+    files = {f"{top}/{name}": text for top in ("src", "src/deep", "lib/xa", "other")
+             for name, text in same.items()}
+    repo = build(Scenario(base=files, head=(Change("edit", write={"src/c.cpp": "int y;\n"}),)))
+    views = open_views(repo.path, base="base", head="head")
+    for snap in (views.base, views.head):  # the head reuses the base's folders
+        assert _index(snap, TRICKY) == _every_path(snap, TRICKY)
+    assert TreeIndex.of(views.head, TRICKY).kind("src/deep/c.cpp") == "deep-first"
+    assert TreeIndex.of(views.head, TRICKY).kind("src/c.cpp") == "one-level"
+    assert TreeIndex.of(views.head, TRICKY).kind("other/c.cpp") == "outside"
+
+
+def test_markers_found_under_their_folder_as_in_a_sorted_scan(build) -> None:
+    files = rocke_tree_files()
+    _, lazy = open_snapshot(build(Scenario(base=files)).path, "base")
+    for name in BUILTIN_MAPS:
+        surface = builtin_map(name)
+        scanned = next((p for p in sorted(files)
+                        if any(rx.fullmatch(p.encode()) for rx in surface.markers)), None)
+        assert surface.marker_in(lazy) == surface.marker_in(Snapshot.from_files(files)) == scanned
+    assert builtin_map("hipdnn").marker_in(lazy) is not None
+
+
+@pytest.mark.skipif(not (SCALE_REPO / ".git").exists(),
+                    reason="build it: python benchmarks/scale.py --build-only --keep")
+def test_scale_repository_index_equals_classifying_every_path() -> None:
+    _, main = open_snapshot(SCALE_REPO, "main")
+    surface = builtin_map("hipdnn")
+    assert _index(main, surface) == _every_path(main, surface)
