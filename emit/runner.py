@@ -19,6 +19,7 @@ tests hold to each other.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import pwd
@@ -55,8 +56,8 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ALLOWED_ENV = ("PATH", "LANG")
 ALLOWED_ENV_PREFIXES = ("LC_", "ROCKE_", "HKP_")
 # Folders laid over with an empty read-only tmpfs inside the sandbox (besides the user's
-# home, the temporary folders and the analysed repository's git folders): where
-# credentials and UNIX sockets live.
+# home, the temporary folders and the analysed repository): where credentials and UNIX
+# sockets live.
 HIDDEN = ("/root", "/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm")
 KEEP_BYTES = 64 * 1024          # of the child's stderr: the first and the last
 READ_PER_TICK = 16 << 20        # the most of a child's stderr read before the next check
@@ -185,9 +186,11 @@ def hidden_paths(views: Views, temp_root: Path, environ: Mapping[str, str] | Non
     """What the sandbox lays an empty read-only tmpfs over: the user's home (as the
     environment and the password database name it), the temporary folders (this run's
     included, so one revision's child cannot reach the other's scratch folder), the
-    folders of HIDDEN, and the analysed repository's git folders."""
+    folders of HIDDEN, and the analysed repository: its git folders, and its work tree
+    (untracked files such as a `.env`; the child reads only the trees materialised for it)."""
     source = os.environ if environ is None else environ
-    candidates = [source.get("HOME"), tempfile.gettempdir(), str(temp_root), *HIDDEN]
+    candidates = [source.get("HOME"), tempfile.gettempdir(), str(temp_root), *HIDDEN,
+                  str(getattr(views.repository, "path", "") or "")]
     with contextlib.suppress(KeyError):
         candidates.append(pwd.getpwuid(os.getuid()).pw_dir)
     repo = getattr(views.repository, "repo", None)
@@ -203,15 +206,28 @@ def hidden_paths(views: Views, temp_root: Path, environ: Mapping[str, str] | Non
     return sorted(found)
 
 
+@functools.cache
+def child_import_path() -> tuple[str, ...]:
+    """The import path of `python -I` as the child will have it (the standard library, the
+    site folders, editable installs), asked of the interpreter itself: never this
+    process's own path, whose first entry may be the current folder."""
+    probe = [sys.executable, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"]
+    try:
+        done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=60, check=True)
+        return tuple(p for p in json.loads(done.stdout) if isinstance(p, str))
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return ()
+
+
 def kept_paths(workdir: Path) -> list[tuple[str, bool]]:
     """What the child needs back where a hidden folder covers it: its scratch folder
     (writable) and, read-only, the Python installation, its import path and the emitter."""
     ro = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
           os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable)),
-          str(CHILD.parent)}
-    ro |= {p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)}
-    ro = {os.path.realpath(p) for p in ro} - {"/"}
-    return [(str(workdir), True), *((p, False) for p in sorted(ro))]
+          str(CHILD.parent), *child_import_path()}
+    ro = {os.path.realpath(p) for p in ro if p and os.path.isabs(p) and os.path.isdir(p)}
+    return [(str(workdir), True), *((p, False) for p in sorted(ro - {"/"}))]
 
 
 def _start(run: _Run, roots_py: tuple[str, ...], roots_desc: tuple[str, ...], limits: Limits,

@@ -10,7 +10,7 @@ it must import nothing of impact's and nothing an analysed tree could shadow.
     privileges, enters new user, mount, PID and network namespaces. A tiny init (PID 1 of
     the new PID namespace) makes the whole file system read-only except the child's own
     scratch folder, lays empty read-only tmpfs over the folders that hold secrets and
-    sockets (the user's home, /root, /tmp, /run, the analysed repository's git folder ...)
+    sockets (the user's home, /root, /tmp, /run, the analysed repository ...)
     and re-exposes what the child needs (its scratch folder, the Python installation)
     through bind mounts; it then drops every capability and runs ARGV, reaps, and exits
     with ARGV's status. When the init exits, the kernel kills everything left in its PID
@@ -48,7 +48,9 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-LOCKED_FLAGS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC))
+LOCKED_FLAGS = tuple((getattr(os, st, 0), ms) for st, ms in (
+    ("ST_NOSUID", MS_NOSUID), ("ST_NODEV", MS_NODEV), ("ST_NOEXEC", MS_NOEXEC)))
+LINUX = sys.platform.startswith("linux")  # elsewhere: limits only, and a record saying so
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 CAP_VERSION_3 = 0x20080522
@@ -205,8 +207,6 @@ def confine_filesystem(config: dict, *, new_proc: bool) -> list[str]:
                 remount(point, read_only=True)
         except OSError as exc:
             failed.append(f"{point} ({exc.strerror})")
-    if failed:
-        raise OSError(errno.EPERM, "cannot make read-only: " + ", ".join(failed))
     hidden = []
     for path in sorted(config["hide"]):
         if any(_under(path, h) for h in hidden) or not os.path.isdir(path):
@@ -241,6 +241,8 @@ def confine_filesystem(config: dict, *, new_proc: bool) -> list[str]:
         _mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
                "mode=0555,size=4k")
         notes.append(f"/proc hidden, not replaced ({exc.strerror})")
+    if failed:  # the rest is in place; the record says the file system is not confined
+        raise OSError(errno.EPERM, "cannot make read-only: " + ", ".join(failed))
     return notes
 
 
@@ -263,7 +265,8 @@ def _parent_gone(lifeline: int) -> bool:
 def _exec(argv: list[str], config: dict) -> None:
     try:
         os.chdir(config["cwd"])
-        drop_privileges()
+        if LINUX:
+            drop_privileges()
         os.execv(argv[0], argv)
     except BaseException as exc:  # never fall back into the jail's own code
         os.write(2, f"sandbox: cannot run the child: {exc}\n".encode())
@@ -274,7 +277,8 @@ def _init(config: dict, argv: list[str], record: dict, flags: int, lifeline: int
     """PID 1 of the new PID namespace (or the child itself without one)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    die_with_parent()
+    if LINUX:
+        die_with_parent()
     if _parent_gone(lifeline):
         os._exit(EXIT_SETUP)
     notes = [record["detail"]] if record["detail"] else []
@@ -295,7 +299,7 @@ def _init(config: dict, argv: list[str], record: dict, flags: int, lifeline: int
         _exec(argv, config)
     child = os.fork()
     if child == 0:
-        die_with_parent()
+        die_with_parent()  # a PID namespace: Linux
         _exec(argv, config)
     while True:
         try:
@@ -315,13 +319,16 @@ def _terminate(*_: object) -> None:
 
 
 def run(config: dict, argv: list[str]) -> None:
-    die_with_parent()
+    if LINUX:
+        die_with_parent()
     if os.getppid() != config["parent"]:
         os._exit(EXIT_SETUP)  # the parent died before the line above
     apply_limits(config["limits"])
     record = {"user": False, "network": False, "pid": False, "mount": False, "detail": None}
     flags = 0
-    if config["namespaces"]:
+    if not LINUX:
+        record["detail"] = f"no namespaces on {sys.platform}"
+    elif config["namespaces"]:
         flags, record["detail"] = enter_namespaces()
     else:
         record["detail"] = "namespaces turned off by the caller"

@@ -373,3 +373,54 @@ def test_limits_never_ask_beyond_the_hard_limit() -> None:
     assert within_hard(8 << 30, unlimited) == 8 << 30
     assert within_hard(8 << 30, 6 << 30) == 6 << 30
     assert within_hard(1024, 4096) == 1024
+
+
+# ---------------------------------------------------------------------------
+# What is hidden and what is kept
+# ---------------------------------------------------------------------------
+
+
+def test_hidden_paths_cover_home_temp_run_and_the_git_folder(build, tmp_path) -> None:
+    from emit.runner import hidden_paths
+
+    repo = build(Scenario(base={"a.txt": "a\n"}))
+    home = tmp_path / "home"
+    home.mkdir()
+    temp_root = tmp_path / "impact-emit-x"
+    temp_root.mkdir()
+    hidden = hidden_paths(open_views(repo.path, commit="base"), temp_root,
+                          {"HOME": str(home)})
+    assert {str(home), str(temp_root), str(repo.path), str(repo.path / ".git")} <= set(hidden)
+    assert {"/tmp", "/root"} <= set(hidden)
+    assert os.path.realpath("/run") in hidden
+    assert "/" not in hidden
+
+
+def test_kept_paths_never_bring_back_the_current_folder(tmp_path, monkeypatch) -> None:
+    from emit.runner import kept_paths
+
+    secret_folder = tmp_path / "home"
+    secret_folder.mkdir()
+    monkeypatch.chdir(secret_folder)
+    monkeypatch.syspath_prepend(str(secret_folder))  # as `python -m impact` run from there
+    kept = dict(kept_paths(tmp_path / "work"))
+    assert kept[str(tmp_path / "work")] is True
+    assert str(secret_folder) not in kept
+    assert os.path.realpath(sys.base_prefix) in kept  # the interpreter, read-only
+    assert not any(kept[p] for p in kept if p != str(tmp_path / "work"))
+
+
+def test_bounded_output_keeps_both_ends_and_the_progress() -> None:
+    from emit.runner import BoundedOutput
+
+    out = BoundedOutput(1024)
+    out.feed(b"first line\nprogress 1/4\n")
+    for _ in range(1000):
+        out.feed(b"x" * 1000 + b"\n")
+    out.feed(b"progr")
+    out.feed(b"ess 3/4\nlast words\n")
+    assert len(out.head) + len(out.tail) <= 2048
+    assert out.progress == "3/4"
+    lines = out.lines()
+    assert lines[0] == "first line" and lines[-1] == "last words"
+    assert any("bytes left out" in line for line in lines)
