@@ -3,27 +3,34 @@
 Maintainers: this module never imports analysed code. It writes the files the
 child needs into a temporary folder it owns (the revision's roots, and the rules
 file `emit.rules` builds: impact's readings, which the child may not import),
-starts one child per revision (`python -I`, an allow-listed environment, its own
-session and process group, resource limits, no stdin, and no network where the
-OS allows a user and network namespace without privileges), and ends the whole
-process group on timeout. The emit file is written by `emit_document` +
-`write_emit_file` and read back by `load_emit_file`, which the tests hold to
-each other.
+and starts one child per revision through the jail `emit/sandbox.py` (`python -I`,
+an allow-listed environment, its own session, resource limits within the hard
+limits, no stdin; where the OS allows it without privileges, new user, mount, PID
+and network namespaces: a read-only file system with the folders that hold secrets
+hidden, and no process that outlives the child). What the jail obtained is read back
+from a pipe the child cannot reach and recorded per revision (`protections`). The
+child's stderr is kept through a bounded buffer. A timeout, SIGINT, SIGTERM or SIGHUP
+end every child tree and remove the temporary folder; a watchdog process removes it
+when this process dies without a chance to. The emit file is written by
+`emit_document` + `write_emit_file` and read back by `load_emit_file`, which the
+tests hold to each other.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
+import functools
 import json
 import os
-import resource
+import pwd
+import re
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,6 +39,7 @@ from dulwich.index import commit_tree
 from dulwich.object_store import MemoryObjectStore
 
 from emit.rules import child_rules, write_rules
+from emit.sandbox import remove
 from impact.contracts import validate
 from impact.errors import ImpactError
 from impact.git import Snapshot, Views
@@ -42,12 +50,18 @@ EMIT_SCHEMA = "emit.schema.json"
 CHILD_SCHEMA = "emit_child.schema.json"
 SCHEMA_VERSION = 1
 CHILD = Path(__file__).with_name("child.py")
+SANDBOX = Path(__file__).with_name("sandbox.py")
 RULES_FILE = "rules.json"  # beside the child's tree, in its own temporary folder
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ALLOWED_ENV = ("PATH", "LANG")
 ALLOWED_ENV_PREFIXES = ("LC_", "ROCKE_", "HKP_")
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
+# Folders laid over with an empty read-only tmpfs inside the sandbox (besides the user's
+# home, the temporary folders and the analysed repository): where credentials and UNIX
+# sockets live.
+HIDDEN = ("/root", "/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm")
+KEEP_BYTES = 64 * 1024          # of the child's stderr: the first and the last
+READ_PER_TICK = 16 << 20        # the most of a child's stderr read before the next check
+END_GRACE = 10.0                # seconds the jail has to end its tree before SIGKILL
 
 
 class BadEmitFile(ImpactError):
@@ -64,6 +78,49 @@ class Limits:
     open_files: int = 1024
 
 
+class BoundedOutput:
+    """A child's stream as its first and last `keep` bytes, whatever it writes: a child
+    that writes gigabytes costs the parent no more than twice `keep`."""
+
+    PROGRESS = re.compile(rb"(?:^|\n)progress (\d+/\d+)")
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+        self.progress: str | None = None
+        self._line = b""  # the last partial line, for the progress lines only
+
+    def feed(self, chunk: bytes) -> None:
+        scan = self._line + chunk
+        found = self.PROGRESS.findall(scan)
+        if found:
+            self.progress = found[-1].decode()
+        self._line = scan[scan.rfind(b"\n") + 1:][-256:]
+        room = self.keep - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        if len(self.tail) > self.keep:
+            cut = len(self.tail) - self.keep
+            self.dropped += cut
+            del self.tail[:cut]
+
+    def lines(self) -> list[str]:
+        """The kept text as lines (a line cut by the gap reads as two)."""
+        text = self.head.decode("utf-8", "replace")
+        if self.dropped:
+            text += f"\n[{self.dropped} bytes left out]\n"
+        return (text + self.tail.decode("utf-8", "replace")).splitlines()
+
+
+def unprotected(why: str) -> dict[str, Any]:
+    """The protections record of a child that ran with none (or never ran)."""
+    return {"user": False, "network": False, "pid": False, "mount": False, "detail": why}
+
+
 @dataclass
 class _Run:
     label: str
@@ -72,10 +129,12 @@ class _Run:
     workdir: Path
     out: Path
     process: subprocess.Popen[bytes] | None = None
+    status_fd: int | None = None     # the jail's report on what it obtained
     started: float = 0.0
     status: str = "not-started"
     reason: str | None = None
-    stderr: list[str] = field(default_factory=list)
+    stderr: BoundedOutput = field(default_factory=lambda: BoundedOutput(KEEP_BYTES))
+    protections: dict[str, Any] = field(default_factory=lambda: unprotected("never started"))
 
 
 def roots_of(surface: SurfaceMap) -> tuple[str, ...]:
@@ -122,45 +181,57 @@ def child_environment(home: Path, environ: Mapping[str, str] | None = None) -> d
     return env
 
 
-def _unshare() -> int:
-    libc = ctypes.CDLL(None, use_errno=True)
-    return int(libc.unshare(CLONE_NEWUSER | CLONE_NEWNET))
+def hidden_paths(views: Views, temp_root: Path, environ: Mapping[str, str] | None = None
+                 ) -> list[str]:
+    """What the sandbox lays an empty read-only tmpfs over: the user's home (as the
+    environment and the password database name it), the temporary folders (this run's
+    included, so one revision's child cannot reach the other's scratch folder), the
+    folders of HIDDEN, and the analysed repository: its git folders, and its work tree
+    (untracked files such as a `.env`; the child reads only the trees materialised for it)."""
+    source = os.environ if environ is None else environ
+    candidates = [source.get("HOME"), tempfile.gettempdir(), str(temp_root), *HIDDEN,
+                  str(getattr(views.repository, "path", "") or "")]
+    with contextlib.suppress(KeyError):
+        candidates.append(pwd.getpwuid(os.getuid()).pw_dir)
+    repo = getattr(views.repository, "repo", None)
+    for name in ("controldir", "commondir"):
+        with contextlib.suppress(Exception):
+            candidates.append(getattr(repo, name)())
+    found = set()
+    for path in candidates:
+        if path and os.path.isabs(path) and os.path.isdir(path):
+            real = os.path.realpath(path)
+            if real != "/":
+                found.add(real)
+    return sorted(found)
 
 
-def network_isolation_available() -> bool:
-    """Whether a child can enter a new user and network namespace without privileges."""
-    flags = CLONE_NEWUSER | CLONE_NEWNET
-    probe = [sys.executable, "-I", "-c",
-             "import ctypes,sys;"
-             f"sys.exit(0 if ctypes.CDLL(None,use_errno=True).unshare({flags}) == 0 else 1)"]
+@functools.cache
+def child_import_path() -> tuple[str, ...]:
+    """The import path of `python -I` as the child will have it (the standard library, the
+    site folders, editable installs), asked of the interpreter itself: never this
+    process's own path, whose first entry may be the current folder."""
+    probe = [sys.executable, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"]
     try:
-        return subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=30, check=False).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
+        done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=60, check=True)
+        return tuple(p for p in json.loads(done.stdout) if isinstance(p, str))
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return ()
 
 
-def _limiter(limits: Limits, isolate: bool) -> Callable[[], None]:
-    def apply() -> None:  # runs in the child between fork and exec
-        resource.setrlimit(resource.RLIMIT_AS, (limits.address_space, limits.address_space))
-        cpu = int(limits.timeout) + 60
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-        if isolate and _unshare() != 0:
-            raise OSError(ctypes.get_errno(), "unshare of the user and network namespace failed")
-
-    return apply
-
-
-def _end_group(process: subprocess.Popen[bytes]) -> None:
-    """Kill the child's whole process group, grandchildren included."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+def kept_paths(workdir: Path) -> list[tuple[str, bool]]:
+    """What the child needs back where a hidden folder covers it: its scratch folder
+    (writable) and, read-only, the Python installation, its import path and the emitter."""
+    ro = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+          os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable)),
+          str(CHILD.parent), *child_import_path()}
+    ro = {os.path.realpath(p) for p in ro if p and os.path.isabs(p) and os.path.isdir(p)}
+    return [(str(workdir), True), *((p, False) for p in sorted(ro - {"/"}))]
 
 
 def _start(run: _Run, roots_py: tuple[str, ...], roots_desc: tuple[str, ...], limits: Limits,
-           isolate: bool, flavor: str | None) -> None:
+           isolate: bool, flavor: str | None, hide: list[str]) -> None:
     command = [sys.executable, "-I", "-B", str(CHILD), "--tree", str(run.workdir / "tree"),
                "--rules", str(run.workdir / RULES_FILE), "--out", str(run.out),
                "--family-budget", str(limits.family_budget)]
@@ -170,72 +241,195 @@ def _start(run: _Run, roots_py: tuple[str, ...], roots_desc: tuple[str, ...], li
         command += ["--descriptor-root", root]
     if flavor:
         command += ["--flavor", flavor]
-    run.process = subprocess.Popen(
-        command, cwd=run.workdir, env=child_environment(run.workdir / "home"),
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        start_new_session=True, preexec_fn=_limiter(limits, isolate))
+    status_r, status_w = os.pipe()
+    config = {
+        "parent": os.getpid(), "status_fd": status_w, "namespaces": isolate,
+        "limits": {"as": limits.address_space, "cpu": int(limits.timeout) + 60,
+                   "nofile": limits.open_files, "core": 0},
+        "hide": hide, "keep": kept_paths(run.workdir), "cwd": str(run.workdir),
+        "read_only": [str(run.workdir / "tree"), str(run.workdir / RULES_FILE)],
+    }
+    try:
+        run.process = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-B", str(SANDBOX), "run", json.dumps(config), "--",
+             *command],
+            cwd=run.workdir, env=child_environment(run.workdir / "home"),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=True, pass_fds=(status_w,))
+    except BaseException:
+        os.close(status_r)
+        raise
+    finally:
+        os.close(status_w)
+    run.status_fd = status_r
     run.started = time.monotonic()
     os.set_blocking(run.process.stderr.fileno(), False)  # type: ignore[union-attr]
 
 
 def _drain(run: _Run) -> None:
+    """Read what the child wrote to stderr since the last call, at most READ_PER_TICK."""
     stream = run.process.stderr if run.process else None
-    if stream is None:
+    if stream is None or stream.closed:
         return
+    read = 0
+    while read < READ_PER_TICK:
+        try:
+            chunk = os.read(stream.fileno(), 1 << 16)
+        except (BlockingIOError, InterruptedError):
+            return
+        if not chunk:
+            return
+        run.stderr.feed(chunk)
+        read += len(chunk)
+
+
+def _end(run: _Run) -> None:
+    """End the child's whole tree: the jail kills its PID namespace (or process group) and
+    waits for it; SIGKILL to the group when the jail does not answer in time."""
+    process = run.process
+    if process is None:
+        return
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(END_GRACE)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)  # grandchildren left in the group go too
+    process.wait()
+    _drain(run)
+    if process.stderr is not None:
+        process.stderr.close()
+    run.protections = _protections(run)
+
+
+def _protections(run: _Run) -> dict[str, Any]:
+    """The jail's record of what it obtained, read from the pipe only the jail held."""
+    if run.status_fd is None:
+        return run.protections
+    data = b""
+    os.set_blocking(run.status_fd, False)
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(run.status_fd, 4096):
+            data += chunk
+            if len(data) > 65536:
+                break
+    os.close(run.status_fd)
+    run.status_fd = None
     try:
-        chunk = stream.read()
-    except (BlockingIOError, ValueError):
-        return
-    if chunk:
-        run.stderr.extend(chunk.decode("utf-8", "replace").splitlines())
+        record = json.loads(data.decode().splitlines()[0])
+        return {key: record[key] for key in ("user", "network", "pid", "mount", "detail")}
+    except (ValueError, IndexError, KeyError, UnicodeDecodeError):
+        return unprotected("the sandbox reported nothing: it did not start")
 
 
 def _progress(run: _Run) -> str:
-    for line in reversed(run.stderr):
-        if line.startswith("progress "):
-            return f"{run.label} {line.split()[1]} families"
+    if run.stderr.progress:
+        return f"{run.label} {run.stderr.progress} families"
     return f"{run.label} {run.status}"
+
+
+def _crash_reason(run: _Run, code: int) -> str:
+    tail = " | ".join(line[:500] for line in run.stderr.lines()[-3:])
+    return f"child exited {code}: {tail}".strip()
 
 
 def run_children(runs: list[_Run], *, jobs: int, limits: Limits, isolate: bool,
                  roots_py: tuple[str, ...], roots_desc: tuple[str, ...],
-                 flavor: str | None, bar: TextIO | None) -> None:
-    """Run the children, `jobs` at a time, each bounded by `limits.timeout`."""
+                 flavor: str | None, bar: TextIO | None, hide: list[str]) -> None:
+    """Run the children, `jobs` at a time, each bounded by `limits.timeout`; whatever
+    interrupts this (a signal, an error), every child tree started is ended first."""
     pending, active = list(runs), []
-    while pending or active:
-        while pending and len(active) < max(1, jobs):
-            run = pending.pop(0)
-            try:
-                _start(run, roots_py, roots_desc, limits, isolate, flavor)
-                run.status = "running"
-                active.append(run)
-            except OSError as exc:
-                run.status, run.reason = "crashed", f"child could not start: {exc}"
-        time.sleep(0.05)
-        for run in list(active):
-            assert run.process is not None
-            _drain(run)
-            code = run.process.poll()
-            if code is None and time.monotonic() - run.started > limits.timeout:
-                _end_group(run.process)
-                run.status = "timed-out"
-                run.reason = f"child ran past {limits.timeout:g} s and was ended with its group"
-            elif code is not None:
-                _end_group(run.process)  # grandchildren left behind go too
+    try:
+        while pending or active:
+            while pending and len(active) < max(1, jobs):
+                run = pending.pop(0)
+                try:
+                    _start(run, roots_py, roots_desc, limits, isolate, flavor, hide)
+                    run.status = "running"
+                    active.append(run)
+                except (OSError, subprocess.SubprocessError) as exc:
+                    run.status, run.reason = "crashed", f"child could not start: {exc}"
+            time.sleep(0.05)
+            for run in list(active):
+                assert run.process is not None
                 _drain(run)
-                if code == 0 and run.out.exists():
-                    run.status = "done"
+                code = run.process.poll()
+                if code is None and time.monotonic() - run.started > limits.timeout:
+                    _end(run)
+                    run.status = "timed-out"
+                    run.reason = (f"child ran past {limits.timeout:g} s and was ended "
+                                  "with every process it started")
+                elif code is not None:
+                    _end(run)  # what it left behind goes too
+                    if code == 0 and run.out.exists():
+                        run.status = "done"
+                    else:
+                        run.status, run.reason = "crashed", _crash_reason(run, code)
                 else:
-                    tail = " | ".join(run.stderr[-3:])
-                    run.status, run.reason = "crashed", f"child exited {code}: {tail}".strip()
-            else:
-                continue
-            active.remove(run)
-        if bar is not None:
-            bar.write("\r\x1b[Kemit: " + ", ".join(_progress(r) for r in runs))
-            bar.flush()
+                    continue
+                active.remove(run)
+            if bar is not None:
+                bar.write("\r\x1b[Kemit: " + ", ".join(_progress(r) for r in runs))
+                bar.flush()
+    finally:
+        for run in active:
+            _end(run)
     if bar is not None:
         bar.write("\n")
+
+
+class _Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where SIGINT raises KeyboardInterrupt."""
+
+
+@contextlib.contextmanager
+def _signals_end_the_run() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP interrupt the run once (the children are ended and the
+    temporary folder removed on the way out); a second signal does not cut that short."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    seen = []
+
+    def interrupt(number: int, _frame: object) -> None:
+        if not seen:
+            seen.append(number)
+            raise KeyboardInterrupt if number == signal.SIGINT else _Interrupted
+
+    numbers = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {n: signal.signal(n, interrupt) for n in numbers}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+@contextlib.contextmanager
+def _temp_root() -> Iterator[Path]:
+    """A temporary folder removed on the way out, and by a watchdog (emit/sandbox.py
+    watch) once this process is gone, however it went."""
+    root = Path(tempfile.mkdtemp(prefix="impact-emit-"))
+    watchdog, lifeline = None, None
+    try:
+        read_end, lifeline = os.pipe()
+        try:
+            watchdog = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-B", str(SANDBOX), "watch", str(root)],
+                stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True)
+        finally:
+            os.close(read_end)
+        yield root
+    finally:
+        with contextlib.suppress(OSError):
+            remove(str(root))
+        if lifeline is not None:
+            os.close(lifeline)
+        if watchdog is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                watchdog.wait(15)
 
 
 def emit_document(revisions: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -246,16 +440,21 @@ def emit_document(revisions: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def run_emit(views: Views, surface: SurfaceMap, *, jobs: int = 2, limits: Limits = Limits(),
-             flavor: str | None = None, bar: TextIO | None = None) -> dict[str, Any]:
-    """Build every shipped variant at the base and at the head; the emit document."""
+             flavor: str | None = None, bar: TextIO | None = None,
+             isolate: bool = True) -> dict[str, Any]:
+    """Build every shipped variant at the base and at the head; the emit document.
+
+    `isolate=False` runs the children without namespaces (the emit file records every
+    protection as missing): for tests of that record, and callers that know the OS
+    refuses them."""
     roots = roots_of(surface)
     trees = expected_trees(views, surface)
-    isolate = network_isolation_available()
     commits = _commits(views)
-    with tempfile.TemporaryDirectory(prefix="impact-emit-") as tmp:
+    with _signals_end_the_run(), _temp_root() as tmp:
+        hide = hidden_paths(views, tmp)
         runs = []
         for label, snapshot in (("base", views.base), ("head", views.head)):
-            workdir = Path(tmp) / label
+            workdir = tmp / label
             (workdir / "tree").mkdir(parents=True)
             materialise(snapshot, roots, workdir / "tree")
             write_rules(child_rules(snapshot, surface), workdir / RULES_FILE)
@@ -263,7 +462,8 @@ def run_emit(views: Views, surface: SurfaceMap, *, jobs: int = 2, limits: Limits
                              workdir / "result.json"))
         run_children(runs, jobs=jobs, limits=limits, isolate=isolate,
                      roots_py=tuple(surface.python_roots),
-                     roots_desc=tuple(surface.descriptor_roots), flavor=flavor, bar=bar)
+                     roots_desc=tuple(surface.descriptor_roots), flavor=flavor, bar=bar,
+                     hide=hide)
         revisions = {}
         for run in runs:
             result = None
@@ -276,7 +476,8 @@ def run_emit(views: Views, surface: SurfaceMap, *, jobs: int = 2, limits: Limits
                     run.reason = f"child document unusable: {getattr(exc, 'message', exc)}"
             revisions[run.label] = {"commit": run.commit, "trees": run.trees,
                                     "status": run.status, "reason": run.reason,
-                                    "network_isolated": isolate, "result": result}
+                                    "network_isolated": run.protections["network"],
+                                    "protections": run.protections, "result": result}
     return emit_document(revisions)
 
 
