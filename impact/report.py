@@ -67,7 +67,10 @@ def _emit_summary(emit: dict[str, Any] | None, source: str | None, sha256: str |
     return {"source": source or "given", "sha256": sha256 or emit_sha256(emit),
             "fold": "applied" if trusted else "off: the head is not trusted (--untrusted-head)",
             "revisions": {label: {"status": rev["status"], "reason": rev["reason"],
-                                  "network_isolated": rev["network_isolated"]}
+                                  "network_isolated": rev["network_isolated"],
+                                  # which sandbox protections the child had (None: an
+                                  # emit file older than the record)
+                                  "protections": rev.get("protections")}
                           for label, rev in sorted(emit["revisions"].items())}}
 
 
