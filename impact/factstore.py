@@ -66,7 +66,11 @@ def extractor_version() -> str:
     """A digest of everything that can change an extractor's output for the same blob:
     impact's extractor sources and the parser versions. Computed once per process; raises
     OSError when a source file cannot be read (the store then stays off)."""
-    root = Path(__file__).resolve().parent
+    return version_of(Path(__file__).resolve().parent)
+
+
+def version_of(root: Path) -> str:
+    """The extractor version of the impact package whose folder is `root`."""
     digest = hashlib.sha256(f"format {ENTRY_FORMAT}\n".encode())
     digest.update(f"python {sys.version_info[0]}.{sys.version_info[1]}\n".encode())
     for name in _DISTRIBUTIONS:
