@@ -146,15 +146,19 @@ class FactStore:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._version = extractor_version()
         except OSError as exc:
             self._off(f"cannot create {self.folder}: {exc.strerror or exc}")
+            return
+        try:
+            self._version = extractor_version()
+        except OSError as exc:
+            self._off(f"cannot read impact's extractor sources to version it: {exc}")
 
     def _off(self, why: str) -> None:
         if self.enabled:
             self.enabled = False
             self._warn(f"the fact cache is off for this run ({why}); "
-                       "the report does not depend on it")
+                       "files are parsed afresh, with the same results")
 
     def key(self, surface_sha256: str, path: str, blob: str) -> dict[str, Any] | None:
         """The key of one file's facts, or None when the store is off."""
