@@ -113,43 +113,50 @@ class FactCache:
         found = self._facts.get(key)
         if found is not None:
             return found
+        what = self.surface.describe(path)
+        extractor = KIND_EXTRACTORS.get(what.kind) or EXTRACTORS.get(what.language)
         stored = self.store.key(self.surface.sha256, path, blob) if self.store else None
-        if stored is not None:
-            records = self.store.load(stored)
+        try:
+            records = self.store.load(stored) if self.store and stored is not None else None
             if records is not None:
+                if extractor is not None:
+                    # Read as a parse would: a blob this repository cannot read is named
+                    # whether or not its facts are on disk, so the cache never changes a report.
+                    self._read(snapshot, path)
                 found = self._facts[key] = _from_records(records)
                 return found
-        try:
-            fresh = self._extract(snapshot, path)
+            fresh = self._extract(snapshot, path, what.kind, what.language, extractor)
         except _Unreadable as exc:  # recorded in `unreadable`, never cached
             return [parse_failure(path, f"content not readable: {exc.why}")]
         text = json.dumps([fact.to_json() for fact in fresh], ensure_ascii=False)
         found = self._facts[key] = _from_records(json.loads(text))
-        if stored is not None:
+        if self.store and stored is not None:
             self.store.save(stored, text)
         return found
 
-    def _extract(self, snapshot: Snapshot, path: str) -> list[Fact]:
-        """The facts of `path` as its extractor gives them; raises _Unreadable when its
-        content cannot be read (recorded in `unreadable`)."""
-        what = self.surface.describe(path)
-        extractor = KIND_EXTRACTORS.get(what.kind) or EXTRACTORS.get(what.language)
-        if extractor is None:
-            return [parse_failure(
-                path, f"no extractor for {what.kind} ({what.language}) files yet: "
-                      "not understood")]
+    def _read(self, snapshot: Snapshot, path: str) -> bytes:
+        """The content of `path`; raises _Unreadable (recorded in `unreadable`) when it
+        cannot be read."""
         try:
-            source = snapshot.read(path)
+            return snapshot.read(path)
         except Exception as exc:  # a missing blob in a partial clone, a submodule
             # Not cached: the failure belongs to this snapshot's store, not the blob.
             why = _why(exc)
             self.unreadable.setdefault(id(snapshot), (snapshot, {}))[1][path] = why
             raise _Unreadable(why) from exc
-        refusal = too_large(len(source), what.language)
+
+    def _extract(self, snapshot: Snapshot, path: str, kind: str, language: str,
+                 extractor: Extractor | None) -> list[Fact]:
+        """The facts of `path` as its extractor gives them."""
+        if extractor is None:
+            return [parse_failure(
+                path, f"no extractor for {kind} ({language}) files yet: not understood")]
+        source = self._read(snapshot, path)
+        refusal = too_large(len(source), language)
         if refusal is not None:  # refused before any parser sees it
             return [parse_failure(path, refusal)]
         found = extractor(path, source, self.surface)
-        return _with_content(path, what.language, source, found)
+        return _with_content(path, language, source, found)
 
     def unreadable_in(self, snapshot: Snapshot) -> dict[str, str]:
         """Path -> why, for each file of `snapshot` whose content could not be read when its

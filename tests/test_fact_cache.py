@@ -472,3 +472,22 @@ def test_an_unwritable_cache_warns_once_and_the_report_succeeds(build, capsys, t
     assert json.loads(out)["verdict"]["kind"] == "NEEDS-DEVICE"
     assert err.count("impact: warning: the fact cache is off") == 1, err
     assert len(err.splitlines()) == 1
+
+
+def test_a_blob_the_repository_lost_is_named_even_when_its_facts_are_cached(build, capsys,
+                                                                            tmp_path) -> None:
+    from dulwich.objects import Blob
+
+    path = e.GFX950_DENSE_PACK
+    repo = build(Scenario(base=verdicts.TREE, head=(Change("body", edits=(BODY_EDIT,)),)))
+    folder = tmp_path / "cache"
+    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+            "--format", "json"]
+    _run([*argv, "--cache-dir", str(folder)], capsys)  # the pack's facts are now on disk
+    sha = Blob.from_string(verdicts.TREE[path]).id.decode()
+    (repo.path / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+    warm = _run([*argv, "--cache-dir", str(folder)], capsys)
+    assert warm == _run([*argv, "--no-cache"], capsys)
+    doc = json.loads(warm[1])
+    assert any(path in {s["file"] for s in r["sides"]} and r["status"] == "changed"
+               and "not readable" in json.dumps(r) for r in doc["rows"]), doc["rows"]
