@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from impact.errors import (
     EXIT_BAD_INPUT,
@@ -28,6 +28,9 @@ from impact.errors import (
     ImpactError,
 )
 from impact.version import tool_version
+
+if TYPE_CHECKING:
+    from impact.factstore import FactStore
 
 
 class _Parser(argparse.ArgumentParser):
@@ -118,6 +121,15 @@ def _add_input_forms(parser: argparse.ArgumentParser) -> None:
                              "else hipdnn")
 
 
+def _add_cache(parser: argparse.ArgumentParser, *, switch: bool = True) -> None:
+    parser.add_argument("--cache-dir", metavar="DIR",
+                        help="the fact cache folder (default: $XDG_CACHE_HOME/impact, "
+                             "else ~/.cache/impact)")
+    if switch:
+        parser.add_argument("--no-cache", action="store_true",
+                            help="parse every file afresh; read and write no fact cache")
+
+
 def _add_output(parser: argparse.ArgumentParser) -> None:
     from impact.render import RENDERERS
 
@@ -153,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the head's own code is not trusted (a pull request from a "
                              "fork): emit results may raise severity, never fold a row")
     report.add_argument("--jobs", type=int, default=2, help="emitter children at once (2)")
+    _add_cache(report)
     emit = sub.add_parser("emit", help="build every shipped variant at base and head in a "
                                        "sandboxed child; write the emit file")
     _add_input_forms(emit)
@@ -163,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds a child may run before its process group is ended")
     emit.add_argument("--family-budget", type=float, default=20.0,
                       help="seconds of support-predicate probes per family")
+    _add_cache(emit)
     emit.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     facts = sub.add_parser("facts", help="print, as JSON, the facts impact sees in some files")
     facts.add_argument("--repo", default=".", help="the repository (default: the current folder)")
@@ -170,10 +184,16 @@ def build_parser() -> argparse.ArgumentParser:
     facts.add_argument("--surface-map", metavar="NAME|PATH", help="as for report")
     facts.add_argument("paths", nargs="+", metavar="PATH", help="repository-relative file paths")
     facts.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    _add_cache(facts)
     facts.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     explain = sub.add_parser("explain", help="what a contract check checks, and why")
     explain.add_argument("contract", help="a contract name, e.g. kernargs")
     explain.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    cache = sub.add_parser("cache", help="show or empty the fact cache")
+    cache.add_argument("action", choices=["info", "clear"],
+                       help="info: the folder, its entries and size; clear: delete every entry")
+    _add_cache(cache, switch=False)
+    cache.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     demo = sub.add_parser("demo", help="build a demo repository from the bundled fixture tree "
                                        "and report on it")
     demo.add_argument("--keep", metavar="DIR",
@@ -211,7 +231,47 @@ def _write(text: str, output: str | None) -> None:
         raise
 
 
+def _store(args: argparse.Namespace) -> FactStore | None:
+    """The persistent fact cache the command's options ask for (None: --no-cache)."""
+    if getattr(args, "no_cache", False) or not hasattr(args, "cache_dir"):
+        return None
+    from impact.factstore import FactStore, default_cache_dir
+
+    return FactStore(Path(args.cache_dir) if args.cache_dir else default_cache_dir())
+
+
+def _cache_command(args: argparse.Namespace) -> int:
+    from impact.factstore import FactStore, default_cache_dir
+
+    folder = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
+    store = FactStore(folder, create=False)
+    if args.action == "clear":
+        gone = store.clear()
+        sys.stdout.write(f"impact cache: cleared {folder}: {gone.entries} entries, "
+                         f"{_size(gone.size)}\n")
+        return EXIT_NONE
+    usage = store.usage()
+    sys.stdout.write(f"folder: {folder}\nentries: {usage.entries}\n"
+                     f"size: {_size(usage.size)} (limit {_size(usage.limit)})\n")
+    return EXIT_NONE
+
+
+def _size(count: int) -> str:
+    return f"{count} bytes" if count < 1024 * 1024 else f"{count / (1024 * 1024):.1f} MB"
+
+
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "cache":
+        return _cache_command(args)
+    if args.command in ("report", "emit", "facts"):
+        from impact.extract import persistent_facts
+
+        with persistent_facts(_store(args)):
+            return _run_command(args)
+    return _run_command(args)
+
+
+def _run_command(args: argparse.Namespace) -> int:
     if args.command == "explain":
         from impact.checks import REGISTRY, explain
 

@@ -2,14 +2,19 @@
 
 Maintainers: no parsing here, only dispatch. A file whose language has no
 extractor yet gets a parse-failure fact saying so, so later stages treat it
-as not understood (changed), never as safe.
+as not understood (changed), never as safe. Facts are cached in memory for the
+process and, within `persistent_facts(store)`, on disk (impact/factstore.py);
+every fact handed out has been through the JSON round trip the disk entry makes,
+so a report reads the same facts whether they were parsed now or loaded.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import yaml
 
@@ -23,8 +28,9 @@ from impact.descriptors import extract_descriptor_facts, extract_profile_facts
 from impact.descriptors.aot import extract_aot_family_facts
 from impact.dvc import extract_dvc_facts
 from impact.facts import CONTENT, PARSE_FAILURE, Fact, content_fact, parse_failure
+from impact.factstore import FactStore
 from impact.git import Snapshot
-from impact.kinds import Language, SurfaceKind
+from impact.kinds import FactKind, Language, SurfaceKind
 from impact.python import extract_python_facts, package_name_for
 from impact.strict import Refused, load_json, load_yaml, too_large
 from impact.surface import SurfaceMap
@@ -64,21 +70,37 @@ KIND_EXTRACTORS: dict[str, Extractor] = {
 
 _PROCESS_CACHE: dict[tuple[str, str, str], list[Fact]] = {}
 _PROCESS_CACHE_LIMIT = 200_000
+_ACTIVE_STORE: FactStore | None = None
 
 
 def clear_fact_cache() -> None:
-    """Forget every cached fact (tests that count parses start from here)."""
+    """Forget every fact cached in memory (tests that count parses start from here)."""
     _PROCESS_CACHE.clear()
+
+
+@contextmanager
+def persistent_facts(store: FactStore | None) -> Iterator[FactStore | None]:
+    """Within the block, every FactCache made without a store of its own also reads and
+    fills `store` (None: memory only); the store is closed (its size bound kept) after."""
+    global _ACTIVE_STORE
+    previous, _ACTIVE_STORE = _ACTIVE_STORE, store
+    try:
+        yield store
+    finally:
+        _ACTIVE_STORE = previous
+        if store is not None:
+            store.close()
 
 
 class FactCache:
     """Facts keyed by (surface map, path, blob id): a file is parsed once per process,
-    however many views or reports hold that same blob. The path is part of the key because
-    facts name their file and relative imports resolve against it; the map, because it
-    picks the extractor."""
+    however many views or reports hold that same blob, and, with a persistent store, once
+    per extractor version. The path is part of the key because facts name their file and
+    relative imports resolve against it; the map, because it picks the extractor."""
 
-    def __init__(self, surface: SurfaceMap) -> None:
+    def __init__(self, surface: SurfaceMap, store: FactStore | None = None) -> None:
         self.surface = surface
+        self.store = store if store is not None else _ACTIVE_STORE
         # id(snapshot) -> (the snapshot, kept so the id stays its own; path -> why)
         self.unreadable: dict[int, tuple[Snapshot, dict[str, str]]] = {}
         self._facts = _PROCESS_CACHE
@@ -86,30 +108,55 @@ class FactCache:
             self._facts.clear()
 
     def facts(self, snapshot: Snapshot, path: str) -> list[Fact]:
-        key = (self.surface.sha256, path, snapshot[path].sha)
-        if key not in self._facts:
-            what = self.surface.describe(path)
-            extractor = KIND_EXTRACTORS.get(what.kind) or EXTRACTORS.get(what.language)
-            if extractor is None:
-                found = [parse_failure(
-                    path, f"no extractor for {what.kind} ({what.language}) files yet: "
-                          "not understood")]
-            else:
-                try:
-                    source = snapshot.read(path)
-                except Exception as exc:  # a missing blob in a partial clone, a submodule
-                    # Not cached: the failure belongs to this snapshot's store, not the blob.
-                    why = _why(exc)
-                    self.unreadable.setdefault(id(snapshot), (snapshot, {}))[1][path] = why
-                    return [parse_failure(path, f"content not readable: {why}")]
-                refusal = too_large(len(source), what.language)
-                if refusal is not None:  # refused before any parser sees it
-                    found = [parse_failure(path, refusal)]
-                else:
-                    found = extractor(path, source, self.surface)
-                    found = _with_content(path, what.language, source, found)
-            self._facts[key] = found
-        return self._facts[key]
+        blob = snapshot[path].sha
+        key = (self.surface.sha256, path, blob)
+        found = self._facts.get(key)
+        if found is not None:
+            return found
+        what = self.surface.describe(path)
+        extractor = KIND_EXTRACTORS.get(what.kind) or EXTRACTORS.get(what.language)
+        stored = self.store.key(self.surface.sha256, path, blob) if self.store else None
+        try:
+            records = self.store.load(stored) if self.store and stored is not None else None
+            if records is not None:
+                if extractor is not None:
+                    # Read as a parse would: a blob this repository cannot read is named
+                    # whether or not its facts are on disk, so the cache never changes a report.
+                    self._read(snapshot, path)
+                found = self._facts[key] = _from_records(records)
+                return found
+            fresh = self._extract(snapshot, path, what.kind, what.language, extractor)
+        except _Unreadable as exc:  # recorded in `unreadable`, never cached
+            return [parse_failure(path, f"content not readable: {exc.why}")]
+        text = json.dumps([fact.to_json() for fact in fresh], ensure_ascii=False)
+        found = self._facts[key] = _from_records(json.loads(text))
+        if self.store and stored is not None:
+            self.store.save(stored, text)
+        return found
+
+    def _read(self, snapshot: Snapshot, path: str) -> bytes:
+        """The content of `path`; raises _Unreadable (recorded in `unreadable`) when it
+        cannot be read."""
+        try:
+            return snapshot.read(path)
+        except Exception as exc:  # a missing blob in a partial clone, a submodule
+            # Not cached: the failure belongs to this snapshot's store, not the blob.
+            why = _why(exc)
+            self.unreadable.setdefault(id(snapshot), (snapshot, {}))[1][path] = why
+            raise _Unreadable(why) from exc
+
+    def _extract(self, snapshot: Snapshot, path: str, kind: str, language: str,
+                 extractor: Extractor | None) -> list[Fact]:
+        """The facts of `path` as its extractor gives them."""
+        if extractor is None:
+            return [parse_failure(
+                path, f"no extractor for {kind} ({language}) files yet: not understood")]
+        source = self._read(snapshot, path)
+        refusal = too_large(len(source), language)
+        if refusal is not None:  # refused before any parser sees it
+            return [parse_failure(path, refusal)]
+        found = extractor(path, source, self.surface)
+        return _with_content(path, language, source, found)
 
     def unreadable_in(self, snapshot: Snapshot) -> dict[str, str]:
         """Path -> why, for each file of `snapshot` whose content could not be read when its
@@ -120,6 +167,23 @@ class FactCache:
                 for path, why in paths.items():
                     found.setdefault(path, why)
         return found
+
+
+class _Unreadable(Exception):
+    """A file's content could not be read: a fact of this snapshot's store, not the blob."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+_KINDS: dict[str, FactKind] = {kind.value: kind for kind in FactKind}
+
+
+def _from_records(records: list[dict[str, Any]]) -> list[Fact]:
+    """Facts from their JSON records; a kind impact knows is its FactKind member again."""
+    return [Fact(_KINDS.get(r["kind"], r["kind"]), r["name"], r["line"], r["data"])
+            for r in records]
 
 
 def _why(exc: Exception) -> str:

@@ -43,6 +43,15 @@ class Build:
         return memory.scenario_views(scenario)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _fact_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory):
+    """Reports run by tests (in-process or as subprocesses) keep their fact cache in a
+    session folder, never in the real ~/.cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        yield
+
+
 @pytest.fixture
 def build(tmp_path: Path) -> Build:
     """Build a scenario into a fresh folder under tmp_path (or in memory, `in_memory`)."""
