@@ -574,11 +574,6 @@ class SymbolGraph:
         info = self._modules.get(module)
         return info.path if info else None
 
-    def binding_of(self, module: str, local: str) -> tuple[str, str | None] | None:
-        """What the module-level name `local` of `module` is imported as: (module, name)."""
-        info = self._modules.get(module)
-        return info.bindings.get(local) if info else None
-
     def export_chain(self, module: str, name: str) -> list[str]:
         """The modules an import of `name` from `module` passes through, following package
         re-exports and re-imports by name, whether or not the name is still defined."""
@@ -705,7 +700,7 @@ class SymbolGraph:
                 path, name, int(data.get("line") or 0), self._locator(data.get("python_source")),
                 self._locator(data.get("cpp_mirror")),
                 tuple(str(f) for f in data.get("kmd_fields") or ()),
-                self._text(data.get("guard")), self._text(data.get("test"))))
+                _text(data.get("guard")), _text(data.get("test"))))
         return sorted(found, key=lambda e: (e.profile, e.name))
 
     @staticmethod
@@ -713,12 +708,7 @@ class SymbolGraph:
         if not isinstance(raw, dict):
             return None
         symbol = raw.get("symbol")
-        return Locator(str(raw.get("raw")), str(raw.get("file")),
-                                   str(symbol) if symbol else None)
-
-    @staticmethod
-    def _text(value: Any) -> str | None:
-        return value if isinstance(value, str) else None
+        return Locator(str(raw.get("raw")), str(raw.get("file")), str(symbol) if symbol else None)
 
     def symbol_names(self, paths: Iterable[str]) -> list[SymbolString]:
         """The native symbol strings the descriptor files `paths` name."""
@@ -784,14 +774,6 @@ class SymbolGraph:
 
     def all_archs(self) -> set[str]:
         return {a for v in self.variants() for a in self.graph.nodes[v].get("arch_expanded", [])}
-
-    def archs_of_descriptor(self, path: str) -> set[str]:
-        """Architectures of the variants a descriptor file holds."""
-        node = f"descriptor:{path}"
-        if node not in self.graph:
-            return set()
-        return {a for v in self.edges_of(node, {"contains"})
-                for a in self.graph.nodes[v].get("arch_expanded", [])}
 
     @cached_property
     def _archs_by_module(self) -> dict[str, frozenset[str]]:
