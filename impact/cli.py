@@ -199,7 +199,83 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", metavar="DIR",
                       help="build the demo repository in DIR (new or empty) and keep it")
     _add_output(demo)
+    _add_device_commands(sub)
     return parser
+
+
+def _add_device_commands(sub: argparse._SubParsersAction) -> None:
+    """`impact validate` and `impact verify`: the device runs, on one locked idle GPU."""
+    validate = sub.add_parser("validate", help="run the device runs on base and head on one "
+                                               "locked idle GPU; write validation_report.json")
+    validate.add_argument("--repo", help="the repository (default: the report's, else '.')")
+    validate.add_argument("--base", help="the base revision (default: the report's)")
+    validate.add_argument("--head", help="the head revision (default: the report's)")
+    validate.add_argument("--target-tip", metavar="T",
+                          help="merge head onto T and test that (default: the report's tip, "
+                               "else the base)")
+    validate.add_argument("--from-report", metavar="R.json",
+                          help="take tests and bench commands from this impact JSON report's "
+                               "device_runs (it must be about the same base and head)")
+    validate.add_argument("--test", action="append", default=[], metavar="T",
+                          help="a pytest target or script path (repeatable)")
+    validate.add_argument("--bench", action="append", default=[], metavar="CMD",
+                          help="a bench shell command, run base/head/base (repeatable)")
+    validate.add_argument("--package", metavar="NAME",
+                          help="the package under test, for the import check")
+    validate.add_argument("-o", "--output", default="validation_report.json", metavar="FILE")
+    validate.add_argument("--samples", type=int, default=10, help="idle samples (10)")
+    validate.add_argument("--interval", type=float, default=1.0, help="seconds between (1)")
+    validate.add_argument("--lock-dir", default="/tmp", metavar="D",
+                          help="folder of the GPU lock files (/tmp)")
+    validate.add_argument("--timeout", type=float, default=1800.0,
+                          help="seconds per test or bench run (1800)")
+    validate.add_argument("--vram-only", action="store_true",
+                          help="accept a GPU whose utilisation cannot be read, on VRAM alone "
+                               "(recorded as idleness_basis vram-only)")
+    validate.add_argument("--python", default=sys.executable,
+                          help="the interpreter that runs the tests (default: this one)")
+    validate.add_argument("--keep", action="store_true",
+                          help="keep the scratch folders (their paths are in the report)")
+    validate.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    verify = sub.add_parser("verify", help="one command on one locked idle GPU; one JSON "
+                                           "artifact with its raw output beside it")
+    verify.add_argument("--arch", help="the architecture the GPU must have (e.g. sm_90, gfx950)")
+    verify.add_argument("-o", "--output", default="verify.json", metavar="FILE")
+    verify.add_argument("--package", action="append", default=[], metavar="NAME",
+                        help="a package whose import origin to record (repeatable)")
+    verify.add_argument("--samples", type=int, default=10, help="idle samples (10)")
+    verify.add_argument("--interval", type=float, default=1.0, help="seconds between (1)")
+    verify.add_argument("--lock-dir", default="/tmp", metavar="D")
+    verify.add_argument("--timeout", type=float, default=1800.0, help="seconds the command may run")
+    verify.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    verify.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD...",
+                        help="the command to run")
+
+
+def _device_command(args: argparse.Namespace) -> int:
+    """Run validate or verify; the exit code is the one the document records."""
+    if args.command == "validate":
+        from impact.validate.run import Options, validate
+
+        options = Options(repo=args.repo, base=args.base, head=args.head,
+                          target_tip=args.target_tip, from_report=args.from_report,
+                          tests=args.test, bench=args.bench, package=args.package,
+                          output=args.output, samples=args.samples, interval=args.interval,
+                          lock_dir=args.lock_dir, timeout=args.timeout, python=args.python,
+                          keep=args.keep,
+                          basis="vram-only" if args.vram_only else "activity+vram")
+        document = validate(options)
+        sys.stdout.write(f"Validation: {document['verdict']} ({args.output})\n")
+        return int(document["process_exit_code"])
+    from impact.validate.verify import VerifyOptions, verify
+
+    command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    document = verify(VerifyOptions(command=command, output=args.output, arch=args.arch,
+                                    packages=args.package, samples=args.samples,
+                                    interval=args.interval, lock_dir=args.lock_dir,
+                                    timeout=args.timeout))
+    sys.stdout.write(f"Verify: {document['verdict']} ({args.output})\n")
+    return int(document["process_exit_code"])
 
 
 def _write(text: str, output: str | None) -> None:
@@ -272,6 +348,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_command(args: argparse.Namespace) -> int:
+    if args.command in ("validate", "verify"):
+        return _device_command(args)
     if args.command == "explain":
         from impact.checks import REGISTRY, explain
 

@@ -1,0 +1,112 @@
+"""Revisions into scratch folders, straight from git objects, and the merge simulation.
+
+Maintainers: writes only under the scratch folder it is given; never checks out or
+touches the user's working tree. Git is read through impact.git (dulwich); the merge is
+impact.git.views' own three-way merge, so validate merges exactly as the report does.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from dulwich.patch import write_tree_diff
+
+from impact.git import Snapshot, Views, open_views
+
+CACHE_VARS = ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "AITER_JIT_DIR",
+              "FLYDSL_RUNTIME_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPYCACHEPREFIX")
+"""Every JIT or kernel cache a side gets fresh, so no build crosses from base to head."""
+
+
+@dataclass(frozen=True)
+class MergeSim:
+    """Head merged onto the target tip: the tree to test as head, or why there is none."""
+
+    status: str  # pass | fail
+    reason: str
+    target: str
+    target_sha: str
+    tree: Snapshot | None
+    conflicts: tuple[str, ...]
+
+
+def open_for_validation(repo: str, base: str, head: str, target_tip: str | None) -> Views:
+    """The report's views of base..head merged onto `target_tip` (the base when none is
+    given: the head must still merge onto the commit it is compared with)."""
+    return open_views(repo, base=base, head=head, target_tip=target_tip or base)
+
+
+def merge_sim(views: Views) -> MergeSim:
+    """The merged view as a stage: a conflict or an impossible merge fails it."""
+    tip = views.revisions["target_tip"]
+    merged = views.view("merged")
+    if merged is None or merged.new is None:
+        why = merged.unavailable if merged is not None else "no merged view"
+        return MergeSim("fail", f"head cannot be merged onto {tip.spelled}: {why}",
+                        tip.spelled, tip.sha, None, ())
+    if merged.conflicts:
+        return MergeSim("fail", f"head conflicts with {tip.spelled} in "
+                        f"{len(merged.conflicts)} path(s)", tip.spelled, tip.sha, None,
+                        merged.conflicts)
+    return MergeSim("pass", f"head merges cleanly onto {tip.spelled}", tip.spelled, tip.sha,
+                    merged.new, ())
+
+
+def patch_bytes(views: Views) -> bytes:
+    """The diff base..head (from their merge base, as `git diff A...B` and a PR diff
+    print it), written by dulwich's patch writer."""
+    import io
+
+    assert views.repository is not None
+    out = io.BytesIO()
+    write_tree_diff(out, views.repository.objects, views.base.tree_id.encode(),
+                    views.head.tree_id.encode())
+    return out.getvalue()
+
+
+def write_tree(snapshot: Snapshot, folder: Path) -> list[str]:
+    """Every file of `snapshot` written under `folder` (modes and symlinks kept); the
+    submodules it could not write are returned."""
+    skipped = []
+    for path, entry in snapshot.walk():
+        target = folder / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if entry.is_submodule:
+            skipped.append(path)
+            continue
+        data = snapshot.read(path)
+        if stat.S_IFMT(entry.mode) == stat.S_IFLNK:
+            os.symlink(data.decode(), target)
+            continue
+        target.write_bytes(data)
+        if entry.mode & 0o111:
+            target.chmod(0o755)
+    return skipped
+
+
+@dataclass(frozen=True)
+class Side:
+    """One materialised revision: its tree, its folder and its own caches."""
+
+    name: str
+    tree_id: str
+    root: Path
+    caches: dict[str, str]
+    submodules_skipped: tuple[str, ...]
+
+
+def materialise(name: str, snapshot: Snapshot, scratch: Path) -> Side:
+    """`snapshot` written to `<scratch>/<name>/src` with fresh caches under
+    `<scratch>/<name>/cache/`."""
+    root = scratch / name / "src"
+    root.mkdir(parents=True)
+    skipped = write_tree(snapshot, root)
+    caches = {}
+    for var in CACHE_VARS:
+        path = scratch / name / "cache" / var.lower()
+        path.mkdir(parents=True)
+        caches[var] = str(path)
+    return Side(name, str(snapshot.tree_id), root, caches, tuple(skipped))

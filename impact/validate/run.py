@@ -1,0 +1,372 @@
+"""`impact validate`: the stages in order, on one claimed GPU, into validation_report.json.
+
+Maintainers: orchestration only. Each stage's judgement lives in its own module
+(materialise, claim, correctness, perf, identity) and the verdict in verdict.decide; this
+module runs them, times them and assembles the document. Bad input raises BadUsage (exit
+3) before anything runs; everything after the output is cleared ends in a report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from impact.contracts import load_schema
+from impact.errors import BadUsage
+from impact.validate import correctness, identity, materialise, perf
+from impact.validate.claim import Claim, Thresholds, claim_gpu
+from impact.validate.document import SCHEMA_VERSION, clear, finish, write_json
+from impact.validate.gpus import RecordedBackend, detect_backend
+
+
+@dataclass
+class Options:
+    """What the command line asked for."""
+
+    repo: str | None
+    base: str | None
+    head: str | None
+    target_tip: str | None = None
+    from_report: str | None = None
+    tests: list[str] = field(default_factory=list)
+    bench: list[str] = field(default_factory=list)
+    package: str | None = None
+    output: str = "validation_report.json"
+    samples: int = 10
+    interval: float = 1.0
+    lock_dir: str = "/tmp"
+    timeout: float = 1800.0
+    python: str = sys.executable
+    label: str | None = None
+    keep: bool = False
+    basis: str = "activity+vram"
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _stage(status: str, reason: str, **detail: Any) -> dict[str, Any]:
+    return {"status": status, "reason": reason, "detail": detail}
+
+
+def load_plan(path: str) -> dict[str, Any]:
+    """An `impact report --format json` document, checked against report.schema.json."""
+    import jsonschema
+
+    try:
+        doc = json.loads(Path(path).read_text())
+        jsonschema.Draft202012Validator(load_schema("report.schema.json")).validate(doc)
+    except OSError as exc:
+        raise BadUsage(f"cannot read the report '{path}' ({exc.strerror})",
+                       "give the file 'impact report --format json' wrote") from None
+    except ValueError as exc:  # JSON or schema
+        first = str(exc).splitlines()[0]
+        raise BadUsage(f"'{path}' is not an impact JSON report ({first})",
+                       "write it with 'impact report --format json -o FILE'") from None
+    return doc
+
+
+def plan_selection(plan: dict[str, Any]) -> tuple[list[str], list[str], str]:
+    """The tests and bench commands of the report's device runs, and where they came from."""
+    tests = sorted({t for run in plan["device_runs"] for t in run.get("tests", [])})
+    bench = sorted({b for run in plan["device_runs"] for b in run.get("bench", [])})
+    notes = sorted({run["note"] for run in plan["device_runs"] if run.get("note")})
+    if not plan["device_runs"]:
+        basis = "the report asks for no device run"
+    else:
+        basis = "; ".join(["device_runs of the report (targets from its surface map)",
+                           *notes])
+    return tests, bench, basis
+
+
+def _bind(options: Options, plan: dict[str, Any]) -> None:
+    """The report must be about exactly this base and head (and tip)."""
+    revs = plan["revisions"]
+    for role in ("base", "head"):
+        if role not in revs:
+            raise BadUsage(f"the report names no {role} revision",
+                           "validate a report made with --base and --head")
+    options.repo = options.repo or plan["repository"]
+    options.base = options.base or revs["base"]["sha"]
+    options.head = options.head or revs["head"]["sha"]
+    if not options.target_tip and "target_tip" in revs:
+        options.target_tip = revs["target_tip"]["sha"]
+
+
+def _check_binding(views_revs: dict[str, Any], plan: dict[str, Any]) -> None:
+    revs = plan["revisions"]
+    for role in ("base", "head", "target_tip"):
+        if role in revs and role in views_revs and revs[role]["sha"] != views_revs[role].sha:
+            raise BadUsage(f"the report is about {role} {revs[role]['sha'][:12]}, not "
+                           f"{views_revs[role].sha[:12]}",
+                           "make the report for this base and head, or validate its own")
+
+
+def _env(side: materialise.Side, hook: Path, claim: Claim, package: str | None,
+         identity_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "CUDA_VISIBLE_DEVICES",
+                        "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")}
+    env.update(side.caches)
+    env.update(claim.env)
+    env.update({"PYTHONPATH": f"{side.root}{os.pathsep}{hook}",
+                "PYTHONDONTWRITEBYTECODE": "1", "FLYDSL_AUTOTUNE": "0",
+                identity.IDENTITY_DIR_ENV: str(identity_dir),
+                identity.IDENTITY_PACKAGE_ENV: package or "",
+                identity.HASH_CACHE_ENV: str(hook / "hashes.json")})
+    identity_dir.mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def validate(options: Options) -> dict[str, Any]:
+    """Run every stage and write the report; returns the document written."""
+    out = Path(options.output)
+    plan = None
+    if options.from_report:
+        if options.tests or options.bench:
+            raise BadUsage("--from-report and --test/--bench exclude each other",
+                           "take the targets from the report, or name them yourself")
+        plan = load_plan(options.from_report)
+        _bind(options, plan)
+    if not (options.base and options.head):
+        raise BadUsage("validate needs --base and --head (or --from-report)",
+                       "name the two revisions to compare")
+    if options.samples < 1 or options.interval < 0 or options.timeout <= 0:
+        raise BadUsage("--samples must be at least 1, --interval and --timeout positive",
+                       "fix the numbers")
+    clear(out)  # from here on, a crash leaves no report at all, never a stale PASS
+    started = _now()
+    views = materialise.open_for_validation(options.repo or ".", options.base, options.head,
+                                            options.target_tip)
+    if plan is not None:
+        _check_binding(views.revisions, plan)
+        tests, bench, basis = plan_selection(plan)
+    else:
+        tests, bench, basis = sorted(set(options.tests)), list(options.bench), \
+            "named on the command line (--test/--bench)"
+    timings: dict[str, float] = {}
+    stages: dict[str, dict[str, Any]] = {}
+    findings: list[dict[str, Any]] = []
+
+    clock = time.monotonic()
+    merge = materialise.merge_sim(views)
+    stages["merge_sim"] = _stage(merge.status, merge.reason, target=merge.target,
+                                 target_sha=merge.target_sha, conflicts=list(merge.conflicts))
+    patch = materialise.patch_bytes(views)
+    head_view = views.view("head")
+    assert head_view is not None
+    paths = list(head_view.diff.paths)
+    test_paths = [p for p in paths if "test" in p.rsplit("/", 1)[-1].lower()]
+    stages["diff_scan"] = _stage("info", "candidates, not verdicts", paths=len(paths),
+                                 test_paths=len(test_paths))
+    timings["merge_sim"] = time.monotonic() - clock
+
+    scratch = Path(tempfile.mkdtemp(prefix="impact-validate-"))
+    document: dict[str, Any] = {}
+    try:
+        clock = time.monotonic()
+        backend, tried = detect_backend()
+        recorded = isinstance(backend, RecordedBackend)
+        with claim_gpu(backend, samples=options.samples, interval=options.interval,
+                       lock_dir=Path(options.lock_dir), tried=tried,
+                       limits=Thresholds(basis=options.basis)) as claim:
+            timings["gpu_claim"] = time.monotonic() - clock
+            result = _run_sides(options, views, merge, claim, scratch, tests, bench, recorded,
+                                timings)
+        stages.update(result["stages"])
+        findings += result["findings"]
+        detail = claim.detail()
+        detail["seconds"] = round(timings["gpu_claim"], 3)
+        if claim.gpu is None:
+            stages["gpu_claim"] = {"status": "skip", "reason": claim.reason, "detail": detail}
+        elif recorded:
+            stages["gpu_claim"] = {"status": "skip", "reason": "recorded samples stand in for "
+                                   f"the GPU ({os.environ.get('IMPACT_GPU_SAMPLES')}): tests "
+                                   "only, a recording is not a device", "detail": detail}
+        else:
+            stages["gpu_claim"] = {"status": "pass", "reason": claim.reason, "detail": detail}
+        coverage, coverage_basis = identity.arch_coverage(
+            claim.gpu.arch if claim.gpu else None, result["head_executed"], not recorded)
+        gpu = claim.gpu
+        document = {
+            "schema_version": SCHEMA_VERSION,
+            "label": options.label or f"{options.base}..{options.head}",
+            "started_utc": started,
+            "finished_utc": _now(),
+            "tool": {"name": "impact", "version": _version()},
+            "repo": {
+                "path": str(views.location),
+                "base": views.revisions["base"].sha,
+                "head": views.revisions["head"].sha,
+                "target_tip": views.revisions["target_tip"].sha,
+                "merge_base": (views.merge_bases.get("base..head") or [None])[0],
+                "patch_sha256": hashlib.sha256(patch).hexdigest(),
+                "patch_paths": paths,
+                "base_dir": result["dirs"].get("base"),
+                "head_dir": result["dirs"].get("head"),
+            },
+            "environment": {
+                "host": socket.gethostname(),
+                "gpu": gpu.name if gpu else None,
+                "arch": gpu.arch if gpu else None,
+                "python": {"executable": options.python, "version": platform.python_version()},
+                "isolation": {"level": "scratch-folders",
+                              "reason": "each side written from git objects into its own "
+                                        "folder with fresh JIT and kernel caches; no "
+                                        "container"},
+                "cold_cache": True,
+            },
+            "test_selection": {
+                "tests": tests, "bench": bench, "runner": result["runner"],
+                "runner_reason": result["runner_reason"], "basis": basis,
+                "perf_rounds": list(perf.ROUNDS),
+                "metric_format": "JSON lines {\"label\": str, \"us\": float} or "
+                                 "'<label>: <number> us'",
+            },
+            "degraded_mode": claim.degraded_mode,
+            "stages": stages,
+            "findings": findings,
+            "arch_coverage": coverage,
+            "arch_coverage_basis": coverage_basis,
+            "runtime_identity": result["identity"],
+            "perf_rows": result["perf_rows"],
+            "timings_s": {k: round(v, 3) for k, v in sorted(timings.items())},
+        }
+    finally:
+        if not options.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+    document = finish(document)
+    write_json(document, out)
+    return document
+
+
+def _version() -> str:
+    from impact.version import tool_version
+
+    return tool_version()
+
+
+def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim: Claim,
+               scratch: Path, tests: list[str], bench: list[str], recorded: bool,
+               timings: dict[str, float]) -> dict[str, Any]:
+    """Materialise, check imports, run correctness and perf: the stages after the claim."""
+    stages: dict[str, dict[str, Any]] = {}
+    findings: list[dict[str, Any]] = []
+    result: dict[str, Any] = {"stages": stages, "findings": findings, "head_executed": 0,
+                              "identity": None, "perf_rows": [], "dirs": {},
+                              "runner": "none", "runner_reason": "no target named"}
+    clock = time.monotonic()
+    base_snap = _tip_tree(views)
+    sides = {"base": materialise.materialise("base", base_snap, scratch)}
+    if merge.tree is not None:
+        sides["head"] = materialise.materialise("head", merge.tree, scratch)
+    result["dirs"] = {name: str(side.root) for name, side in sides.items()}
+    timings["materialise"] = time.monotonic() - clock
+    hook = identity.install_hook(scratch / "hook")
+
+    clock = time.monotonic()
+    if "head" not in sides:
+        stages["runtime_compat"] = _stage("skip", "no merged head tree to check (merge_sim failed)")
+    elif not options.package:
+        stages["runtime_compat"] = _stage("skip", "no package named: pass --package NAME so the "
+                                          "import check can prove which tree runs")
+    else:
+        origins, bad = {}, []
+        for name, side in sides.items():
+            env = _env(side, hook, claim, options.package, scratch / name / "probe")
+            origin, error = identity.import_origin(options.python, options.package, env)
+            origins[name] = origin
+            if origin is None or not Path(origin).resolve().is_relative_to(side.root.resolve()):
+                bad.append(f"{name}: {options.package} resolves to {origin or error}, "
+                           f"outside {side.root}")
+        stages["runtime_compat"] = (_stage("fail", "; ".join(bad), origins=origins) if bad else
+                                    _stage("pass", f"{options.package} resolves inside each "
+                                           "side's scratch folder", origins=origins))
+    timings["runtime_compat"] = time.monotonic() - clock
+
+    blocked = []
+    if claim.gpu is None:
+        blocked.append(f"no GPU claimed ({claim.degraded_mode})")
+    if stages["runtime_compat"]["status"] != "pass":
+        blocked.append(f"runtime_compat is {stages['runtime_compat']['status']}")
+    if not tests:
+        blocked.append("no test target: the plan names none")
+    if blocked:
+        why = "; ".join(blocked)
+        stages["correctness"] = _stage("skip", why)
+        stages["test_policy"] = _stage("skip", why)
+        stages["perf"] = _stage("skip", why if bench else f"no bench command named; {why}")
+        return result
+
+    clock = time.monotonic()
+    outcomes: dict[str, list[correctness.Outcome]] = {}
+    logs = scratch / "logs"
+    logs.mkdir()
+    for name in ("base", "head"):
+        side = sides[name]
+        env = _env(side, hook, claim, options.package, scratch / name / "identity")
+        outcomes[name] = [correctness.run_target(options.python, side.root, t, env, logs, name,
+                                                 options.timeout) for t in tests]
+    timings["correctness"] = time.monotonic() - clock
+    comparison = correctness.compare(outcomes["base"], outcomes["head"])
+    findings += comparison.findings
+    result["head_executed"] = comparison.head_executed
+    runners = sorted({o.runner for o in outcomes["head"]})
+    result["runner"] = runners[0] if len(runners) == 1 else "mixed"
+    result["runner_reason"] = "; ".join(o.runner_reason for o in outcomes["head"])
+    stages["correctness"] = _stage(
+        comparison.status, comparison.reason,
+        base=[o.to_json() for o in outcomes["base"]], head=[o.to_json() for o in outcomes["head"]],
+        stats=_total(outcomes["head"]), seconds=round(timings["correctness"], 3))
+    status, reason, policy_findings = correctness.policy(outcomes["base"], outcomes["head"])
+    findings += policy_findings
+    stages["test_policy"] = _stage(status, reason)
+    if comparison.head_executed:
+        result["identity"] = identity.read_identity(scratch / "head" / "identity",
+                                                    sides["head"].tree_id)
+
+    clock = time.monotonic()
+    if not bench:
+        stages["perf"] = _stage("skip", "no bench command named")
+    else:
+        rounds = []
+        for i, name in enumerate(perf.ROUNDS):
+            side = sides[name]
+            env = _env(side, hook, claim, options.package, scratch / name / "identity")
+            for n, command in enumerate(bench):
+                rounds.append(perf.run_bench(command, side.root, env,
+                                             logs / f"bench-{i}-{name}-{n}.log", name,
+                                             options.timeout))
+        status, reason, rows, perf_findings = perf.compare_rounds(rounds)
+        findings += perf_findings
+        result["perf_rows"] = rows
+        stages["perf"] = _stage(status, reason, rounds=[
+            {"side": r.side, "command": r.command, "exit": r.exit,
+             "seconds": round(r.seconds, 3), "error": r.error or None} for r in rounds])
+    timings["perf"] = time.monotonic() - clock
+    return result
+
+
+def _tip_tree(views: Any) -> Any:
+    """The tree the base side runs: the target tip (the base when none was given)."""
+    from impact.git import open_snapshot
+
+    assert views.repository is not None
+    return open_snapshot(views.repository.path, views.revisions["target_tip"].sha)[1]
+
+
+def _total(outcomes: list[correctness.Outcome]) -> dict[str, int]:
+    keys = ("tests", "failures", "errors", "skipped", "executed")
+    return {k: sum(o.stats.get(k, 0) for o in outcomes) for k in keys}
