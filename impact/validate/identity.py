@@ -76,8 +76,19 @@ def _impact_identity():
             pass
     package = os.environ.get("IMPACT_IDENTITY_PACKAGE") or ""
     module = sys.modules.get(package) if package else None
+    versions = {}
+    for name in ("torch", "triton", package):
+        loaded = sys.modules.get(name) if name else None
+        if loaded is not None:
+            versions[name] = str(getattr(loaded, "__version__", "")) or None
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        version = getattr(torch, "version", None)
+        versions["torch.cuda"] = getattr(version, "cuda", None)
+        versions["torch.hip"] = getattr(version, "hip", None)
     record = {
         "pid": os.getpid(),
+        "loaded_versions": versions,
         "argv": list(sys.argv),
         "python_executable": sys.executable,
         "python_version": sys.version.split()[0],
@@ -131,6 +142,7 @@ def read_identity(folder: Path, source_tree: str) -> dict[str, Any] | None:
         "python_version": main.get("python_version"),
         "source_sha": source_tree,
         "processes": len(records),
+        "loaded_versions": main.get("loaded_versions", {}),
         "native_artifacts": [{"path": p, "sha256": d} for p, d in sorted(libs.items())],
     }
 
