@@ -13,9 +13,9 @@ from typing import Any
 from impact.archs import arch_sources
 from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a_surface
 from impact.fold import fold, pack_findings
-from impact.git import View, Views
+from impact.git import Snapshot, View, Views
 from impact.rollup import pack_time, rollup
-from impact.rows import Lane, Row, Status
+from impact.rows import Lane, Role, Row, Status
 from impact.surface import BadSurfaceMap, SurfaceMap
 from impact.version import SCHEMA_VERSION, tool_version
 
@@ -92,27 +92,72 @@ def _arch_sources(ctx: CheckContext) -> dict[str, list[str]]:
     return arch_sources(ctx) if touches_a_surface(ctx) else {}
 
 
-def device_runs(rows: list[Row]) -> list[dict[str, Any]]:
-    """The device runs that would settle the charged `changed` rows of the IMPACT lane: a
+def device_runs(rows: list[Row], surface: SurfaceMap | None = None,
+                head: Snapshot | None = None) -> list[dict[str, Any]]:
+    """The device runs that would settle the charged rows of the IMPACT lane: `changed`
+    rows (a run confirms the change) and `mismatch` rows (a run confirms the break). A
     row's own `device_test`, else the shipped variants that reach its subject (target
     empty). A subject seen in several views is run once on the union of its archs; runs
-    with the same archs and target are one run."""
-    per_subject: dict[tuple[str, str], dict[str, set[str]]] = {}
+    with the same archs, target and purpose are one run. Each run carries the tests and
+    bench commands the surface map's `[[device_tests]]` name for its changed files (never
+    guessed; a test the head tree lacks is left out), and a note when the map names none."""
+    per_subject: dict[tuple[str, str, str], dict[str, set[str]]] = {}
     for row in rows:
-        if row.status != Status.CHANGED or row.preexisting or row.lane != Lane.IMPACT:
+        if row.preexisting or row.lane != Lane.IMPACT or row.status not in (
+                Status.CHANGED, Status.MISMATCH):
             continue
-        entry = per_subject.setdefault((row.device_test, row.subject),
-                                       {"archs": set(), "rows": set()})
+        confirms = "break" if row.status == Status.MISMATCH else "change"
+        entry = per_subject.setdefault((row.device_test, row.subject, confirms),
+                                       {"archs": set(), "rows": set(), "files": set()})
         entry["archs"].update(row.archs)
         entry["rows"].add(row.id)
-    runs: dict[tuple[tuple[str, ...], str], dict[str, set[str]]] = {}
-    for (target, subject), entry in per_subject.items():
-        run = runs.setdefault((tuple(sorted(entry["archs"])), target),
-                              {"subjects": set(), "rows": set()})
+        changed = {side.file for side in row.sides if side.role == Role.CHANGED}
+        entry["files"] |= changed or {side.file for side in row.sides}
+    runs: dict[tuple[tuple[str, ...], str, str], dict[str, set[str]]] = {}
+    for (target, subject, confirms), entry in per_subject.items():
+        run = runs.setdefault((tuple(sorted(entry["archs"])), target, confirms),
+                              {"subjects": set(), "rows": set(), "files": set()})
         run["subjects"].add(subject)
         run["rows"] |= entry["rows"]
-    return [{"archs": list(archs), "target": target, "subjects": sorted(run["subjects"]),
-             "rows": sorted(run["rows"])} for (archs, target), run in sorted(runs.items())]
+        run["files"] |= entry["files"]
+    return [{"archs": list(archs), "target": target, "confirms": confirms,
+             "subjects": sorted(run["subjects"]), "rows": sorted(run["rows"]),
+             **_plan(surface, sorted(run["files"]), target, head)}
+            for (archs, target, confirms), run in sorted(runs.items())]
+
+
+def _plan(surface: SurfaceMap | None, files: list[str], device_test: str,
+          head: Snapshot | None) -> dict[str, Any]:
+    """The tests and bench commands the map's [[device_tests]] name for `files`, where the
+    map said so, and a note for what it does not name (or names but the head lacks)."""
+    tests: dict[str, None] = {}
+    bench: dict[str, None] = {}
+    basis: list[str] = []
+    missing: list[str] = []
+    for entry in surface.device_tests if surface is not None else ():
+        for path in files:
+            pattern = entry.matches(path)
+            if pattern is None:
+                continue
+            found, commands = entry.fill(path, device_test)
+            for test in found:
+                if head is not None and test.split("::", 1)[0] not in head:
+                    missing.append(test)
+                else:
+                    tests.setdefault(test, None)
+            bench.update(dict.fromkeys(commands))
+            if found or commands:
+                basis.append(f"{surface.name} device_tests[{entry.index}] '{pattern}' "
+                             f"matched {path}")
+    notes = []
+    if not tests:
+        names = ", ".join(files) or "its subjects"
+        notes.append(f"the surface map names no device test for {names}")
+    if missing:
+        notes.append("not in the head tree, so not emitted: " + ", ".join(sorted(set(missing))))
+    return {"tests": list(tests), "bench": list(bench),
+            "basis": "; ".join(sorted(set(basis))) if basis else "",
+            "note": "; ".join(notes) if notes else None}
 
 
 def _require_fit(ctx: CheckContext) -> None:
@@ -152,7 +197,7 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
     return {
         "rows": [row.to_json() for row in rows],
         "verdict": verdict.to_json(),
-        "device_runs": device_runs(rows),
+        "device_runs": device_runs(rows, surface, views.head),
         "pack_time": packs.to_json(),
         "emit": _emit_summary(emit, emit_source, emit_file_sha256, trust_head),
         "coverage": {

@@ -110,6 +110,44 @@ def literal_folder(pattern: str) -> str:
 
 
 @dataclass(frozen=True)
+class DeviceTests:
+    """One `[[device_tests]]` entry: the device tests and bench commands the map names for
+    changed files matching `paths`. `{stem}` in a target is the matched file's name without
+    its suffix, `{op}` the same without a leading `test_`, `{device_test}` the test a
+    profile names for the row (hipDNN); nothing else is ever filled in or guessed."""
+
+    index: int
+    paths: tuple[str, ...]
+    regexes: tuple[re.Pattern[bytes], ...]
+    tests: tuple[str, ...]
+    bench: tuple[str, ...]
+
+    def matches(self, path: str) -> str | None:
+        """The first pattern `path` matches, or None."""
+        return next((p for p, rx in zip(self.paths, self.regexes, strict=True)
+                     if rx.fullmatch(path.encode())), None)
+
+    def fill(self, path: str, device_test: str = "") -> tuple[list[str], list[str]]:
+        """The entry's tests and bench commands for a matched `path` (a target naming
+        `{device_test}` is dropped when the row has none)."""
+        stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
+        values = {"stem": stem, "op": stem.removeprefix("test_"), "device_test": device_test}
+
+        def filled(templates: tuple[str, ...]) -> list[str]:
+            out = []
+            for template in templates:
+                if "{device_test}" in template and not device_test:
+                    continue
+                text = template
+                for key, value in values.items():
+                    text = text.replace("{" + key + "}", value)
+                out.append(text)
+            return out
+
+        return filled(self.tests), filled(self.bench)
+
+
+@dataclass(frozen=True)
 class SurfaceMap:
     """A validated map, with where it came from so a report can name it."""
 
@@ -125,6 +163,7 @@ class SurfaceMap:
     all_archs: str = "all-archs"
     reason: str = ""
     conventions: Conventions = Conventions()
+    device_tests: tuple[DeviceTests, ...] = ()
 
     def marker_in(self, tree: Snapshot) -> str | None:
         """The first path of `tree` (sorted) that one of the map's markers matches; each
@@ -202,6 +241,7 @@ def parse_surface_map(data: bytes, source: str) -> SurfaceMap:
                                         tuple(item["patterns"]), tuple(regexes),
                                         item.get("description", "")))
         conventions = _conventions(doc.get("conventions", {}), problems)
+        device_tests = _device_tests(doc.get("device_tests", []), problems)
     if problems:
         raise BadSurfaceMap(f"{where} is malformed: {'; '.join(problems)}", fix)
     return SurfaceMap(
@@ -216,7 +256,23 @@ def parse_surface_map(data: bytes, source: str) -> SurfaceMap:
         marker_patterns=tuple(doc.get("markers", [])),
         all_archs=doc.get("all_archs", "all-archs"),
         conventions=conventions,
+        device_tests=device_tests,
     )
+
+
+def _device_tests(items: list[dict[str, Any]], problems: list[str]) -> tuple[DeviceTests, ...]:
+    """The `[[device_tests]]` entries compiled; bad patterns are added to `problems`."""
+    out = []
+    for index, item in enumerate(items):
+        regexes = []
+        for pattern in item["paths"]:
+            try:
+                regexes.append(re.compile(translate(pattern.encode())))
+            except (MalformedPattern, re.error) as exc:
+                problems.append(f"device_tests/{index}: bad pattern {pattern!r} ({exc})")
+        out.append(DeviceTests(index, tuple(item["paths"]), tuple(regexes),
+                               tuple(item.get("tests", ())), tuple(item.get("bench", ()))))
+    return tuple(out)
 
 
 def _kind(name: str) -> SurfaceKind | str:

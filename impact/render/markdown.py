@@ -17,6 +17,7 @@ from typing import Any
 from impact.render.findings import Finding, findings
 from impact.render.text import finding_run, where
 from impact.render.words import (
+    CARD_BREAK_RUNS,
     CARD_INFERRED,
     CARD_MARK_BREAK,
     CARD_MARK_NOTE,
@@ -35,6 +36,7 @@ from impact.render.words import (
     device_run_text,
     lanes_text,
     pack_time_line,
+    plan_text,
     printable,
     reason_text,
     views_text,
@@ -69,6 +71,17 @@ def _finding(number: int, finding: Finding, report: Mapping[str, Any]) -> list[s
             f"   - {action}"]
 
 
+def _run_lines(run: dict[str, Any]) -> list[str]:
+    """One device run: what it exercises, then the map's tests and bench (and its note)."""
+    lines = [f"- {device_run_text(run['target'], run['archs'], run['subjects'], code=True)}"]
+    if "tests" in run:
+        if run["tests"] or run["bench"] or not run.get("note"):
+            lines.append(f"  - {plan_text(run['tests'], run['bench'], code=True)}")
+        if run.get("note"):
+            lines.append(f"  - {run['note']}")
+    return lines
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """The card: header, the most severe findings citing both sides, device runs, lanes."""
     report = printable(report)  # no control character of a path reaches a line
@@ -76,7 +89,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     shown = [f for f in every if not f.preexisting and f.lane == Lane.IMPACT
              and f.status in (Status.MISMATCH, Status.CHANGED)]
     breaks = sum(1 for f in shown if f.status == Status.MISMATCH)
-    runs = report["device_runs"]
+    runs = [r for r in report["device_runs"] if r.get("confirms", "change") == "change"]
+    break_runs = [r for r in report["device_runs"] if r.get("confirms") == "break"]
     lines = [card_header(report["verdict"], len(runs), breaks),
              pack_time_line(report["pack_time"]), ""]
     for number, finding in enumerate(shown[:MAX_FINDINGS], start=1):
@@ -85,10 +99,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines.append(card_more(len(shown) - MAX_FINDINGS))
     if not shown:
         lines.append(NO_FINDINGS)
-    if runs:
-        lines += ["", CARD_RUNS]
-        lines += [f"- {device_run_text(r['target'], r['archs'], r['subjects'], code=True)}"
-                  for r in runs]
+    for title, group in ((CARD_RUNS, runs), (CARD_BREAK_RUNS, break_runs)):
+        if group:
+            lines += ["", title]
+            lines += [line for r in group for line in _run_lines(r)]
     lanes: dict[str, list[str]] = {}
     for f in every:
         if f.lane != Lane.IMPACT and not f.preexisting:

@@ -17,11 +17,14 @@ from impact.render.words import (
     MORE_DETAIL,
     NO_FINDINGS,
     NO_ROWS,
+    TEXT_RUNS,
     action_text,
+    confirms_text,
     device_run_text,
     inert_text,
     lanes_text,
     pack_time_line,
+    plan_text,
     preexisting_text,
     printable,
     reason_text,
@@ -164,6 +167,18 @@ def _detail_lines(report: dict[str, Any]) -> list[str]:
     for view in report["views"]:
         lines += ["", *_view_lines(view)]
     lines += ["", *_row_lines(report["rows"])]
+    if report["device_runs"]:
+        lines += ["", TEXT_RUNS]
+        for run in report["device_runs"]:
+            lines.append(f"  {device_run_text(run['target'], run['archs'], run['subjects'])} "
+                         f"({confirms_text(run.get('confirms', 'change'))})")
+            if "tests" in run:
+                if run["tests"] or run["bench"] or not run.get("note"):
+                    lines.append(f"    {plan_text(run['tests'], run['bench'])}")
+                if run.get("basis"):
+                    lines.append(f"    from {run['basis']}")
+                if run.get("note"):
+                    lines.append(f"    {run['note']}")
     if report["pack_time"]["findings"]:
         lines += ["", "support-predicate tables (pack time):"]
         lines += [f"  {f['status']}: {f['family']}: {f['kind']} {f['field']}={f['value']}: "

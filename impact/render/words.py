@@ -490,3 +490,25 @@ CARD_RUNS = "Device runs that would settle the changed findings:"
 
 def card_preexisting(count: int) -> str:
     return f"Pre-existing, not charged to this change: {count}."
+
+
+# --- The device-run plan (impact validate's input): tests and bench commands per run ---
+
+CARD_BREAK_RUNS = "Device runs that would confirm the breaks:"
+TEXT_RUNS = "device runs (impact validate --from-report runs their tests and bench commands):"
+
+
+def plan_text(tests: list[str], bench: list[str], *, code: bool = False) -> str:
+    """`tests: a, b; bench: cmd`, or that the map names none."""
+    q = "`" if code else ""
+    parts = []
+    if tests:
+        parts.append("tests: " + ", ".join(f"{q}{t}{q}" for t in tests))
+    if bench:
+        parts.append("bench: " + ", ".join(f"{q}{b}{q}" for b in bench))
+    return "; ".join(parts) if parts else "no test or bench named by the surface map"
+
+
+def confirms_text(confirms: str) -> str:
+    """What a passing run would settle: the change is safe, or the break is real."""
+    return "confirms the break" if confirms == "break" else "settles the change"
