@@ -1,0 +1,109 @@
+"""JUnit parsing and blame: only "passes on base, fails on head" or a failing target the
+change added is a blocker; a failure on both sides is a note; zero executed is a skip."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from impact.validate.correctness import (
+    FAILED,
+    PASSED,
+    SKIPPED,
+    Outcome,
+    choose_runner,
+    compare,
+    parse_junit,
+    policy,
+    run_target,
+)
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" errors="1" failures="1" skipped="1" tests="5">
+<testcase classname="t.test_a" name="test_ok"/>
+<testcase classname="t.test_a" name="test_bad"><failure message="assert 0"/></testcase>
+<testcase classname="t.test_a" name="test_skip"><skipped message="no gpu"/></testcase>
+<testcase classname="t.test_a" name="test_err"><error message="fixture"/></testcase>
+<testcase classname="t.test_a" name="test_ok2"/>
+</testsuite></testsuites>"""
+
+
+def test_junit_counts(tmp_path: Path) -> None:
+    path = tmp_path / "j.xml"
+    path.write_text(JUNIT)
+    stats, cases = parse_junit(path)
+    assert stats == {"tests": 5, "failures": 1, "errors": 1, "skipped": 1, "executed": 4}
+    assert cases["t.test_a::test_bad"] == FAILED and cases["t.test_a::test_skip"] == SKIPPED
+
+
+def _out(cases: dict[str, str], *, present: bool = True, target: str = "t.py") -> Outcome:
+    executed = sum(1 for c in cases.values() if c != SKIPPED)
+    return Outcome(target, "pytest", "r", present, exit=0, stats={"executed": executed},
+                   cases=cases)
+
+
+def test_pass_on_base_fail_on_head_is_a_blocker() -> None:
+    result = compare([_out({"a": PASSED, "b": PASSED})], [_out({"a": PASSED, "b": FAILED})])
+    assert result.status == "fail"
+    assert [f["severity"] for f in result.findings] == ["blocker"]
+
+
+def test_failure_on_both_sides_is_a_note_and_the_rest_can_pass() -> None:
+    result = compare([_out({"a": PASSED, "b": FAILED})], [_out({"a": PASSED, "b": FAILED})])
+    assert result.status == "pass"
+    assert [f["severity"] for f in result.findings] == ["note"]
+
+
+def test_a_failing_target_the_change_added_is_a_blocker() -> None:
+    result = compare([_out({}, present=False)], [_out({"new": FAILED})])
+    assert [f["severity"] for f in result.findings] == ["blocker"]
+
+
+def test_zero_executed_is_a_skip_never_a_pass() -> None:
+    result = compare([_out({"a": SKIPPED})], [_out({"a": SKIPPED})])
+    assert result.status == "skip" and result.head_executed == 0
+
+
+def test_only_preexisting_failures_prove_nothing() -> None:
+    result = compare([_out({"a": FAILED})], [_out({"a": FAILED})])
+    assert result.status == "skip" and not any(f["severity"] == "blocker"
+                                               for f in result.findings)
+
+
+def test_a_target_missing_on_head_fails_closed() -> None:
+    result = compare([_out({"a": PASSED})], [_out({}, present=False)])
+    assert result.status == "fail" and "not in the head tree" in result.reason
+
+
+def test_policy_flags_tests_silenced_by_the_change() -> None:
+    status, _, findings = policy([_out({"a": PASSED, "b": PASSED})],
+                                 [_out({"a": SKIPPED})])
+    assert status == "fail"
+    assert sorted(f["detail"] for f in findings) == [
+        "a ran on base and is skipped on head", "b ran on base and is gone on head"]
+    assert {f["severity"] for f in findings} == {"should-fix"}
+
+
+def test_runner_is_chosen_by_structure(tmp_path: Path) -> None:
+    (tmp_path / "test_x.py").write_text("def test_a():\n    pass\n")
+    (tmp_path / "run.py").write_text("if __name__ == '__main__':\n    print(1)\n")
+    (tmp_path / "lib.py").write_text("X = 1\n")
+    assert choose_runner(tmp_path, "test_x.py")[0] == "pytest"
+    assert choose_runner(tmp_path, "test_x.py::test_a")[0] == "pytest"
+    assert choose_runner(tmp_path, "run.py")[0] == "script"
+    assert choose_runner(tmp_path, "lib.py")[0] == "none"
+
+
+def test_a_real_pytest_run_and_a_timeout(tmp_path: Path) -> None:
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "test_x.py").write_text("def test_a():\n    pass\n\ndef test_b():\n    assert 0\n")
+    (root / "slow.py").write_text("import time\nif __name__ == '__main__':\n"
+                                  "    time.sleep(30)\n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    env = {"PATH": "/usr/bin:/bin"}
+    done = run_target(sys.executable, root, "test_x.py", env, logs, "head", 120)
+    assert done.stats["executed"] == 2 and done.stats["failures"] == 1
+    slow = run_target(sys.executable, root, "slow.py", env, logs, "head", 0.5)
+    assert slow.timed_out and compare([slow], [slow]).status == "fail"
