@@ -42,7 +42,8 @@ BASE = {
     "tests/test_add.py": ("from pkg import add\n\ndef test_add():\n    assert add(1, 2) == 3\n\n"
                           "def test_zero():\n    assert add(0, 0) == 0\n"),
     "bench.py": ("import json\nfrom pkg import COST_US\n"
-                 "for _ in range(3):\n    print(json.dumps({'label': 'add|1|int', 'us': COST_US}))\n"),
+                 "for _ in range(3):\n"
+                 "    print(json.dumps({'label': 'add|1|int', 'us': COST_US}))\n"),
 }
 
 
@@ -130,7 +131,7 @@ def test_a_failure_on_both_sides_is_a_note(tmp_path: Path, recorded) -> None:
     scenario = Scenario(base={**BASE, "tests/test_add.py": both["tests/test_add.py"]},
                         head=(Change("head", write=CONSISTENT),))
     repo = build_repository(scenario, tmp_path / "repo")
-    code, doc = _validate(tmp_path, repo)
+    _, doc = _validate(tmp_path, repo)
     assert not any(f["severity"] == "blocker" for f in doc["findings"])
     assert any(f["severity"] == "note" and "test_known_bad" in f["detail"]
                for f in doc["findings"])

@@ -14,39 +14,39 @@ from impact.validate import gpus
 class FakeNvml:
     """The few pynvml calls the backend makes; utilisation unreadable on GPU 1."""
 
-    def nvmlInit(self) -> None:  # noqa: N802 (pynvml's names)
+    def nvmlInit(self) -> None:
         pass
 
-    def nvmlDeviceGetCount(self) -> int:  # noqa: N802
+    def nvmlDeviceGetCount(self) -> int:
         return 2
 
-    def nvmlDeviceGetHandleByIndex(self, i: int) -> int:  # noqa: N802
+    def nvmlDeviceGetHandleByIndex(self, i: int) -> int:
         return i
 
-    def nvmlDeviceGetUtilizationRates(self, h: int):  # noqa: N802
+    def nvmlDeviceGetUtilizationRates(self, h: int):
         if h == 1:
             raise RuntimeError("NVML_ERROR_NOT_SUPPORTED")
         return SimpleNamespace(gpu=0)
 
-    def nvmlDeviceGetMemoryInfo(self, h: int):  # noqa: N802
+    def nvmlDeviceGetMemoryInfo(self, h: int):
         return SimpleNamespace(used=1 << 20, free=140 << 30)
 
-    def nvmlDeviceGetCudaComputeCapability(self, h: int):  # noqa: N802
+    def nvmlDeviceGetCudaComputeCapability(self, h: int):
         return (9, 0)
 
-    def nvmlDeviceGetComputeRunningProcesses(self, h: int):  # noqa: N802
+    def nvmlDeviceGetComputeRunningProcesses(self, h: int):
         return []
 
-    def nvmlDeviceGetGraphicsRunningProcesses(self, h: int):  # noqa: N802
+    def nvmlDeviceGetGraphicsRunningProcesses(self, h: int):
         return []
 
-    def nvmlDeviceGetPciInfo(self, h: int):  # noqa: N802
+    def nvmlDeviceGetPciInfo(self, h: int):
         return SimpleNamespace(busId=b"00000000:1B:00.0")
 
-    def nvmlDeviceGetName(self, h: int) -> bytes:  # noqa: N802
+    def nvmlDeviceGetName(self, h: int) -> bytes:
         return b"NVIDIA H200"
 
-    def nvmlDeviceGetUUID(self, h: int) -> str:  # noqa: N802
+    def nvmlDeviceGetUUID(self, h: int) -> str:
         return f"GPU-{h}"
 
 
