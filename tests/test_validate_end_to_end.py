@@ -9,6 +9,7 @@ device), and arch_coverage stays not-covered."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import jsonschema
@@ -205,3 +206,18 @@ def test_a_stale_report_is_deleted_before_anything_runs(tmp_path: Path, no_gpu) 
 def test_test_and_from_report_exclude_each_other(tmp_path: Path, capsys) -> None:
     code = main(["validate", "--from-report", "x.json", "--test", "t.py"])
     assert code == 3 and "exclude each other" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command to compare")
+def test_patch_sha256_is_of_the_bytes_git_diff_prints(tmp_path: Path) -> None:
+    import hashlib
+    import subprocess
+
+    from impact.validate.materialise import open_for_validation, patch_bytes
+
+    repo = _repo(tmp_path, {**BROKEN, "tests/test_new.py": "def test_n():\n    pass\n"})
+    views = open_for_validation(str(repo.path), repo.base, repo.head, None)
+    ours = patch_bytes(views)
+    theirs = subprocess.run(["git", "-C", str(repo.path), "diff", f"{repo.base}...{repo.head}"],
+                            capture_output=True, check=True).stdout
+    assert ours == theirs and hashlib.sha256(ours).hexdigest()

@@ -10,6 +10,8 @@ Zero executed is never a pass.
 from __future__ import annotations
 
 import ast
+import os
+import signal
 import subprocess
 import time
 import xml.etree.ElementTree as ET
@@ -120,11 +122,8 @@ def run_target(python: str, root: Path, target: str, env: dict[str, str], logs: 
         argv = [python, target]
     start = time.monotonic()
     with log.open("wb") as out:
-        try:
-            done = subprocess.run(argv, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                  timeout=timeout, start_new_session=True)
-            outcome.exit = done.returncode
-        except subprocess.TimeoutExpired:
+        outcome.exit = run_group(argv, root, env, out, timeout)
+        if outcome.exit is None:
             outcome.timed_out = True
             outcome.error = f"timed out after {timeout:g}s"
     outcome.seconds = time.monotonic() - start
@@ -145,6 +144,20 @@ def run_target(python: str, root: Path, target: str, env: dict[str, str], logs: 
                          "executed": 1}
         outcome.cases = {target: PASSED if ok else FAILED}
     return outcome
+
+
+def run_group(argv: list[str] | str, cwd: Path, env: dict[str, str], out: Any,
+              timeout: float) -> int | None:
+    """Run `argv` in a process group of its own, output to `out`; on timeout the whole
+    group is killed (no stray child keeps the GPU) and None is returned."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                            start_new_session=True, shell=isinstance(argv, str))
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return None
 
 
 @dataclass

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 import statistics
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,18 +90,19 @@ class BenchRun:
 def run_bench(command: str, root: Path, env: dict[str, str], log: Path, side: str,
               timeout: float) -> BenchRun:
     """One shell command in `root`; its output kept in `log` and parsed."""
+    from impact.validate.correctness import run_group
+
     start = time.monotonic()
-    try:
-        done = subprocess.run(command, shell=True, cwd=root, env=env, capture_output=True,
-                              text=True, timeout=timeout, start_new_session=True)
-    except subprocess.TimeoutExpired:
-        return BenchRun(side, command, None, time.monotonic() - start, str(log), {},
+    with log.open("wb") as out:
+        code = run_group(command, root, env, out, timeout)
+    seconds = time.monotonic() - start
+    if code is None:
+        return BenchRun(side, command, None, seconds, str(log), {},
                         f"timed out after {timeout:g}s")
-    text = done.stdout + done.stderr
-    log.write_text(text)
-    error = "" if done.returncode == 0 else f"exit {done.returncode}"
-    return BenchRun(side, command, done.returncode, time.monotonic() - start, str(log),
-                    parse_bench(done.stdout) if done.returncode == 0 else {}, error)
+    error = "" if code == 0 else f"exit {code}"
+    text = log.read_text(errors="replace")
+    return BenchRun(side, command, code, seconds, str(log),
+                    parse_bench(text) if code == 0 else {}, error)
 
 
 def compare_rounds(rounds: list[BenchRun]) -> tuple[str, str, list[dict[str, Any]],

@@ -336,6 +336,13 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
     if comparison.head_executed:
         result["identity"] = identity.read_identity(scratch / "head" / "identity",
                                                     sides["head"].tree_id)
+        loaded = (result["identity"] or {}).get("module_path")
+        if loaded and not Path(loaded).resolve().is_relative_to(sides["head"].root.resolve()):
+            # the import check passed, yet the test process ran another copy: nothing it
+            # proved is about this head (an environment fact, blamed on no one)
+            stages["runtime_compat"] = _stage(
+                "fail", f"the head test process imported {options.package} from {loaded}, "
+                f"outside {sides['head'].root}", **stages["runtime_compat"]["detail"])
 
     clock = time.monotonic()
     if not bench:

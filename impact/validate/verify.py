@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import socket
 import statistics
 import subprocess
@@ -101,6 +102,15 @@ def verify(options: VerifyOptions) -> dict[str, Any]:
         backend = ArchFilter(backend, options.arch)
     recorded = isinstance(getattr(backend, "inner", backend), RecordedBackend)
     scratch = Path(tempfile.mkdtemp(prefix="impact-verify-"))
+    try:
+        return _verify(options, out, log, started, backend, tried, recorded, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _verify(options: VerifyOptions, out: Path, log: Path, started: str,
+            backend: Backend | None, tried: list[str], recorded: bool,
+            scratch: Path) -> dict[str, Any]:
     hook = identity.install_hook(scratch / "hook")
     run: dict[str, Any] = {"exit": None, "timed_out": False, "seconds": 0.0}
     imports: dict[str, str | None] = {}
@@ -173,9 +183,6 @@ def verify(options: VerifyOptions) -> dict[str, Any]:
         document.update(verdict="INCONCLUSIVE", process_exit_code=2,
                         reason=f"the artifact does not fit its schema: {problems[0]}")
     write_json(document, out)
-    import shutil
-
-    shutil.rmtree(scratch, ignore_errors=True)
     return document
 
 
