@@ -217,7 +217,19 @@ def test_patch_sha256_is_of_the_bytes_git_diff_prints(tmp_path: Path) -> None:
 
     repo = _repo(tmp_path, {**BROKEN, "tests/test_new.py": "def test_n():\n    pass\n"})
     views = open_for_validation(str(repo.path), repo.base, repo.head, None)
-    ours = patch_bytes(views)
+    ours, source = patch_bytes(views)
     theirs = subprocess.run(["git", "-C", str(repo.path), "diff", f"{repo.base}...{repo.head}"],
                             capture_output=True, check=True).stdout
-    assert ours == theirs and hashlib.sha256(ours).hexdigest()
+    assert source == "git diff" and ours == theirs and hashlib.sha256(ours).hexdigest()
+
+
+def test_without_git_the_patch_is_dulwichs_and_says_so(tmp_path: Path, monkeypatch) -> None:
+    import shutil as shutil_module
+
+    from impact.validate.materialise import open_for_validation, patch_bytes
+
+    repo = _repo(tmp_path, {**BROKEN})
+    views = open_for_validation(str(repo.path), repo.base, repo.head, None)
+    monkeypatch.setattr(shutil_module, "which", lambda name: None)
+    ours, source = patch_bytes(views)
+    assert source == "dulwich" and ours.startswith(b"diff --git ")

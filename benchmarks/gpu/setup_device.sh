@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Make .venv-gpu at the repository root on a machine with no package index (the H200):
-# a venv that sees the machine's own torch, triton, pytest and nvidia-ml-py
-# (--system-site-packages) and holds impact and its dependencies, installed from the
-# wheels in benchmarks/gpu/wheels/ (not in git; carry it along).
+# Make .venv-gpu/bin/{python,impact} at the repository root on a machine with no package
+# index (the H200): wrappers around the machine's own python3 (its torch, triton, pytest and
+# nvidia-ml-py) with impact's dependencies, installed from the wheels in
+# benchmarks/gpu/wheels/ (not in git; carry it along) into .device-site/, first on PYTHONPATH.
 #
 #   benchmarks/gpu/setup_device.sh              # on the device: make .venv-gpu
 #   benchmarks/gpu/setup_device.sh --download   # where an index is reachable: fill wheels/
@@ -38,9 +38,24 @@ if [ ! -d "$WHEELS" ] || [ -z "$(ls "$WHEELS"/*.whl 2>/dev/null)" ]; then
          "'benchmarks/gpu/setup_device.sh --download' and carry it along" >&2
     exit 2
 fi
-python3 -m venv --system-site-packages "$VENV"
-"$VENV/bin/python" -m pip install -q --no-index --find-links "$WHEELS" "${DEPS[@]}"
-"$VENV/bin/python" -m pip install -q --no-index --find-links "$WHEELS" --no-deps -e "$ROOT"
+# Not a venv: the device's python3 is itself a venv's, and a venv made from it would not see
+# its torch. Impact's dependencies go into a folder of their own, put first on PYTHONPATH by
+# two small wrappers, .venv-gpu/bin/python and .venv-gpu/bin/impact.
+SITE="$ROOT/.device-site"
+PYTHON=$(command -v python3)
+rm -rf "$SITE" "$VENV"
+WANT=(dulwich merge3 libcst tree_sitter tree_sitter_cpp tree_sitter_cmake jsonschema
+      jsonschema_specifications referencing rpds_py pyyaml urllib3 networkx)
+FILES=()
+for name in "${WANT[@]}"; do
+    FILES+=("$(ls "$WHEELS"/"$name"-*.whl | head -1)")
+done
+"$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "${FILES[@]}"
+mkdir -p "$VENV/bin"
+printf '#!/usr/bin/env bash\nexport PYTHONPATH="%s:%s${PYTHONPATH:+:$PYTHONPATH}"\nexec "%s" "$@"\n' \
+    "$SITE" "$ROOT" "$PYTHON" > "$VENV/bin/python"
+printf '#!/usr/bin/env bash\nexec "%s" -m impact "$@"\n' "$VENV/bin/python" > "$VENV/bin/impact"
+chmod +x "$VENV/bin/python" "$VENV/bin/impact"
 "$VENV/bin/python" - <<'PY'
 import importlib
 for name in ("impact", "dulwich", "libcst", "tree_sitter_cpp", "tree_sitter_cmake", "jsonschema",

@@ -55,16 +55,29 @@ def merge_sim(views: Views) -> MergeSim:
                     merged.new, ())
 
 
-def patch_bytes(views: Views) -> bytes:
-    """The diff base..head (from their merge base, as `git diff A...B` and a PR diff
-    print it), written by dulwich's patch writer."""
+def patch_bytes(views: Views) -> tuple[bytes, str]:
+    """The diff base..head from their merge base, and the writer that printed it. A review
+    gate compares our sha256 with the bytes of the PR's diff, which `git diff A...B`
+    prints (hunk headers carry function context); dulwich's patch writer, used only where
+    no `git` runs, leaves that context out, so its digest is named as such."""
     import io
+    import shutil
+    import subprocess
 
     assert views.repository is not None
+    base, head = views.revisions["base"].sha, views.revisions["head"].sha
+    git = shutil.which("git")
+    if git and base and head:
+        done = subprocess.run(
+            [git, "-C", str(views.location), "-c", "core.quotepath=true", "diff",
+             "--no-color", "--no-ext-diff", "--no-textconv", f"{base}...{head}"],
+            capture_output=True, check=False)
+        if done.returncode == 0:
+            return done.stdout, "git diff"
     out = io.BytesIO()
     write_tree_diff(out, views.repository.objects, views.base.tree_id.encode(),
                     views.head.tree_id.encode())
-    return out.getvalue()
+    return out.getvalue(), "dulwich"
 
 
 def write_tree(snapshot: Snapshot, folder: Path) -> list[str]:

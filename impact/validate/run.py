@@ -164,7 +164,7 @@ def validate(options: Options) -> dict[str, Any]:
     merge = materialise.merge_sim(views)
     stages["merge_sim"] = _stage(merge.status, merge.reason, target=merge.target,
                                  target_sha=merge.target_sha, conflicts=list(merge.conflicts))
-    patch = materialise.patch_bytes(views)
+    patch, patch_source = materialise.patch_bytes(views)
     head_view = views.view("head")
     assert head_view is not None
     paths = list(head_view.diff.paths)
@@ -213,6 +213,7 @@ def validate(options: Options) -> dict[str, Any]:
                 "target_tip": views.revisions["target_tip"].sha,
                 "merge_base": (views.merge_bases.get("base..head") or [None])[0],
                 "patch_sha256": hashlib.sha256(patch).hexdigest(),
+                "patch_source": patch_source,
                 "patch_paths": paths,
                 "base_dir": result["dirs"].get("base"),
                 "head_dir": result["dirs"].get("head"),
