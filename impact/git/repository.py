@@ -54,6 +54,8 @@ class Repository:
         guard_store(repo.object_store, path)
         # Blob ids standing for work-tree files that could not be read -> why (`--worktree`).
         self.unreadable_work: dict[str, str] = {}
+        # Work-tree paths skipped unread (a FIFO, socket or device; a folder not listed).
+        self.skipped_work: dict[str, str] = {}
         self.scratch = MemoryObjectStore()
         # Reads look in the scratch store first, then the repository's store;
         # writes (merge results, worktree trees) land in the scratch store only.
