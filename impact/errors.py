@@ -42,3 +42,8 @@ class ShallowHistory(ImpactError):
 
 class BadUsage(ImpactError):
     """The command line itself is inconsistent (missing or clashing options)."""
+
+
+class DamagedRepository(ImpactError):
+    """The repository's object store could not be read: a corrupt or truncated pack or
+    index, a damaged loose object, or permission denied on `.git/objects`."""

@@ -83,6 +83,7 @@ def _skipped(views: Views, emit: dict[str, Any] | None) -> list[dict[str, str]]:
             skipped.append({"what": f"{view.name} view", "reason": view.unavailable})
     if views.view("merged") is None:
         skipped.append({"what": "merged view", "reason": "no --target-tip given"})
+    skipped.extend({"what": what, "reason": why} for what, why in views.skipped)
     return sorted(skipped, key=lambda s: s["what"])
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from dulwich.errors import NotGitRepository
 from dulwich.graph import find_merge_base
@@ -20,10 +22,19 @@ from dulwich.objects import Blob, Commit, ShaFile, Tag, Tree
 from dulwich.objectspec import AmbiguousShortId, parse_commit, parse_object
 from dulwich.repo import Repo
 
-from impact.errors import NoMergeBase, NotARepository, ShallowHistory, UnknownRevision
+from impact.errors import (
+    DamagedRepository,
+    ImpactError,
+    NoMergeBase,
+    NotARepository,
+    ShallowHistory,
+    UnknownRevision,
+)
 from impact.git.trees import Trees
 
 BLOB_CACHE_BYTES = 64 * 1024 * 1024
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,11 @@ class Repository:
     def __init__(self, repo: Repo, path: Path) -> None:
         self.repo = repo
         self.path = path
+        guard_store(repo.object_store, path)
+        # Blob ids standing for work-tree files that could not be read -> why (`--worktree`).
+        self.unreadable_work: dict[str, str] = {}
+        # Work-tree paths skipped unread (a FIFO, socket or device; a folder not listed).
+        self.skipped_work: dict[str, str] = {}
         self.scratch = MemoryObjectStore()
         # Reads look in the scratch store first, then the repository's store;
         # writes (merge results, worktree trees) land in the scratch store only.
@@ -78,6 +94,9 @@ class Repository:
         cached = self._blobs.get(key)
         if cached is not None:
             return cached
+        why = self.unreadable_work.get(sha)
+        if why is not None:
+            raise OSError(why)
         obj = self[key]
         if not isinstance(obj, Blob):
             raise TypeError(f"{sha} is a {obj.type_name.decode()}, not a blob")
@@ -159,6 +178,45 @@ class Repository:
         )
 
 
+_READS = ("get_raw", "contains_loose", "contains_packed")
+"""The object store's methods every object read goes through (`store[sha]`, `sha in store`
+and dulwich's own walks call them), guarded on the instance so internal calls are too."""
+
+
+def guard_store(store: object, root: Path) -> None:
+    """Make every read of `store` that fails for any reason but a missing object raise
+    DamagedRepository (exit 3, or an `unreadable` row for a blob) instead of dulwich's
+    ChecksumMismatch, AssertionError, zlib or permission error (exit 4 with a traceback).
+    A missing object still raises KeyError, which the callers name as such."""
+    for name in _READS:
+        method = getattr(store, name, None)
+        if method is not None:
+            setattr(store, name, _guarded(method, root))
+
+
+def _guarded(method: Callable[[bytes], T], root: Path) -> Callable[[bytes], T]:
+    def read(sha: bytes) -> T:
+        try:
+            return method(sha)
+        except (KeyError, ImpactError):
+            raise
+        except Exception as exc:  # any failure of the store itself: damage, not absence
+            raise damaged(sha, exc, root) from exc
+    return read
+
+
+def damaged(sha: bytes | str, exc: BaseException, root: Path) -> DamagedRepository:
+    """The error for an object the store holds but cannot give back."""
+    text = sha.decode(errors="replace") if isinstance(sha, bytes) else sha
+    why = (f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.strerror
+           else f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+    return DamagedRepository(
+        f"the object store of '{root}' could not be read at object {text} ({why})",
+        "make .git/objects readable by this user, or repair the repository "
+        "(git fsck names the damage; re-clone or fetch the damaged objects) and run again",
+    )
+
+
 def open_repository(path: str | os.PathLike[str]) -> Repository:
     """Open the repository at `path` (a work tree or a bare repository)."""
     root = Path(path)
@@ -166,6 +224,11 @@ def open_repository(path: str | os.PathLike[str]) -> Repository:
         raise NotARepository(f"'{root}' does not exist", "pass --repo the path of a git repository")
     try:
         repo = Repo(str(root))
+    except PermissionError as exc:
+        raise NotARepository(
+            f"'{root}' could not be read ({exc.strerror}: {exc.filename})",
+            "run as a user who can read the repository, or make it readable",
+        ) from None
     except NotGitRepository:
         raise NotARepository(
             f"'{root}' is not a git repository",

@@ -222,7 +222,8 @@ class Snapshot(Mapping[str, Entry]):
         """The content of `path`; blobs are cached by id by the reader."""
         entry = self[path]
         if entry.is_submodule:
-            raise ValueError(f"{path} is a submodule; its content is not in this repository")
+            raise ValueError(f"{path} is a submodule pointer where a file should be "
+                             "(its content is not in this repository)")
         return self._reader(entry.sha)
 
 

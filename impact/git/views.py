@@ -61,6 +61,8 @@ class Views:
     base: Snapshot
     head: Snapshot
     views: tuple[View, ...]
+    skipped: tuple[tuple[str, str], ...] = ()
+    """(what, why) for each work-tree entry skipped unread, for the report's coverage."""
 
     def view(self, name: str) -> View | None:
         return next((v for v in self.views if v.name == name), None)
@@ -238,7 +240,11 @@ def open_views(
         tip = repository.resolve(target_tip)
         revisions["target_tip"] = tip
         views.append(_merged_view(repository, base_snap, head_commit, head_rev, tip, merge_bases))
-    return Views(repository, form, revisions, merge_bases, base_snap, head_snap, tuple(views))
+    skipped = tuple((f"work-tree folder {path}", kind) if path.endswith("/") else
+                    (f"work-tree file {path}", f"{kind}, not a regular file: skipped unread")
+                    for path, kind in sorted(repository.skipped_work.items()))
+    return Views(repository, form, revisions, merge_bases, base_snap, head_snap, tuple(views),
+                 skipped)
 
 
 def open_snapshot(repo: str | os.PathLike[str], rev: str) -> tuple[Revision, Snapshot]:

@@ -7,6 +7,7 @@ repository, and never updates the index.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Iterable, Iterator
@@ -23,22 +24,62 @@ from dulwich.index import (
 
 from impact.errors import BadUsage
 from impact.git.repository import Repository
-from impact.git.snapshot import Entry
+from impact.git.snapshot import REGULAR, Entry
+
+SPECIAL_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                 (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+"""Files of a work tree that are not files: never opened (opening a FIFO blocks until a
+writer comes), skipped with a note in the report's coverage."""
+
+
+def special_kind(mode: int) -> str | None:
+    """What a non-regular, non-symlink, non-folder file is ('a FIFO'), or None."""
+    for test, kind in SPECIAL_KINDS:
+        if test(mode):
+            return kind
+    return None
+
+
+def unreadable_sha(path: str) -> str:
+    """The stand-in blob id of a work-tree file that could not be read: named by its path,
+    so it differs from every real blob and the file reads as changed, and reading it gives
+    the reason (`Repository.unreadable_work`), so the `unreadable` check names the file."""
+    return hashlib.sha1(b"impact: unreadable work-tree file\0" + path.encode()).hexdigest()
 
 
 def _working_entry(repository: Repository, root: str, path: str) -> Entry | None:
-    """The working file at `path` hashed into the scratch store; None when it is gone."""
+    """The working file at `path` hashed into the scratch store; None when it is gone or is
+    not a file (a FIFO, socket or device: recorded in `repository.skipped_work`, never
+    opened). A file that cannot be read gets a stand-in entry whose read names why."""
     full = os.path.join(root, path)
     try:
         st = os.lstat(full)
     except FileNotFoundError:
         return None
+    except OSError as exc:  # a folder on the way that cannot be searched
+        return _unreadable(repository, path, exc)
     if stat.S_ISDIR(st.st_mode):
         # A directory where the index had a file: the file is gone from the work.
         return None
-    blob = blob_from_path_and_stat(os.fsencode(full), st)
+    kind = special_kind(st.st_mode)
+    if kind is not None:
+        repository.skipped_work[path] = kind
+        return None
+    try:
+        blob = blob_from_path_and_stat(os.fsencode(full), st)
+    except FileNotFoundError:  # gone between the listing and the read
+        return None
+    except OSError as exc:  # permission denied, an I/O error
+        return _unreadable(repository, path, exc)
     repository.scratch.add_object(blob)
     return Entry(blob.id.decode(), cleanup_mode(st.st_mode))
+
+
+def _unreadable(repository: Repository, path: str, exc: OSError) -> Entry:
+    sha = unreadable_sha(path)
+    repository.unreadable_work[sha] = (f"work-tree file {path} could not be read "
+                                       f"({exc.strerror or type(exc).__name__})")
+    return Entry(sha, REGULAR)
 
 
 def worktree_entries(repository: Repository) -> dict[str, Entry]:
@@ -66,7 +107,13 @@ def worktree_entries(repository: Repository) -> dict[str, Entry]:
         entries[path] = Entry(value.sha.decode(), cleanup_mode(value.mode))
     submodules = {p for p, e in entries.items() if e.is_submodule}
 
-    changed = {p.decode() for p in get_unstaged_changes(index, root)} | set(conflicted)
+    try:
+        unstaged = {p.decode() for p in get_unstaged_changes(index, root)}
+    except OSError:
+        # A tracked file dulwich could not read (permission denied, gone mid-read): look at
+        # every tracked file one at a time, each failure named by `_working_entry`.
+        unstaged = set(entries)
+    changed = unstaged | set(conflicted)
     for path in sorted(changed - submodules):
         working = _working_entry(repository, root, path)
         if working is None:
@@ -80,6 +127,10 @@ def worktree_entries(repository: Repository) -> dict[str, Entry]:
         working = _working_entry(repository, root, rel)
         if working is not None:
             entries[rel] = working
+    for path in sorted(set(repository.skipped_work) & set(entries)):
+        # A tracked file now a FIFO or socket: its content is unknown, so it reads as
+        # changed and unreadable rather than as deleted.
+        entries[path] = _unreadable(repository, path, OSError(0, repository.skipped_work[path]))
     return entries
 
 
@@ -98,7 +149,12 @@ def untracked_paths(repository: Repository, index: Index) -> Iterator[str]:
     root = repo.path
     ignores = IgnoreFilterManager.from_repo(repo, config=repo.get_config_stack())
     tracked = _folders(os.fsdecode(path) for path in index.paths())
-    for dirpath, dirnames, filenames in os.walk(root):
+    def unlisted(exc: OSError) -> None:
+        rel = os.path.relpath(exc.filename or root, root).replace(os.sep, "/")
+        repository.skipped_work[f"{rel}/"] = (
+            f"a folder that could not be listed ({exc.strerror or type(exc).__name__})")
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted):
         folder = os.path.relpath(dirpath, root).replace(os.sep, "/")
         base = "" if folder == "." else f"{folder}/"
         if ".git" in dirnames:

@@ -1,0 +1,219 @@
+"""The fault suite of issue 13: one table-driven test per case the adversarial run found.
+
+Each case names the tests that reproduce it (they live beside the code they test and are
+not copied here) and the OS protection it depends on. A case runs its tests in a fresh
+pytest process, so this file alone replays the whole issue: `pytest tests/test_fault_suite.py`
+(all cases) or `-m "not slow"` (the quick ones, under a minute on two cores). A case whose
+protection this system lacks is skipped, and the skip reason names the protection.
+
+Slow cases (marked `slow`: each builds several full reports or runs the emitter): the
+sandbox, emitter signals and limits, map-from-base, the NUL byte and duplicate key reports,
+and the git and work-tree faults.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from impact.cli import main
+from impact.errors import EXIT_BAD_INPUT
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _userns() -> bool:
+    """Whether this process may create an unprivileged user namespace (the emitter jail)."""
+    tool = shutil.which("unshare")
+    if tool is None:
+        return False
+    try:
+        return subprocess.run([tool, "--user", "--map-root-user", "true"],
+                              capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _proc() -> bool:
+    return os.path.exists("/proc/self/status")
+
+
+def _flock() -> bool:
+    return hasattr(fcntl, "flock")
+
+
+PROTECTIONS = {
+    "user namespaces": _userns,
+    "/proc": _proc,
+    "flock": _flock,
+    "root (mknod)": lambda: os.geteuid() == 0,
+}
+"""What a case may depend on, and how this system is probed for it."""
+
+
+@dataclass(frozen=True)
+class Case:
+    what: str
+    tests: tuple[str, ...]
+    needs: tuple[str, ...] = ()
+    slow: bool = False
+
+
+R = "test_fail_closed_readers.py::"
+M = "test_map_not_chosen_by_the_change.py::"
+S = "test_sandbox.py::"
+G = "test_git_faults.py::"
+C = "test_clean_output.py::"
+
+CASES: dict[str, Case] = {
+    # Read as safe when it is not
+    "map-from-the-head": Case("a head's own surface map never judges that head",
+                              (M + "test_a_map_the_head_adds_does_not_judge_that_head",
+                               M + "test_a_map_the_head_edits_is_the_base_s_map_that_judges",
+                               M + "test_the_map_edit_is_a_row_naming_the_patterns",
+                               M + "test_a_map_edit_alone_is_not_n_a"), slow=True),
+    "nul-byte-builder": Case("a NUL byte in a builder comment is not NONE",
+                             (R + "test_python_that_does_not_compile_is_a_parse_failure",
+                              R + "test_nul_byte_in_a_builder_comment_is_never_none"), slow=True),
+    "duplicate-kdp-key": Case("a duplicate key in a KDP is changed, naming the key",
+                              (R + "test_duplicate_key_in_a_kdp_names_the_key",
+                               R + "test_duplicate_key_in_every_json_reader",
+                               R + "test_duplicate_kdp_key_is_never_none"), slow=True),
+    "map-matching-nothing": Case("a --surface-map that matches nothing is exit 3",
+                                 (M + "test_a_given_map_that_matches_nothing_is_an_error",)),
+    "forged-emit-result": Case("emit results of an untrusted head never fold a row; the emit "
+                               "file's sha256 is recorded",
+                               ("test_emit.py::test_untrusted_head_never_folds_and_the_emit_"
+                                "file_is_hashed",), slow=True),
+    "patched-analyser": Case("head code cannot patch the installed analyser",
+                             (S + "test_cannot_patch_the_installed_analyser",),
+                             needs=("user namespaces",), slow=True),
+    "missing-pack-blob": Case("a missing blob of an unchanged pack is named, never NONE",
+                              (R + "test_unreadable_unchanged_pack_is_named_and_never_none",
+                               R + "test_missing_pack_object_in_a_real_repository_is_named")),
+    # The emitter sandbox
+    "sandbox-git-hooks": Case("cannot write the repository's .git/hooks",
+                              (S + "test_cannot_write_the_repositorys_git_hooks",),
+                              needs=("user namespaces",), slow=True),
+    "sandbox-home": Case("cannot write $HOME", (S + "test_cannot_write_the_users_home",),
+                         needs=("user namespaces",), slow=True),
+    "sandbox-credentials": Case("credentials never reach the emit file or the report",
+                                (S + "test_credentials_never_reach_the_emit_file_or_the_"
+                                 "report",), needs=("user namespaces",), slow=True),
+    "sandbox-unix-socket": Case("cannot connect to a filesystem UNIX socket",
+                                (S + "test_cannot_connect_to_a_filesystem_unix_socket",),
+                                needs=("user namespaces",), slow=True),
+    "sandbox-daemon": Case("no setsid/setpgid descendant survives the run",
+                           (S + "test_no_descendant_survives_the_run",),
+                           needs=("user namespaces", "/proc"), slow=True),
+    "sandbox-record": Case("missing protections are recorded in the emit file",
+                           (S + "test_missing_protections_are_recorded_when_namespaces_are_off",
+                            S + "test_protections_are_recorded_per_revision"), slow=True),
+    "sandbox-signals": Case("SIGTERM, SIGINT and the parent's death end the child tree and "
+                            "remove the temp folder",
+                            (S + "test_signals_and_the_parents_death_end_the_child_tree",),
+                            needs=("/proc",), slow=True),
+    # Crashes and hangs
+    "unreadable-objects": Case("unreadable .git/objects: a row naming the file, or exit 3 "
+                               "(real chmod as non-root; injected PermissionError as root)",
+                               (G + "test_permission_denied_on_an_object_names_the_file",
+                                G + "test_permission_denied_on_the_objects_folder_is_one_"
+                                "clean_error"), slow=True),
+    "corrupt-pack": Case("a truncated or corrupt pack or index, a corrupt loose object",
+                         (G + "test_a_truncated_pack_is_one_clean_error",
+                          G + "test_a_truncated_pack_index_is_one_clean_error",
+                          G + "test_bytes_flipped_inside_the_packed_blob_name_the_file",
+                          G + "test_a_corrupt_loose_object_names_the_file"), slow=True),
+    "gitlink": Case("a gitlink at a CMake path or any surface path is a changed row",
+                    (G + "test_a_gitlink_at_a_cmake_path_in_a_real_repository",
+                     G + "test_a_gitlink_where_a_surface_file_should_be_is_a_changed_row"),
+                    slow=True),
+    "unreadable-worktree-file": Case("an unreadable work-tree file is named (--worktree)",
+                                     (G + "test_an_unreadable_work_tree_file_is_named",),
+                                     slow=True),
+    "worktree-special-files": Case("an untracked FIFO, socket or device is skipped with a note",
+                                   (G + "test_special_files_are_skipped_unread_with_a_note",),
+                                   slow=True),
+    "worktree-loop-and-vanish": Case("a symlink loop; a file vanishing between list and read",
+                                     (G + "test_a_symlink_loop_in_the_work_tree_is_read_as_a_"
+                                      "link",
+                                      G + "test_a_file_that_vanishes_between_listing_and_"
+                                      "reading"), slow=True),
+    "output-target": Case("-o naming a folder, a read-only folder or a full disk",
+                          (C + "test_output_to_a_folder_or_a_full_disk_is_one_clean_line",)),
+    "forged-verdict-path": Case("a path holding a verdict line prints escaped",
+                                (C + "test_a_path_holding_a_forged_verdict_line_prints_"
+                                 "escaped",)),
+    "billion-laughs": Case("a billion-laughs profile or .dvc fails fast and small",
+                           (R + "test_billion_laughs_fails_fast_and_small",
+                            R + "test_profile_with_an_anchor_or_alias_is_refused",
+                            R + "test_yaml_node_budget")),
+    "huge-python": Case("a huge Python file is refused as too large, quickly",
+                        (R + "test_a_file_over_the_size_limit_is_too_large_to_read",
+                         R + "test_a_large_python_file_is_refused_quickly")),
+    "stderr-flood": Case("a child flooding stderr does not grow the parent",
+                         (S + "test_a_child_flooding_stderr_does_not_grow_the_parent",
+                          S + "test_bounded_output_keeps_both_ends_and_the_progress"),
+                         needs=("/proc",), slow=True),
+    "ulimit-v": Case("impact emit under a lower address-space hard limit",
+                     (S + "test_emit_under_a_lower_address_space_hard_limit",
+                      S + "test_limits_never_ask_beyond_the_hard_limit"), slow=True),
+    "bad-cli-input": Case("bad revisions, flags and repositories are one line, exit 3",
+                          ("test_cli.py::test_bad_input_is_one_line_and_exit_3",
+                           "test_cli.py::test_not_a_repository_exit_3",
+                           "test_cli.py::test_shallow_clone_exit_3",
+                           "test_cli.py::test_usage_error_is_exit_3")),
+}
+
+
+def _params():
+    for name, case in CASES.items():
+        marks = [pytest.mark.slow] if case.slow else []
+        yield pytest.param(case, id=name, marks=marks)
+
+
+@pytest.mark.parametrize("case", list(_params()))
+def test_fault_case(case: Case) -> None:
+    for need in case.needs:
+        if not PROTECTIONS[need]():
+            pytest.skip(f"depends on {need}, which this system does not give")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+         *(str(TESTS / node) for node in case.tests)],
+        capture_output=True, text=True, cwd=TESTS.parent, timeout=600)
+    tail = done.stdout[-3000:] + done.stderr[-1000:]
+    assert done.returncode == 0, f"{case.what}:\n{tail}"
+    assert " passed" in done.stdout and " error" not in done.stdout, tail
+
+
+def test_every_case_names_tests_that_exist() -> None:
+    """A renamed test cannot silently drop a case from the suite."""
+    nodes = sorted({node for case in CASES.values() for node in case.tests})
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "-o", "addopts=", *(str(TESTS / node) for node in nodes)],
+        capture_output=True, text=True, cwd=TESTS.parent, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-1000:]
+
+
+def test_every_dependency_has_a_probe() -> None:
+    assert {need for case in CASES.values() for need in case.needs} <= set(PROTECTIONS)
+
+
+def test_an_emit_file_of_deeply_nested_brackets_is_exit_3(tmp_path, capsys) -> None:
+    """The one case with no home elsewhere: 100,000 nested brackets in an --emit file."""
+    subprocess.run(["git", "init", "-q", str(tmp_path / "r")], check=True)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    code = main(["report", "--repo", str(tmp_path / "r"), "--worktree",
+                 "--emit", str(deep)])
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT, err
+    assert err.startswith("impact: error: ") and "Traceback" not in err
