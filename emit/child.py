@@ -14,19 +14,30 @@ already normalised.  It writes one JSON document (schema_version 1, see
 impact/contracts/emit_child.schema.json) to ``--out`` through a temporary file and a
 rename, and exits 0 once that document is written, even when variants failed.
 
-Enumeration: ``hkp_pack.registry.enumerate_variants`` when the tree has it and it
-succeeds (its sources as the packer resolves them), else the variants of the rules
-file (``enumerator: "kdp-json"``, with the registry's error recorded).  Descriptors
-impact could not read go to ``not_inspected``; launches of any kind but rocke, which
-rocKE does not build, go to ``skipped``.
+Enumeration: the tree's own enumerator (``TREE_ENUMERATORS``) when it has one that runs,
+read leniently (objects or dicts, either spelling of a field); whatever it lacks for a
+variant (a field, or the variant itself) comes from the KDP JSON reading of that variant
+in the rules file, and the variant records that (``enumerated_by``,
+``enumeration_gap``).  With no enumerator that runs, every variant comes from the JSON
+(``enumerator: "kdp-json"``, the error recorded).  Descriptors impact could not read go to
+``not_inspected``; launches of any kind but rocke, which rocKE does not build, go to
+``skipped``.
 
-Families are keyed by (source module, builder, spec class, target arch, launch).  Each
-family runs in a worker thread bounded by ``--family-budget`` seconds: it imports the
-module afresh (the tree's modules are dropped from ``sys.modules`` first, so the
-recorded ``imports`` are the family's whole closure), builds each variant as the packer
-does (spec, support predicate, builder) and lowers every kernel with the tree's
-``compile_kernel`` for the chosen LLVM flavor.  A family past its budget is abandoned and
-reads ``timed-out``.  Predicate tables then put each family's support predicate to
+Build: the packer's way, through the tree's own producer
+(``hkp_pack.rocke_compile.compile_rocke_variant``) called with the UKD's kernel_source
+(``source``, ``builder``, ``spec``) and the arch, so the tree's own code resolves the
+module, the builder, the spec class and the support predicate.  The child only watches:
+it wraps the builder the UKD names (to see the spec object the producer built and what
+the builder returned) and the tree's ``compile_kernel`` (to see each kernel lowered, with
+its IR text captured for the chosen flavor).  A producer error before the builder ran is
+a refusal of that arch; after, a failure.  Nothing here knows a name of a particular
+tree's (no spec-class attribute, no registry attribute).
+
+Families are keyed by (source module, builder, target arch, launch).  Each family runs in
+a worker thread bounded by ``--family-budget`` seconds, after the tree's modules are
+dropped from ``sys.modules`` (so the recorded ``imports`` are the family's whole
+closure).  A family past its budget is abandoned and reads ``timed-out``.  Predicate
+tables then put each family's support predicate (as the tree's producer resolves it) to
 one-field variations of its shipped specs, again under the budget per family; once one
 table times out, it and every later table read ``timed-out``.
 """
