@@ -320,7 +320,7 @@ def test_a_registry_that_lacks_a_field_is_completed_per_variant(baseline, tmp_pa
 def test_the_spec_class_is_whatever_the_trees_producer_resolves(baseline, tmp_path):
     tree = copy_tree(tmp_path / "tree")
     # No SPEC_CLASS anywhere: the tree's producer resolves another name of its own...
-    for rel in KERNEL_MODULES + [f"{PACKER}/rocke_compile.py"]:
+    for rel in [*KERNEL_MODULES, f"{PACKER}/rocke_compile.py"]:
         path = tree / rel
         path.write_text(path.read_text().replace("SPEC_CLASS", "SPEC_TYPE"))
     # ...and, for the tiled builder, the annotation of its first parameter, as the real
