@@ -207,10 +207,51 @@ def rules_entries(ctx: Context) -> tuple[list[dict], list[dict]]:
     return entries, [dict(r, reason=ctx.clean(r["reason"])) for r in ctx.rules["not_inspected"]]
 
 
-# Enumerators a tree may offer, first found wins: (module, function).  Each is called with
-# the descriptor root; what it returns is read leniently (objects or dicts, either
-# spelling of a field), and whatever it lacks for a variant comes from the KDP JSON.
-TREE_ENUMERATORS = (("hkp_pack.registry", "enumerate_variants"),)
+# Enumerators a tree may offer, first found that runs wins: (module, function, reader).
+# Each is called with the descriptor root; the reader turns what it returns into variant
+# items, which are read leniently (objects or dicts, either spelling of a field), and
+# whatever they lack for a variant comes from the KDP JSON.
+def _listed_variants(found) -> list:
+    return list(found)
+
+
+def _flat_input_variants(flat) -> list:
+    """The packer's flat input (`descriptors.load_flat_input`): its KDPs with their
+    documents, UKDs inline or by id (`ukd_by_id()`), one item per launch."""
+    by_id = flat.ukd_by_id() if callable(getattr(flat, "ukd_by_id", None)) else {}
+    out = []
+    for kdp in flat.kdps():
+        doc = getattr(kdp, "doc", None)
+        if not isinstance(doc, dict):
+            raise TypeError("a KDP of the flat input has no document")
+        path, rel_dir = getattr(kdp, "path", None), getattr(kdp, "rel_dir", None)
+        rel = (Path(str(rel_dir)) / Path(str(path)).name).as_posix() \
+            if path is not None and rel_dir is not None else None
+        for entry in doc.get("kernelDescriptors", []):
+            ukd = getattr(by_id.get(entry), "doc", None) if isinstance(entry, str) else entry
+            if not isinstance(ukd, dict):
+                continue
+            arch = ukd.get("arch") or doc.get("arch") or []
+            sources = ukd["sources"] if "sources" in ukd else [ukd.get("kernel_source")]
+            for src in sources if isinstance(sources, list) else ():
+                if not isinstance(src, dict):
+                    continue
+                item = {"name": ukd.get("name"), "id": ukd.get("id"), "arch": arch,
+                        "launch": src.get("launch")}
+                item.update({k: src[k] for k in ("kind", "source", "builder", "spec")
+                             if k in src})
+                if isinstance(item.get("source"), str) and item.get("kind") == ROCKE_KIND:
+                    item["source"] = _dotted(item["source"])
+                if rel is not None:
+                    item["kdp_path"] = rel
+                out.append(item)
+    return out
+
+
+TREE_ENUMERATORS = (
+    ("hkp_pack.registry", "enumerate_variants", _listed_variants),
+    ("hkp_pack.descriptors", "load_flat_input", _flat_input_variants),
+)
 # Field -> the spellings an enumerator's variant may use for it, first found wins.
 _FIELD_SPELLINGS = {
     "kdp": ("kdp_path", "kdp"),
@@ -261,7 +302,7 @@ def _usable(key: str, value) -> bool:
 def read_tree_enumeration(ctx: Context) -> tuple[str, list[dict]]:
     """(enumerator name, the tree's variants as partial entries: the fields it gave)."""
     errors = []
-    for module_name, function in TREE_ENUMERATORS:
+    for module_name, function, reader in TREE_ENUMERATORS:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -271,8 +312,13 @@ def read_tree_enumeration(ctx: Context) -> tuple[str, list[dict]]:
         if not callable(enumerate_fn):
             errors.append(f"{module_name} has no {function}()")
             continue
+        try:
+            items = reader(enumerate_fn(ctx.descriptor_root))
+        except Exception as exc:  # this enumerator fails on this tree: try the next
+            errors.append(f"{module_name}.{function}: {ctx.describe(exc)}")
+            continue
         out = []
-        for item in list(enumerate_fn(ctx.descriptor_root)):
+        for item in items:
             got = {}
             for key, spellings in _FIELD_SPELLINGS.items():
                 value = _field(item, spellings)
@@ -516,11 +562,16 @@ def _launch_of(kernel, built: list, default):
     return default
 
 
+# Where a lowering result may carry its LLVM IR text, first found wins.
+_IR_TEXT = ("ir_text", "llvm_ir", "ir")
+
+
 def _kernel_record(kernel, arch: str, result, built: list, launch, ir) -> dict:
     """One lowered kernel as the document records it; raises when the lowering's result
     lacks what the record needs."""
-    ir_text = getattr(result, "ir_text", None)
-    if not isinstance(ir_text, str) or not ir_text:
+    ir_text = next((text for text in (getattr(result, name, None) for name in _IR_TEXT)
+                    if isinstance(text, str) and text), None)
+    if ir_text is None:
         raise ValueError("the tree's compile_kernel returned no IR text")
     symbol = getattr(result, "kernel_name", None) or getattr(kernel, "name", None)
     if not isinstance(symbol, str):

@@ -381,3 +381,44 @@ def test_a_variant_the_producer_refuses_fails_alone_and_says_why(tmp_path):
     assert bad[0]["reason"].startswith("the producer refused every target: gfx950:")
     others = [f for f in doc["families"] if f["id"] != TILED_ID]
     assert all(f["status"] == "built" for f in others)
+
+
+FLAT_INPUT = '''
+
+class _Descriptor:
+    def __init__(self, path, root):
+        self.path = path
+        self.rel_dir = path.parent.relative_to(root)
+        self.doc = load_json(path)
+
+
+class _FlatInput:
+    def __init__(self, root):
+        root = Path(root)
+        self._kdps = [_Descriptor(p, root) for p in sorted(root.rglob("*.kdp.json"))]
+        self._ukds = [_Descriptor(p, root) for p in sorted(root.rglob("*.ukd.json"))]
+
+    def kdps(self):
+        return self._kdps
+
+    def ukd_by_id(self):
+        return {d.doc["id"]: d for d in self._ukds}
+
+
+def load_flat_input(root):
+    return _FlatInput(root)
+'''
+
+
+def test_a_tree_that_enumerates_through_its_flat_input(baseline, tmp_path):
+    # The real packer has no registry: its descriptors module loads a flat input.
+    tree = copy_tree(tmp_path / "tree")
+    (tree / PACKER / "registry.py").unlink()
+    descriptors = tree / PACKER / "descriptors.py"
+    descriptors.write_text(descriptors.read_text() + FLAT_INPUT)
+    doc, _, _ = run_child(tree, tmp_path / "out.json")
+    assert doc["enumerator"] == "hkp_pack.descriptors" and doc["enumerator_error"] is None
+    variants = [v for f in doc["families"] for v in f["variants"]]
+    assert {v["enumerated_by"] for v in variants} == {"tree"}
+    assert all(f["status"] == "built" for f in doc["families"])
+    assert built_digests(doc) == built_digests(baseline[0])
