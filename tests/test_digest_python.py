@@ -129,3 +129,10 @@ def test_code_ast_cannot_parse_is_digested_as_text() -> None:
     broken = "def (:\n"
     assert digest_code(broken) != digest_code(broken + "# c\n")
     assert digest_code(broken) == digest_code(broken)
+
+
+def test_a_string_value_is_not_a_docstring() -> None:
+    # An assigned string is a value: its text counts, alone or in a module of one line.
+    assert expression_digest(_value('X = "abc"\n')) != expression_digest(_value('X = "abd"\n'))
+    assert expression_digest(_value('X = "abc"\n')) == expression_digest(_value("X = 'abc'\n"))
+    assert digest_code('X = "abc"\n') != digest_code('X = "abd"\n')

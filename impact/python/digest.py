@@ -45,10 +45,18 @@ def digest_code(code: str) -> str:
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return hashlib.sha256(_TEXT_PREFIX + code.encode("utf-8", "surrogatepass")).hexdigest()
+        return _text_digest(code)
     _drop_docstrings(tree)
+    return _tree_digest(tree)
+
+
+def _tree_digest(tree: ast.AST) -> str:
     dumped = ast.dump(tree, annotate_fields=True, include_attributes=False)
     return hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _text_digest(code: str) -> str:
+    return hashlib.sha256(_TEXT_PREFIX + code.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def module_digest(module: cst.Module) -> str:
@@ -72,8 +80,12 @@ def body_digest(node: cst.FunctionDef | cst.ClassDef) -> str:
 
 
 def expression_digest(node: cst.BaseExpression) -> str:
-    """Digest of one expression, written as a statement of its own (in parentheses, so an
-    expression that spans lines still parses)."""
-    line = cst.SimpleStatementLine(body=[cst.Expr(value=node)])
-    code = cst.Module(body=[line]).code.strip()
-    return digest_code(f"(\n{code}\n)\n")
+    """Digest of one expression, parsed as an expression (in parentheses, so one that spans
+    lines still parses); a lone string is a value here, never a docstring."""
+    code = cst.Module(body=[cst.SimpleStatementLine(body=[cst.Expr(value=node)])]).code
+    text = f"(\n{code.strip()}\n)"
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _text_digest(text)
+    return _tree_digest(tree)
