@@ -12,8 +12,8 @@ Parentheses kept, because in C++ they can mean something:
 * under `decltype` (`decltype((x))` is a reference type, `decltype(x)` is not);
 * around the callee of a call (`(f)(x)` turns off argument-dependent lookup);
 * around a returned value (`return (x);` differs in a `decltype(auto)` function);
-* as a whole call argument, unless what they hold is a name or a literal: the call may be
-  a macro, whose body pastes the argument's text (`M((a + b))` is not `M(a + b)`).
+* around a whole call argument: the call may be a macro, whose body pastes the argument's
+  text (`M((a + b))` is not `M(a + b)`) or even spells it (`#x` makes `M((a))` "(a)").
 Elsewhere the tree already carries precedence, so `(a * b) + c` and `a * b + c` are the
 same tree and `a * (b + c)` is another.
 """
@@ -26,11 +26,6 @@ import tree_sitter
 
 COMMENTS = frozenset({"comment"})
 _KEEP_PARENS_UNDER = frozenset({"decltype", "return_statement", "co_return_statement"})
-_PRIMARY = frozenset({
-    "identifier", "qualified_identifier", "field_identifier", "number_literal",
-    "string_literal", "raw_string_literal", "concatenated_string", "char_literal",
-    "user_defined_literal", "true", "false", "nullptr", "this",
-})
 # Leaves whose text tree-sitter does not split into tokens (a macro body): whitespace in
 # them is folded, so re-spacing a `#define` does not count.
 _FOLDED = frozenset({"preproc_arg"})
@@ -59,7 +54,7 @@ def _redundant(node: tree_sitter.Node, parent: tree_sitter.Node | None, first: b
         return None
     if parent.type == "call_expression" and first:
         return None
-    if parent.type == "argument_list" and inner.type not in _PRIMARY:
+    if parent.type == "argument_list":
         return None
     return inner
 
