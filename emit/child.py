@@ -14,19 +14,30 @@ already normalised.  It writes one JSON document (schema_version 1, see
 impact/contracts/emit_child.schema.json) to ``--out`` through a temporary file and a
 rename, and exits 0 once that document is written, even when variants failed.
 
-Enumeration: ``hkp_pack.registry.enumerate_variants`` when the tree has it and it
-succeeds (its sources as the packer resolves them), else the variants of the rules
-file (``enumerator: "kdp-json"``, with the registry's error recorded).  Descriptors
-impact could not read go to ``not_inspected``; launches of any kind but rocke, which
-rocKE does not build, go to ``skipped``.
+Enumeration: the tree's own enumerator (``TREE_ENUMERATORS``) when it has one that runs,
+read leniently (objects or dicts, either spelling of a field); whatever it lacks for a
+variant (a field, or the variant itself) comes from the KDP JSON reading of that variant
+in the rules file, and the variant records that (``enumerated_by``,
+``enumeration_gap``).  With no enumerator that runs, every variant comes from the JSON
+(``enumerator: "kdp-json"``, the error recorded).  Descriptors impact could not read go to
+``not_inspected``; launches of any kind but rocke, which rocKE does not build, go to
+``skipped``.
 
-Families are keyed by (source module, builder, spec class, target arch, launch).  Each
-family runs in a worker thread bounded by ``--family-budget`` seconds: it imports the
-module afresh (the tree's modules are dropped from ``sys.modules`` first, so the
-recorded ``imports`` are the family's whole closure), builds each variant as the packer
-does (spec, support predicate, builder) and lowers every kernel with the tree's
-``compile_kernel`` for the chosen LLVM flavor.  A family past its budget is abandoned and
-reads ``timed-out``.  Predicate tables then put each family's support predicate to
+Build: the packer's way, through the tree's own producer
+(``hkp_pack.rocke_compile.compile_rocke_variant``) called with the UKD's kernel_source
+(``source``, ``builder``, ``spec``) and the arch, so the tree's own code resolves the
+module, the builder, the spec class and the support predicate.  The child only watches:
+it wraps the builder the UKD names (to see the spec object the producer built and what
+the builder returned) and the tree's ``compile_kernel`` (to see each kernel lowered, with
+its IR text captured for the chosen flavor).  A producer error before the builder ran is
+a refusal of that arch; after, a failure.  Nothing here knows a name of a particular
+tree's (no spec-class attribute, no registry attribute).
+
+Families are keyed by (source module, builder, target arch, launch).  Each family runs in
+a worker thread bounded by ``--family-budget`` seconds, after the tree's modules are
+dropped from ``sys.modules`` (so the recorded ``imports`` are the family's whole
+closure).  A family past its budget is abandoned and reads ``timed-out``.  Predicate
+tables then put each family's support predicate (as the tree's producer resolves it) to
 one-field variations of its shipped specs, again under the budget per family; once one
 table times out, it and every later table read ``timed-out``.
 """
@@ -36,12 +47,16 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import functools
 import hashlib
 import importlib
+import inspect
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -192,84 +207,303 @@ def rules_entries(ctx: Context) -> tuple[list[dict], list[dict]]:
     return entries, [dict(r, reason=ctx.clean(r["reason"])) for r in ctx.rules["not_inspected"]]
 
 
-def read_registry(ctx: Context) -> list[dict]:
-    """hkp_pack.registry.enumerate_variants, converted to the child's entries."""
-    registry = importlib.import_module("hkp_pack.registry")
+# Enumerators a tree may offer, first found that runs wins: (module, function, reader).
+# Each is called with the descriptor root; the reader turns what it returns into variant
+# items, which are read leniently (objects or dicts, either spelling of a field), and
+# whatever they lack for a variant comes from the KDP JSON.
+def _listed_variants(found) -> list:
+    return list(found)
+
+
+def _flat_input_variants(flat) -> list:
+    """The packer's flat input (`descriptors.load_flat_input`): its KDPs with their
+    documents, UKDs inline or by id (`ukd_by_id()`), one item per launch."""
+    by_id = flat.ukd_by_id() if callable(getattr(flat, "ukd_by_id", None)) else {}
     out = []
-    for v in registry.enumerate_variants(ctx.descriptor_root):
-        src = {"kind": v.kind, "source": v.source, "builder": v.builder,
-               "spec": dict(v.spec or {})}
-        out.append(_entry(ctx.kdp_rel(str(v.kdp_path)), v.ukd_name, v.ukd_id, src,
-                          v.arch, v.launch))
-    for e in out:
-        for key in ("kind", "name", "ukd_id"):
-            if not isinstance(e[key], str):
-                raise TypeError(f"registry variant {key} is not a string: {e[key]!r}")
-        if e["kind"] == ROCKE_KIND and not (
-            isinstance(e["source"], str) and isinstance(e["builder"], str)
-        ):
-            raise TypeError(f"registry variant {e['name']}: source/builder not strings")
+    for kdp in flat.kdps():
+        doc = getattr(kdp, "doc", None)
+        if not isinstance(doc, dict):
+            raise TypeError("a KDP of the flat input has no document")
+        path, rel_dir = getattr(kdp, "path", None), getattr(kdp, "rel_dir", None)
+        rel = (Path(str(rel_dir)) / Path(str(path)).name).as_posix() \
+            if path is not None and rel_dir is not None else None
+        for entry in doc.get("kernelDescriptors", []):
+            ukd = getattr(by_id.get(entry), "doc", None) if isinstance(entry, str) else entry
+            if not isinstance(ukd, dict):
+                continue
+            arch = ukd.get("arch") or doc.get("arch") or []
+            sources = ukd["sources"] if "sources" in ukd else [ukd.get("kernel_source")]
+            for src in sources if isinstance(sources, list) else ():
+                if not isinstance(src, dict):
+                    continue
+                item = {"name": ukd.get("name"), "id": ukd.get("id"), "arch": arch,
+                        "launch": src.get("launch")}
+                item.update({k: src[k] for k in ("kind", "source", "builder", "spec")
+                             if k in src})
+                if isinstance(item.get("source"), str) and item.get("kind") == ROCKE_KIND:
+                    item["source"] = _dotted(item["source"])
+                if rel is not None:
+                    item["kdp_path"] = rel
+                out.append(item)
     return out
 
 
+TREE_ENUMERATORS = (
+    ("hkp_pack.registry", "enumerate_variants", _listed_variants),
+    ("hkp_pack.descriptors", "load_flat_input", _flat_input_variants),
+)
+# Field -> the spellings an enumerator's variant may use for it, first found wins.
+_FIELD_SPELLINGS = {
+    "kdp": ("kdp_path", "kdp"),
+    "name": ("ukd_name", "name"),
+    "ukd_id": ("ukd_id", "id"),
+    "kind": ("kind", "source_kind", "origin_kind"),
+    "source": ("source",),
+    "builder": ("builder",),
+    "spec": ("spec",),
+    "arch": ("arch", "archs"),
+    "launch": ("launch",),
+}
+# Fields an entry needs before the producer can build it.
+_BUILD_FIELDS = ("kind", "source", "builder", "spec", "arch")
+_MISSING = object()
+
+
+def _field(item, spellings):
+    """The first spelling `item` (an object or a dict) carries, else _MISSING."""
+    for name in spellings:
+        if isinstance(item, dict):
+            if name in item:
+                return item[name]
+        else:
+            try:
+                return getattr(item, name)
+            except AttributeError:
+                continue
+            except Exception:  # a property of the tree's that raises
+                continue
+    return _MISSING
+
+
+def _usable(key: str, value) -> bool:
+    if value is _MISSING:
+        return False
+    if key in ("kdp", "name", "ukd_id", "kind", "source", "builder"):
+        return isinstance(value, str)
+    if key == "spec":
+        return isinstance(value, dict)
+    if key == "arch":
+        return isinstance(value, (list, tuple)) and all(isinstance(a, str) for a in value)
+    if key == "launch":
+        return value is None or isinstance(value, str)
+    return True
+
+
+def read_tree_enumeration(ctx: Context) -> tuple[str, list[dict]]:
+    """(enumerator name, the tree's variants as partial entries: the fields it gave)."""
+    errors = []
+    for module_name, function, reader in TREE_ENUMERATORS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            errors.append(ctx.describe(exc))
+            continue
+        enumerate_fn = getattr(module, function, None)
+        if not callable(enumerate_fn):
+            errors.append(f"{module_name} has no {function}()")
+            continue
+        try:
+            items = reader(enumerate_fn(ctx.descriptor_root))
+        except Exception as exc:  # this enumerator fails on this tree: try the next
+            errors.append(f"{module_name}.{function}: {ctx.describe(exc)}")
+            continue
+        out = []
+        for item in items:
+            got = {}
+            for key, spellings in _FIELD_SPELLINGS.items():
+                value = _field(item, spellings)
+                if _usable(key, value):
+                    got[key] = value
+            if "kdp" in got:
+                got["kdp"] = ctx.kdp_rel(str(got["kdp"]).replace(os.sep, "/"))
+            if "arch" in got:
+                got["arch"] = tuple(got["arch"])
+            if "spec" in got:
+                got["spec"] = dict(got["spec"])
+            out.append(got)
+        return module_name, out
+    raise LookupError("the tree offers no enumerator: " + "; ".join(errors))
+
+
+def merge_enumerations(json_entries: list[dict], not_inspected: list[dict],
+                       tree: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The tree's variants, each completed from the KDP JSON reading of that same variant
+    (matched by UKD id and launch, and KDP when both name it); a JSON variant the tree did
+    not list is kept from the JSON. Each entry says which reading it came from and, when
+    the JSON filled in, what the tree's enumerator lacked."""
+    by_key: dict = {}
+    for e in json_entries:
+        by_key.setdefault((e["ukd_id"], e["launch"]), []).append(e)
+    used: set = set()
+    out = []
+    for got in tree:
+        candidates = by_key.get((got.get("ukd_id"), got.get("launch")), [])
+        if "kdp" in got:
+            candidates = [c for c in candidates if c["kdp"] == got["kdp"]] or candidates
+        candidates = [c for c in candidates if id(c) not in used]
+        base = candidates[0] if candidates else None
+        if base is not None:
+            used.add(id(base))
+        needed = _BUILD_FIELDS if got.get("kind", ROCKE_KIND) == ROCKE_KIND else ("kind", "arch")
+        lacked = [k for k in ("kdp", "name", "ukd_id", *needed) if k not in got]
+        if base is None and lacked:
+            continue  # listed by the tree without enough to build it, and not in the JSON
+        entry = dict(base) if base is not None else {"launch": None}
+        entry.update(got)
+        entry["enumerated_by"] = "tree" if not lacked else "kdp-json"
+        entry["enumeration_gap"] = (
+            "the tree's enumerator gives no " + ", ".join(lacked) if lacked else None)
+        out.append(entry)
+    for e in json_entries:
+        if id(e) not in used:
+            out.append(dict(e, enumerated_by="kdp-json",
+                            enumeration_gap="not listed by the tree's enumerator"))
+    listed = {(e["kdp"], e["ukd_id"]) for e in out if e["enumerated_by"] == "tree"}
+    left = [r for r in not_inspected if (r["kdp"], r["ukd_id"]) not in listed]
+    return out, left
+
+
 # ---------------------------------------------------------------------------
-# Build
+# Build: through the tree's own producer
 # ---------------------------------------------------------------------------
+
+# The tree's rocKE producer: the packer's own build of one variant from a UKD's
+# kernel_source (source, builder, spec) for one arch.
+PRODUCER = ("hkp_pack.rocke_compile", "compile_rocke_variant")
+# The lowering entry point the producer calls, wrapped to see what it lowers.
+LOWERING = ("rocke.helpers.compile", "compile_kernel")
+LOWERING_REEXPORTS = ("rocke.helpers",)
+# The support predicate for the probe tables: the producer's own resolver when it has one
+# (either of these names), else the packer's naming rules.
+PREDICATE_RESOLVERS = ("_resolve_support_predicate", "resolve_predicate")
 
 
 def _spec_json(spec: dict) -> str:
     return json.dumps(spec, sort_keys=True, default=repr)
 
 
-class Resolver:
-    """The packer's resolution rules: hkp_pack.rocke_compile when importable."""
+def _dotted(source: str) -> str:
+    """A rocke source as a module path: slashes to dots, `.py` dropped."""
+    stem = source[:-3] if source.endswith(".py") else source
+    return ".".join(part for part in stem.split("/") if part)
+
+
+def _parameters(fn) -> dict:
+    try:
+        return dict(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return {}
+
+
+class Capture:
+    """What one producer call handed the builder and the lowering (see install_probes)."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.entered = False
+        self.specs: list = []
+        self.built: list = []
+        self.lowered: list = []  # (kernel, arch, result)
+        self.backends: list = []
+
+
+def install_lowering(cap: Capture, flavor: str | None):
+    """Wrap the tree's compile_kernel so each kernel the producer lowers is recorded, its
+    IR text captured and lowered for `flavor`; returns the tree's original function."""
+    module = importlib.import_module(LOWERING[0])
+    original = getattr(module, LOWERING[1])
+    params = _parameters(original)
+
+    @functools.wraps(original)
+    def lowering(kernel, *args, **kwargs):
+        cap.backends.append(kwargs.get("backend"))
+        if "capture_ir_text" in params:
+            kwargs["capture_ir_text"] = True
+        if flavor:
+            for name in ("flavor", "llvm_flavor"):
+                if name in params:
+                    kwargs[name] = flavor
+        result = original(kernel, *args, **kwargs)
+        cap.lowered.append((kernel, kwargs.get("arch"), result))
+        return result
+
+    setattr(module, LOWERING[1], lowering)
+    for name in LOWERING_REEXPORTS:
         try:
-            self.rc = importlib.import_module("hkp_pack.rocke_compile")
-        except Exception:  # the tree may have no packer
-            self.rc = None
+            reexport = importlib.import_module(name)
+        except Exception:
+            continue
+        if getattr(reexport, LOWERING[1], None) is original:
+            setattr(reexport, LOWERING[1], lowering)
+    return original
 
-    def module(self, source: str):
-        if self.rc is not None and hasattr(self.rc, "resolve_module"):
-            return self.rc.resolve_module(source)
-        return importlib.import_module(source)
 
-    def builder(self, module, name: str):
-        if self.rc is not None and hasattr(self.rc, "resolve_builder"):
-            return self.rc.resolve_builder(module, name)
-        fn = getattr(module, name, None)
-        if not callable(fn):
-            raise AttributeError(f"{module.__name__} has no builder {name!r}")
-        return fn
+def install_builder(cap: Capture, source: str, builder: str):
+    """Wrap the builder the UKD names, in the module the UKD names, so the spec object the
+    producer builds (and what the builder returns) is seen; returns (module, the tree's
+    builder), or (None, None) when the module or the builder is not there (the producer
+    then says so itself)."""
+    try:
+        module = importlib.import_module(_dotted(source))
+    except Exception:
+        return None, None
+    original = getattr(module, builder, None)
+    if not callable(original):
+        return module, None
 
-    def spec_class(self, module, name: str):
-        if self.rc is not None and hasattr(self.rc, "resolve_spec_class"):
-            return self.rc.resolve_spec_class(module, name)
-        classes = getattr(module, "SPEC_CLASSES", None)
-        if classes and name in classes:
-            return classes[name]
-        cls = getattr(module, "SPEC_CLASS", None)
-        if cls is None:
-            raise AttributeError(f"{module.__name__} exposes no SPEC_CLASS for {name}")
-        return cls
+    @functools.wraps(original)
+    def building(spec_obj, *args, **kwargs):
+        cap.entered = True
+        cap.specs.append(spec_obj)
+        built = original(spec_obj, *args, **kwargs)
+        cap.built.append(built)
+        return built
 
-    def predicate(self, module, name: str):
-        if self.rc is not None and hasattr(self.rc, "resolve_predicate"):
-            return self.rc.resolve_predicate(module, name)
-        if not name.startswith("build_"):
-            return None
-        return getattr(module, "supports_" + name[len("build_"):], None)
+    setattr(module, builder, building)
+    return module, original
 
-    def make_spec(self, module, name: str, spec: dict):
-        if self.rc is not None and hasattr(self.rc, "make_spec"):
-            return self.rc.make_spec(module, name, spec)
-        cls = self.spec_class(module, name)
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(spec) - known)
-        if unknown:
-            raise TypeError(f"{cls.__name__}: unknown spec fields {unknown}")
-        return cls(**spec)
+
+def tree_predicate(producer_module, module, builder: str):
+    """The builder's support predicate as the tree resolves it, or None."""
+    for name in PREDICATE_RESOLVERS:
+        resolve = getattr(producer_module, name, None)
+        if not callable(resolve) or module is None:
+            continue
+        try:
+            found = resolve(module, builder)
+        except Exception:
+            continue
+        if isinstance(found, tuple) and len(found) == 2:
+            found = found[1]
+        if callable(found):
+            return found
+    if module is None:
+        return None
+    derived = "supports_" + builder[len("build_"):] if builder.startswith("build_") else None
+    for name in ("is_valid_spec", derived):
+        fn = getattr(module, name, None) if name else None
+        if callable(fn):
+            return fn
+    return None
+
+
+def verdict(result) -> tuple[bool, str]:
+    """A predicate's answer: `(ok, why)` or a bare truth value."""
+    if isinstance(result, tuple) and len(result) == 2:
+        return bool(result[0]), str(result[1])
+    return bool(result), ""
 
 
 def family_id(key: tuple) -> str:
@@ -316,29 +550,82 @@ def _arg_records(kernel, ir) -> list[dict]:
     return out
 
 
-def _kernels_of(built, ir, launch):
-    module_cls = getattr(ir, "KernelModule", None)
-    if module_cls is not None and isinstance(built, module_cls):
-        return list(built.kernels.items())
-    return [(launch, built)]
+def _launch_of(kernel, built: list, default):
+    """The launch name a kernel has in what the builder returned (a module of named
+    kernels), else the UKD's own launch."""
+    for item in built:
+        kernels = getattr(item, "kernels", None)
+        if isinstance(kernels, dict):
+            for name, candidate in kernels.items():
+                if candidate is kernel:
+                    return str(name)
+    return default
+
+
+# Where a lowering result may carry its LLVM IR text, first found wins.
+_IR_TEXT = ("ir_text", "llvm_ir", "ir")
+
+
+def _kernel_record(kernel, arch: str, result, built: list, launch, ir) -> dict:
+    """One lowered kernel as the document records it; raises when the lowering's result
+    lacks what the record needs."""
+    ir_text = next((text for text in (getattr(result, name, None) for name in _IR_TEXT)
+                    if isinstance(text, str) and text), None)
+    if ir_text is None:
+        raise ValueError("the tree's compile_kernel returned no IR text")
+    symbol = getattr(result, "kernel_name", None) or getattr(kernel, "name", None)
+    if not isinstance(symbol, str):
+        raise ValueError("the lowered kernel has no name")
+    return {
+        "arch": arch,
+        "launch": _launch_of(kernel, built, launch),
+        "symbol": symbol,
+        "args": _arg_records(kernel, ir),
+        "ir_sha256": hashlib.sha256(ir_text.encode("utf-8")).hexdigest(),
+        "compiler": {
+            "isa": str(getattr(result, "isa", "")),
+            "options": [str(o) for o in (getattr(result, "options", None) or ())],
+            "fresh_process": True,
+        },
+    }
+
+
+def _producer_call(produce, params: dict, e: dict, arch: str, out_dir: str,
+                   flavor: str | None) -> dict:
+    """The producer's arguments for one variant on one arch, by the names it declares;
+    raises TypeError naming a required parameter nothing here can supply."""
+    offered = {"source": e["source"], "builder": e["builder"], "spec": dict(e["spec"]),
+               "arch": arch, "out_dir": out_dir, "flavor": flavor, "launch": e["launch"]}
+    kwargs = {k: v for k, v in offered.items() if k in params}
+    needed = [n for n, p in params.items()
+              if p.default is inspect.Parameter.empty and n not in kwargs
+              and p.kind not in (inspect.Parameter.VAR_POSITIONAL,
+                                 inspect.Parameter.VAR_KEYWORD)]
+    if needed:
+        raise TypeError(f"{PRODUCER[0]}.{PRODUCER[1]} needs {', '.join(needed)}, "
+                        "which a UKD does not supply")
+    return kwargs
 
 
 def build_family(ctx: Context, fam: Family, flavor: str | None, backend_fail: str | None,
                  duplicates: set) -> None:
     """Runs in a worker thread; fills fam.*; never raises."""
-    source, builder, arch, launch = fam.key
+    source, builder, arch, _ = fam.key
+    cap = Capture()
     try:
         ctx.purge()
-        resolver = Resolver()
-        ir = importlib.import_module("rocke.core.ir")
-        compile_mod = importlib.import_module("rocke.helpers.compile")
-        module = resolver.module(source)
+        install_lowering(cap, flavor)
+        module, builder_fn = install_builder(cap, source, builder)
+        producer_module = importlib.import_module(PRODUCER[0])
+        produce = getattr(producer_module, PRODUCER[1])
+        params = _parameters(produce)
+        try:
+            ir = importlib.import_module("rocke.core.ir")
+        except Exception:
+            ir = None
         fam.module = module
-        fam.builder_fn = resolver.builder(module, builder)
-        cls = resolver.spec_class(module, builder)
-        fam.cls = cls
-        fam.spec_class = f"{cls.__module__}.{cls.__qualname__}"
-        fam.predicate = resolver.predicate(module, builder)
+        fam.builder_fn = builder_fn
+        fam.predicate = tree_predicate(producer_module, module, builder)
     except BaseException as exc:  # recorded, never raised
         fam.status, fam.reason = "failed", f"resolve: {ctx.describe(exc)}"
         fam.imports = ctx.tree_modules()
@@ -347,66 +634,14 @@ def build_family(ctx: Context, fam: Family, flavor: str | None, backend_fail: st
         return
     members = member_archs(ctx, arch)
     built_archs: set[str] = set()
-    for e in fam.entries:
-        if backend_fail:
-            fam.variants.append(_variant_record(e, [], "failed", backend_fail, []))
-            continue
-        if (e["name"], e["launch"]) in duplicates:
-            fam.variants.append(_variant_record(
-                e, [], "failed",
-                "duplicate-name: another shipped variant has this name and a different spec",
-                []))
-            continue
-        kernels, archs, refusals, failure = [], [], [], None
-        for member in members:
-            try:
-                spec_obj = resolver.make_spec(module, builder, dict(e["spec"]))
-            except BaseException as exc:
-                failure = f"spec: {ctx.describe(exc)}"
-                break
-            try:
-                if fam.predicate is not None:
-                    ok, why = fam.predicate(spec_obj, arch=member)
-                    if not ok:
-                        refusals.append(f"{member}: {ctx.clean(str(why))}")
-                        continue
-            except BaseException as exc:
-                failure = f"predicate on {member}: {ctx.describe(exc)}"
-                break
-            try:
-                built = fam.builder_fn(spec_obj, arch=member)
-            except BaseException as exc:
-                failure = f"builder on {member}: {ctx.describe(exc)}"
-                break
-            try:
-                for launch_name, kernel in _kernels_of(built, ir, launch):
-                    compiled = compile_mod.compile_kernel(
-                        kernel, arch=member, backend="python", flavor=flavor)
-                    kernels.append({
-                        "arch": member,
-                        "launch": launch_name,
-                        "symbol": str(compiled.kernel_name),
-                        "args": _arg_records(kernel, ir),
-                        "ir_sha256": hashlib.sha256(
-                            compiled.ir_text.encode("utf-8")).hexdigest(),
-                        "compiler": {
-                            "isa": str(compiled.isa),
-                            "options": [str(o) for o in compiled.options],
-                            "fresh_process": True,
-                        },
-                    })
-            except BaseException as exc:
-                failure = f"lower on {member}: {ctx.describe(exc)}"
-                break
-            archs.append(member)
-        if failure is None and not archs:
-            failure = "predicate refused every target: " + "; ".join(refusals)
-        if failure is not None:
-            fam.variants.append(_variant_record(e, [], "failed", failure, []))
-            continue
-        reason = ("not built for " + "; ".join(refusals)) if refusals else None
-        built_archs.update(archs)
-        fam.variants.append(_variant_record(e, archs, "built", reason, kernels))
+    out_dir = tempfile.mkdtemp(prefix="emit-producer-")
+    try:
+        for e in fam.entries:
+            fam.variants.append(_build_variant(
+                ctx, fam, e, members, cap, produce, params, ir, out_dir, flavor, backend_fail,
+                duplicates, built_archs))
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
     fam.built_archs = sorted(built_archs)
     failed = [v for v in fam.variants if v["status"] != "built"]
     if failed:
@@ -416,10 +651,63 @@ def build_family(ctx: Context, fam: Family, flavor: str | None, backend_fail: st
     fam.done = True
 
 
+def _build_variant(ctx: Context, fam: Family, e: dict, members: list[str], cap: Capture,
+                   produce, params: dict, ir, out_dir: str, flavor: str | None,
+                   backend_fail: str | None, duplicates: set, built_archs: set) -> dict:
+    """One variant through the tree's producer on each member arch; its record."""
+    if backend_fail:
+        return _variant_record(e, [], "failed", backend_fail, [])
+    if (e["name"], e["launch"]) in duplicates:
+        return _variant_record(
+            e, [], "failed",
+            "duplicate-name: another shipped variant has this name and a different spec", [])
+    kernels, archs, refusals, failure = [], [], [], None
+    for member in members:
+        cap.reset()
+        try:
+            kwargs = _producer_call(produce, params, e, member, out_dir, flavor)
+            produce(**kwargs)
+        except BaseException as exc:
+            if not cap.entered:
+                # Refused before the builder ran: the spec, the predicate, or resolution.
+                refusals.append(f"{member}: {ctx.describe(exc)}")
+                continue
+            failure = f"producer on {member}: {ctx.describe(exc)}"
+            break
+        foreign = sorted({str(b) for b in cap.backends if b is not None and b != "python"})
+        if foreign:
+            failure = f"the packer lowered with backend {','.join(foreign)!r}, not 'python'"
+            break
+        if not cap.lowered:
+            failure = (f"producer on {member}: lowered no kernel through "
+                       f"{LOWERING[0]}.{LOWERING[1]}")
+            break
+        if cap.specs and fam.cls is None:
+            cls = type(cap.specs[0])
+            fam.cls = cls if dataclasses.is_dataclass(cls) else None
+            fam.spec_class = f"{cls.__module__}.{cls.__qualname__}"
+        try:
+            kernels.extend(_kernel_record(kernel, member, result, cap.built, e["launch"], ir)
+                           for kernel, _, result in cap.lowered)
+        except BaseException as exc:
+            failure = f"lower on {member}: {ctx.describe(exc)}"
+            break
+        archs.append(member)
+    if failure is None and not archs:
+        failure = "the producer refused every target: " + "; ".join(refusals)
+    if failure is not None:
+        return _variant_record(e, [], "failed", failure, [])
+    reason = ("not built for " + "; ".join(refusals)) if refusals else None
+    built_archs.update(archs)
+    return _variant_record(e, archs, "built", reason, kernels)
+
+
 def _variant_record(e: dict, archs, status, reason, kernels) -> dict:
     return {
         "name": e["name"], "ukd_id": e["ukd_id"], "kdp": e["kdp"],
         "archs": list(archs), "status": status, "reason": reason, "kernels": kernels,
+        "enumerated_by": e.get("enumerated_by", "kdp-json"),
+        "enumeration_gap": e.get("enumeration_gap"),
     }
 
 
@@ -495,7 +783,7 @@ def probe_family(ctx: Context, table: Table) -> None:
             continue
         for arch in archs:
             try:
-                ok, why = fam.predicate(spec_obj, arch=arch)
+                ok, why = verdict(fam.predicate(spec_obj, arch=arch))
             except BaseException:
                 continue
             if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
@@ -587,16 +875,20 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float) -> tuple[
     backend_fail = (f"packer pins lowering backend {','.join(foreign)!r}, not 'python'"
                     if foreign else None)
 
-    own_entries, not_inspected = rules_entries(ctx)
-    enumerator, enumerator_error = "hkp_pack.registry", None
+    json_entries, not_inspected = rules_entries(ctx)
     try:
-        entries = read_registry(ctx)
-    except BaseException as exc:  # fall back to the JSON reading
+        enumerator, tree = read_tree_enumeration(ctx)
+    except BaseException as exc:  # the whole tree's variants come from the KDP JSON
         enumerator, enumerator_error = "kdp-json", ctx.describe(exc)
-        entries = own_entries
+        entries = [dict(e, enumerated_by="kdp-json", enumeration_gap=None)
+                   for e in json_entries]
     else:
-        not_inspected = []
+        enumerator_error = None
+        entries, not_inspected = merge_enumerations(json_entries, not_inspected, tree)
     ctx.purge()
+    if flavor:
+        # The tree's lowering reads the flavor from here when no argument names it.
+        os.environ[FLAVOR_ENV] = flavor
 
     skipped, rocke = [], []
     for e in entries:

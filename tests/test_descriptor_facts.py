@@ -428,7 +428,10 @@ def test_profile_explicit_none() -> None:
 @pytest.mark.parametrize(("source", "needle"), [
     (b"engine: [unclosed\n", "not YAML"),
     (b"- just\n- a list\n", "not a YAML mapping"),
-    (b"engine: e\nsource: s\n", "schema: $: 'builder' is a required"),
+    # The launch_surface list and an entry's name, python_source and cpp_mirror are read.
+    (b"engine: e\nlaunch_surface: 5\n", "schema: $.launch_surface:"),
+    (b"launch_surface:\n  - {name: x, python_source: a.py:f, cpp_mirror: {a: 1}}\n",
+     "schema: $.launch_surface[0].cpp_mirror:"),
     (b"engine: e\nsource: s\nbuilder: b\nlaunch_surface:\n  - name: x\n", "python_source"),
     (b"\xff", "not UTF-8"),
 ])
@@ -472,3 +475,155 @@ def test_extractors_never_raise(source: bytes, name: str) -> None:
         assert isinstance(facts, list)
         assert all(isinstance(f, Fact) for f in facts)
         json.dumps([f.to_json() for f in facts])
+
+
+# --- issue 11: the real shapes, `none`, and fields impact does not read ----------------------
+
+REAL_SHAPED_PROFILE = b"""\
+arch: gfx950
+source: kernels/gfx950/attention_dense.py
+builder: build_attention_dense
+dispatch:
+  module: dispatch.attention.gfx950
+  function: dense_spec_for_request
+predicate:
+  module: kernels.gfx950.attention_dense
+  function: supports_attention_dense
+arch_spec:
+  module: kernels.gfx950.attention_dense
+  class: Gfx950AttentionDenseSpec
+metadata_fields:
+  - dtype
+  - block_m
+engine:
+  name: "hipkernel:Gfx950AttentionDense"
+  sdk_version: "1.0.0"
+  knobs: [block_m]
+  heuristic: native
+kmd_fields:
+  - name: dtype
+    type: string
+  - name: block_m
+    type: int
+    default_value: 256
+runtime_param_fields: [batch]
+launch_surface:
+  - name: grid
+    python_source: kernels/gfx950/attention_dense.py:attention_dense_grid
+    cpp_mirror: packs/Gfx950AttentionDenseGeometry.hpp
+    kmd_fields: [block_m, seqlen_q]
+    guard: >
+      throws for non-positive
+      dimensions.
+    test: tests/TestGeometry.cpp
+  - name: scale
+    python_source: kernels/gfx950/attention_dense.py:build_attention_dense
+    cpp_mirror: none
+    kmd_fields: none
+    guard: none
+    test: none
+"""
+
+
+def test_a_real_shaped_profile_reads() -> None:
+    facts = extract_profile_facts("p.profile.yaml", REAL_SHAPED_PROFILE)
+    profile = only(facts, "profile")
+    assert profile.data["engine"] == "hipkernel:Gfx950AttentionDense"
+    assert profile.data["predicate"] == {"module": "kernels.gfx950.attention_dense",
+                                         "function": "supports_attention_dense"}
+    assert profile.data["kmd_fields"] == ["dtype", "block_m"]
+    assert profile.data["unread_fields"] == {}
+    found = {f.name: f.data for f in of_kind(facts, "launch-surface")}
+    assert found["grid"]["kmd_fields"] == ["block_m", "seqlen_q"]
+    assert found["grid"]["guard"] == "throws for non-positive dimensions.\n"
+    assert found["grid"]["cpp_mirror"]["file"] == "packs/Gfx950AttentionDenseGeometry.hpp"
+    assert found["scale"]["kmd_fields"] == []
+    assert found["scale"]["cpp_mirror"] is None and found["scale"]["test"] is None
+    assert all(data["unread"] == {} for data in found.values())
+
+
+def test_kmd_fields_none_at_the_top_is_no_fields() -> None:
+    text = REAL_SHAPED_PROFILE.replace(
+        b"kmd_fields:\n  - name: dtype\n    type: string\n  - name: block_m\n"
+        b"    type: int\n    default_value: 256\n", b"kmd_fields: none\n")
+    assert b"kmd_fields: none\n" in text
+    profile = only(extract_profile_facts("p.profile.yaml", text), "profile")
+    assert profile.data["kmd_fields"] == [] and profile.data["unread_fields"] == {}
+
+
+@pytest.mark.parametrize(("old", "new", "field"), [
+    (b"engine:\n  name: \"hipkernel:Gfx950AttentionDense\"", b"engine:\n  name: [1, 2]", "engine"),
+    (b"metadata_fields:\n  - dtype\n  - block_m\n", b"metadata_fields: {a: 1}\n",
+     "metadata_fields"),
+    (b"predicate:\n  module", b"predicate: 7\nx_predicate:\n  module", "predicate"),
+    (b"kmd_fields:\n  - name: dtype\n    type: string\n",
+     b"kmd_fields:\n  - type: string\n", "kmd_fields"),
+])
+def test_a_field_impact_does_not_read_is_named_not_fatal(old: bytes, new: bytes,
+                                                         field: str) -> None:
+    assert old in REAL_SHAPED_PROFILE
+    facts = extract_profile_facts("p.profile.yaml", REAL_SHAPED_PROFILE.replace(old, new, 1))
+    assert not of_kind(facts, PARSE_FAILURE)
+    profile = only(facts, "profile")
+    assert list(profile.data["unread_fields"]) == [field]
+    assert {f.name for f in of_kind(facts, "launch-surface")} == {"grid", "scale"}
+
+
+def test_an_entry_field_in_an_unknown_shape_is_named_and_still_compared() -> None:
+    def entry(kmd: bytes) -> dict:
+        text = REAL_SHAPED_PROFILE.replace(b"kmd_fields: [block_m, seqlen_q]", kmd)
+        facts = extract_profile_facts("p.profile.yaml", text)
+        assert not of_kind(facts, PARSE_FAILURE)
+        return next(f.data for f in of_kind(facts, "launch-surface") if f.name == "grid")
+
+    odd = entry(b"kmd_fields: {block_m: 1}")
+    assert list(odd["unread"]) == ["kmd_fields"]
+    # Kept as its raw text, so an edit of the odd value is still an edit of the entry.
+    assert odd["kmd_fields"] != entry(b"kmd_fields: {block_m: 2}")["kmd_fields"]
+    assert odd["kmd_fields"] == entry(b"kmd_fields: {block_m: 1}")["kmd_fields"]
+    assert odd["python_source"]["symbol"] == "attention_dense_grid"
+
+
+def test_a_profile_without_the_fields_impact_does_not_read() -> None:
+    text = b"launch_surface:\n  - {name: x, python_source: a.py:f, cpp_mirror: b.cpp:g}\n"
+    facts = extract_profile_facts("p.profile.yaml", text)
+    assert only(facts, "profile").data["builder"] is None
+    assert only(facts, "launch-surface").data["cpp_mirror"]["symbol"] == "g"
+
+
+@pytest.mark.parametrize(("path", "doc", "field"), [
+    # A newer UHD's adapter as an object; the UED's knobs as a mapping.
+    ("x.uhd.json", {"id": "h", "version": "1.0", "kind": "tree", "adapter": {"t": "x"}},
+     "adapter"),
+    ("x.ued.json", {"id": "e", "version": "1.0", "name": "ns:E",
+                    "graph_match": {"native": "ns.e.graph_match"}, "knobs": {"a": 1},
+                    "metadata": 5}, "knobs"),
+    ("x.umd.json", {"id": "m", "version": "1.0", "match_symbol": "ns.m", "scope": 3},
+     "scope"),
+    ("x.kdp.json", {"id": "k", "name": "pack", "version": "1.0", "matchers": [],
+                    "engine": "e", "dispatch": "d", "kernelDescriptors": [],
+                    "provenance": "see README"}, "provenance"),
+])
+def test_a_descriptor_field_impact_does_not_read_is_named_not_fatal(
+        path: str, doc: dict, field: str) -> None:
+    facts = extract_descriptor_facts(path, json.dumps(doc).encode())
+    assert not of_kind(facts, PARSE_FAILURE), facts
+    descriptor = only(facts, "descriptor")
+    assert field in descriptor.data["unread_fields"]
+    if path.endswith(".ued.json"):
+        assert sorted(descriptor.data["unread_fields"]) == ["knobs", "metadata"]
+        assert [f.name for f in of_kind(facts, "symbol")] == ["ns.e.graph_match"]
+
+
+@pytest.mark.parametrize(("path", "doc", "needle"), [
+    ("x.uhd.json", {"id": "h", "version": "1.0", "kind": "native", "payload": {"s": 1}},
+     "schema: $.payload"),
+    ("x.ued.json", {"id": "e", "version": "1.0", "name": "ns:E", "graph_match": "ns.e"},
+     "schema: $.graph_match"),
+    ("x.kdp.json", {"id": "k", "name": "pack", "version": "1.0", "matchers": "m",
+                    "engine": "e", "dispatch": "d", "kernelDescriptors": []},
+     "schema: $.matchers"),
+])
+def test_a_descriptor_field_impact_reads_still_fails_the_file(path: str, doc: dict,
+                                                               needle: str) -> None:
+    assert needle in failure_reason(extract_descriptor_facts(path, json.dumps(doc).encode()))

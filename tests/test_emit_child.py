@@ -95,6 +95,13 @@ def args_of(fam: dict) -> dict:
             for v in fam["variants"] for k in v["kernels"]}
 
 
+def unlabelled(fam: dict) -> dict:
+    """A family without the per-variant note of which reading enumerated it."""
+    return dict(fam, variants=[{k: v for k, v in var.items()
+                                if k not in ("enumerated_by", "enumeration_gap")}
+                               for var in fam["variants"]])
+
+
 @pytest.fixture(scope="module")
 def baseline(tmp_path_factory):
     base = tmp_path_factory.mktemp("baseline")
@@ -214,7 +221,8 @@ def test_unreadable_and_duplicate_descriptors(baseline, tmp_path):
     base = families(baseline[0])
     for fid, fam in families(doc).items():
         if fid != TILED_ID:
-            assert fam == base[fid]
+            assert all(v["enumerated_by"] == "kdp-json" for v in fam["variants"])
+            assert unlabelled(fam) == unlabelled(base[fid])
     assert doc["skipped"] == baseline[0]["skipped"]
 
 
@@ -269,3 +277,148 @@ def test_predicate_findings(tmp_path):
         ("sign", "num_query_heads", 0)}
     assert all(f["family"] == SEGMENT_ID and f["value"] <= 0 for f in sign)
     assert table(doc, REDUCE_ID)["findings"] == []
+
+
+# ---------------------------------------------------------------------------
+# Issue 11: the child builds as the tree's own producer does, on any tree
+# ---------------------------------------------------------------------------
+
+PACKER = f"{HKP}/descriptor-packaging/python/hkp_pack"
+KERNEL_MODULES = [f"{KERNELS}/gfx942/attention_dense.py", f"{KERNELS}/gfx950/attention_dense.py",
+                  TILED, UNIFIED]
+
+
+def built_digests(doc: dict) -> dict:
+    """(family, variant, arch, launch) -> IR digest, for every kernel built."""
+    return {(f["id"], *key): d for f in doc["families"] for key, d in digests(f).items()}
+
+
+def test_a_registry_that_lacks_a_field_is_completed_per_variant(baseline, tmp_path):
+    tree = copy_tree(tmp_path / "tree")
+    # The registry's variant has no `kind` (an attribute only our first tree had) and
+    # leaves out one shipped UKD altogether.
+    registry = f"{PACKER}/registry.py"
+    edit(tree, registry, "    kind: str\n", "    origin: str\n")
+    edit(tree, registry, "        kind=kind,\n", "        origin=kind,\n")
+    edit(tree, registry, 'if v.kind == "rocke"', 'if v.origin == "rocke"')
+    edit(tree, registry, "        for ukd in ukds:\n",
+         "        for ukd in ukds[1:] if 'tiled_2d' in rel else ukds:\n")
+    doc, _, _ = run_child(tree, tmp_path / "out.json")
+    assert doc["enumerator"] == "hkp_pack.registry" and doc["enumerator_error"] is None
+    variants = [v for f in doc["families"] for v in f["variants"]]
+    assert all(f["status"] == "built" for f in doc["families"])
+    assert {v["enumerated_by"] for v in variants} == {"kdp-json"}
+    gaps = {v["enumeration_gap"] for v in variants}
+    assert gaps == {"the tree's enumerator gives no kind", "not listed by the tree's enumerator"}
+    omitted = [v for v in variants if v["enumeration_gap"].startswith("not listed")]
+    assert len(omitted) == 1 and omitted[0]["kdp"] == TILED_KDP
+    # The same kernels as the baseline, built the same way.
+    assert built_digests(doc) == built_digests(baseline[0])
+    assert sorted(s["kind"] for s in doc["skipped"]) == ["hip", "hsaco"]
+
+
+def test_the_spec_class_is_whatever_the_trees_producer_resolves(baseline, tmp_path):
+    tree = copy_tree(tmp_path / "tree")
+    # No SPEC_CLASS anywhere: the tree's producer resolves another name of its own...
+    for rel in [*KERNEL_MODULES, f"{PACKER}/rocke_compile.py"]:
+        path = tree / rel
+        path.write_text(path.read_text().replace("SPEC_CLASS", "SPEC_TYPE"))
+    # ...and, for the tiled builder, the annotation of its first parameter, as the real
+    # packer does.
+    edit(tree, TILED, "SPEC_TYPE = Gfx950AttentionTiled2dSpec\n", "")
+    edit(tree, TILED, "def build_attention_tiled_2d(spec, *,",
+         "def build_attention_tiled_2d(spec: Gfx950AttentionTiled2dSpec, *,")
+    doc, _, _ = run_child(tree, tmp_path / "out.json")
+    fams = families(doc)
+    assert all(f["status"] == "built" for f in fams.values()), [
+        (f["id"], f["reason"]) for f in fams.values() if f["status"] != "built"]
+    assert fams[TILED_ID]["spec_class"] == (
+        "kernels.gfx950.attention_tiled_2d.Gfx950AttentionTiled2dSpec")
+    assert {f["id"]: f["spec_class"] for f in fams.values()} == {
+        f["id"]: f["spec_class"] for f in baseline[0]["families"]}
+    assert built_digests(doc) == built_digests(baseline[0])
+    assert table(doc, DENSE950)["probes"] == table(baseline[0], DENSE950)["probes"]
+
+
+def test_a_producer_shaped_like_the_real_packers(baseline, tmp_path):
+    tree = copy_tree(tmp_path / "tree")
+    # The real producer takes (source, builder, spec, arch, out_dir), no flavor and no
+    # launch, and returns (code object path, symbol).
+    path = tree / PACKER / "rocke_compile.py"
+    path.write_text(path.read_text() + (
+        "\n\n_one_variant = compile_rocke_variant\n\n\n"
+        "def compile_rocke_variant(source, builder, spec, arch, out_dir):\n"
+        "    arts = _one_variant(source, builder, spec, arch, out_dir)\n"
+        "    return out_dir, arts[0].kernel_name\n"))
+    doc, _, _ = run_child(tree, tmp_path / "out.json")
+    assert all(f["status"] == "built" for f in doc["families"])
+    assert built_digests(doc) == built_digests(baseline[0])
+
+
+def test_a_tree_without_a_producer_fails_closed_and_says_why(tmp_path):
+    tree = copy_tree(tmp_path / "tree")
+    (tree / PACKER / "rocke_compile.py").unlink()
+    doc, _, _ = run_child(tree, tmp_path / "out.json")
+    assert doc["error"] is None and doc["families"]
+    for fam in doc["families"]:
+        assert fam["status"] == "failed"
+        assert "hkp_pack.rocke_compile" in fam["reason"], fam["reason"]
+        assert all(v["status"] == "failed" and "hkp_pack.rocke_compile" in v["reason"]
+                   for v in fam["variants"])
+
+
+def test_a_variant_the_producer_refuses_fails_alone_and_says_why(tmp_path):
+    tree = copy_tree(tmp_path / "tree")
+    kdp_path = tree / TILED_KDP
+    kdp = json.loads(kdp_path.read_text())
+    kdp["kernelDescriptors"][0]["kernel_source"]["spec"]["no_such_field"] = 1
+    kdp_path.write_text(json.dumps(kdp, indent=2))
+    doc, _, _ = run_child(tree, tmp_path / "out.json")
+    tiled = families(doc)[TILED_ID]
+    assert tiled["status"] == "failed" and tiled["reason"].startswith("1 of ")
+    bad = [v for v in tiled["variants"] if v["status"] != "built"]
+    assert len(bad) == 1 and "no_such_field" in bad[0]["reason"]
+    assert bad[0]["reason"].startswith("the producer refused every target: gfx950:")
+    others = [f for f in doc["families"] if f["id"] != TILED_ID]
+    assert all(f["status"] == "built" for f in others)
+
+
+FLAT_INPUT = '''
+
+class _Descriptor:
+    def __init__(self, path, root):
+        self.path = path
+        self.rel_dir = path.parent.relative_to(root)
+        self.doc = load_json(path)
+
+
+class _FlatInput:
+    def __init__(self, root):
+        root = Path(root)
+        self._kdps = [_Descriptor(p, root) for p in sorted(root.rglob("*.kdp.json"))]
+        self._ukds = [_Descriptor(p, root) for p in sorted(root.rglob("*.ukd.json"))]
+
+    def kdps(self):
+        return self._kdps
+
+    def ukd_by_id(self):
+        return {d.doc["id"]: d for d in self._ukds}
+
+
+def load_flat_input(root):
+    return _FlatInput(root)
+'''
+
+
+def test_a_tree_that_enumerates_through_its_flat_input(baseline, tmp_path):
+    # The real packer has no registry: its descriptors module loads a flat input.
+    tree = copy_tree(tmp_path / "tree")
+    (tree / PACKER / "registry.py").unlink()
+    descriptors = tree / PACKER / "descriptors.py"
+    descriptors.write_text(descriptors.read_text() + FLAT_INPUT)
+    doc, _, _ = run_child(tree, tmp_path / "out.json")
+    assert doc["enumerator"] == "hkp_pack.descriptors" and doc["enumerator_error"] is None
+    variants = [v for f in doc["families"] for v in f["variants"]]
+    assert {v["enumerated_by"] for v in variants} == {"tree"}
+    assert all(f["status"] == "built" for f in doc["families"])
+    assert built_digests(doc) == built_digests(baseline[0])

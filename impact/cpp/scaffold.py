@@ -1,5 +1,5 @@
 """What every tree-sitter extractor starts from: the parsers, decoding, syntax errors, the
-layout-blind token digest, and small node readers.
+layout-blind digest, and small node readers.
 
 Maintainers: shared by the hipDNN C++ extractor (impact/cpp/facts.py), the CMake extractor
 (impact/cpp/cmake.py) and the bindings C++ extractor (impact/bindings/cpp_facts.py), so all
@@ -10,13 +10,13 @@ in impact/cpp/literals.py.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 
 import tree_sitter
 import tree_sitter_cmake
 import tree_sitter_cpp
 
+from impact.cpp.digest import tree_digest
 from impact.facts import Fact, content_fact, never_raises, parse_failure
 
 CPP = tree_sitter.Language(tree_sitter_cpp.language())
@@ -71,27 +71,15 @@ def syntax_failure(path: str, root: tree_sitter.Node, language: str) -> Fact | N
 
 
 def token_digest(root: tree_sitter.Node, comments: frozenset[str] = frozenset({"comment"})) -> str:
-    """sha256 of the leaf tokens in order, `comments` node types left out: blind to layout
-    and comments. Preprocessor lines keep their text (whitespace folded), since
-    tree-sitter leaves their arguments as one token."""
-    digest = hashlib.sha256()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type in comments:
-            continue
-        if node.child_count == 0:
-            text = node.text or b""
-            digest.update(b" ".join(text.split()) + b"\x00")
-            continue
-        stack.extend(reversed(node.children))
-    return digest.hexdigest()
+    """The layout-blind digest of the tree under `root` (impact/cpp/digest.py says what it
+    is blind to), `comments` node types left out."""
+    return tree_digest(root, comments)
 
 
 def closing_fact(path: str, root: tree_sitter.Node, language: str,
                  digest_root: tree_sitter.Node | None = None) -> Fact:
     """The fact that ends a file's facts: its first syntax error, or its `content` fact
-    (the token digest of `digest_root`, the parsed tree itself by default)."""
+    (the layout-blind digest of `digest_root`, the parsed tree itself by default)."""
     failure = syntax_failure(path, root, language)
     if failure is not None:
         return failure

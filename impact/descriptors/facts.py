@@ -18,8 +18,8 @@ from typing import Any
 
 import jsonschema
 
-from impact.contracts import validate
 from impact.descriptors.arch import arch_problems, expand_arch
+from impact.descriptors.lenient import json_path, validate_leniently
 from impact.descriptors.text import LineFinder
 from impact.facts import Fact, parse_failure, sorted_facts
 from impact.kinds import FactKind
@@ -35,6 +35,21 @@ SYMBOL = FactKind.SYMBOL
 ENGINE = FactKind.ENGINE
 HEURISTIC = FactKind.HEURISTIC
 KMD_FIELD = FactKind.KMD_FIELD
+
+# The fields of each descriptor type that impact reads (facts and checks). A field outside
+# these that does not fit the schema is set aside and named in the `descriptor` fact's
+# `unread_fields`; one of these that does not fit fails the file, naming it.
+NEEDED_FIELDS: dict[str, frozenset[str]] = {
+    "kdp": frozenset({"id", "version", "name", "arch", "engine", "dispatch", "matchers",
+                      "kernelDescriptors"}),
+    "ukd": frozenset({"id", "version", "name", "arch", "kernel_source", "sources",
+                      "metadata"}),
+    "ued": frozenset({"id", "version", "name", "graph_match"}),
+    "umd": frozenset({"id", "version", "match_symbol"}),
+    "udd": frozenset({"id", "version", "dispatch_symbol"}),
+    "uhd": frozenset({"id", "version", "kind"}),  # and `payload`, for kind native
+    "kmd": frozenset({"id", "version", "fields"}),
+}
 
 _LAUNCH_STRINGS = ("kind", "source", "builder", "target", "name", "file", "symbol", "entry")
 _KPACK_STRINGS = ("library", "toc_key", "sha256")
@@ -85,13 +100,15 @@ def extract_descriptor_facts(path: str, source: bytes) -> list[Fact]:
     if not isinstance(document, dict):
         return [parse_failure(path, f"not a JSON object: top level is {_json_type(document)}")]
     try:
-        validate({"descriptor_type": kind, "document": document}, DESCRIPTOR_SCHEMA)
+        wrapped, unread = validate_leniently(
+            {"descriptor_type": kind, "document": document}, DESCRIPTOR_SCHEMA,
+            lambda err, doc: _set_aside(kind, err, doc))
     except jsonschema.ValidationError as err:
         return [parse_failure(path, f"schema: {_json_path(err)}: {err.message}")]
     except RecursionError:
         return [parse_failure(path, "JSON nested too deeply")]
     try:
-        return sorted_facts(_Extractor(path, kind, document, text).facts())
+        return sorted_facts(_Extractor(path, kind, wrapped["document"], text, unread).facts())
     except RecursionError:
         return [parse_failure(path, "JSON nested too deeply")]
     except Exception as err:  # an extractor reports, never raises
@@ -107,25 +124,40 @@ def _json_path(err: jsonschema.ValidationError) -> str:
     parts = list(err.absolute_path)
     if parts[:1] == ["document"]:
         parts = parts[1:]
-    out = "$"
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
+    return json_path(parts)
+
+
+def _set_aside(kind: str, err: jsonschema.ValidationError, wrapped: dict[str, Any]) -> str | None:
+    """Drop the top-level field `err` is about when impact does not read it; its name."""
+    parts = list(err.absolute_path)
+    if len(parts) < 2 or parts[0] != "document" or not isinstance(parts[1], str):
+        return None
+    field = parts[1]
+    if field in NEEDED_FIELDS[kind] or field not in wrapped["document"]:
+        return None
+    if kind == "uhd" and field == "payload" and wrapped["document"].get("kind") == "native":
+        return None  # a native heuristic's payload is the symbol C++ must register
+    del wrapped["document"][field]
+    return field
 
 
 class _Extractor:
-    def __init__(self, path: str, kind: str, document: dict[str, Any], text: str) -> None:
+    def __init__(self, path: str, kind: str, document: dict[str, Any], text: str,
+                 unread: dict[str, str]) -> None:
         self.path = path
         self.kind = kind
         self.doc = document
         self.lines = LineFinder(text)
+        self.unread = unread
 
     def facts(self) -> list[Fact]:
         doc = self.doc
         ident = doc.get("id")
         name = doc.get("name")
         out = [Fact(DESCRIPTOR, ident if isinstance(ident, str) else self.path, 0,
-                    {"type": self.kind, "name": name, "version": doc.get("version")})]
+                    {"type": self.kind, "name": name, "version": doc.get("version"),
+                     # Fields impact does not read whose shape the schema does not know.
+                     "unread_fields": dict(sorted(self.unread.items()))})]
         handler = getattr(self, f"_{self.kind}")
         out.extend(handler())
         return out

@@ -1,48 +1,67 @@
-"""Layout-blind digests of Python code: comments, docstrings and whitespace do not count."""
+"""Layout-blind digests of Python code: the syntax tree without positions or docstrings.
 
-# Maintainers: pure functions over libcst nodes and strings; nothing here touches git or the
-# filesystem.
+Two pieces of code get the same digest exactly when Python's own `ast` reads them as the
+same tree, docstrings left out: comments, line breaks, indentation width, a trailing comma,
+redundant parentheses and the spelling of a literal (`0x10` and `16`, `'a' 'b'` and `'ab'`)
+do not count; an operator, an argument's position or a literal's value does.
+
+Maintainers: pure functions over libcst nodes and strings; nothing here touches git or the
+filesystem. libcst finds the nodes (impact/python/facts.py); `ast` decides what they mean.
+"""
 
 from __future__ import annotations
 
+import ast
 import hashlib
-import io
-import tokenize
 from collections.abc import Sequence
 
 import libcst as cst
 
-_SKIPPED_TOKENS = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
+# Nodes whose body may open with a docstring.
+_DOC_OWNERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+# Marks a digest computed from the text itself (the code did not parse as `ast`): such a
+# digest differs from every tree digest, and from any other text, so it never says "same".
+_TEXT_PREFIX = b"text\x00"
 
 
-def _is_docstring(stmt: cst.BaseStatement | cst.BaseSmallStatement) -> bool:
-    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-        stmt = stmt.body[0]
-    return isinstance(stmt, cst.Expr) and isinstance(
-        stmt.value, (cst.SimpleString, cst.ConcatenatedString)
-    )
+def _drop_docstrings(tree: ast.AST) -> None:
+    """Remove the first-statement string constant of every module, class and def body."""
+    for node in ast.walk(tree):
+        if not isinstance(node, _DOC_OWNERS) or not node.body:
+            continue
+        first = node.body[0]
+        if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)):
+            node.body = node.body[1:] or [ast.Pass()]
 
 
-def _without_docstring(body: cst.BaseSuite) -> cst.BaseSuite:
-    stmts = list(body.body)
-    if not stmts or not _is_docstring(stmts[0]):
-        return body
-    rest = stmts[1:]
-    if isinstance(body, cst.SimpleStatementSuite):
-        return body.with_changes(body=rest or [cst.Pass()])
-    return body.with_changes(body=rest or [cst.SimpleStatementLine([cst.Pass()])])
+def digest_code(code: str) -> str:
+    """sha256 of `ast.dump` of the code without positions and without docstrings.
+
+    Indentation is structure in `ast` (a statement moved into a block is another tree),
+    while re-wrapping a long call or adding a trailing comma is not. Code that `ast` cannot
+    parse (syntax newer than this Python) is digested as its text: any edit then counts.
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _text_digest(code)
+    _drop_docstrings(tree)
+    return _tree_digest(tree)
 
 
-class _DropDocstrings(cst.CSTTransformer):
-    def leave_FunctionDef(
-        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
-    ) -> cst.FunctionDef:
-        return updated_node.with_changes(body=_without_docstring(updated_node.body))
+def _tree_digest(tree: ast.AST) -> str:
+    dumped = ast.dump(tree, annotate_fields=True, include_attributes=False)
+    return hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def leave_ClassDef(
-        self, original_node: cst.ClassDef, updated_node: cst.ClassDef
-    ) -> cst.ClassDef:
-        return updated_node.with_changes(body=_without_docstring(updated_node.body))
+
+def _text_digest(code: str) -> str:
+    return hashlib.sha256(_TEXT_PREFIX + code.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def module_digest(module: cst.Module) -> str:
+    """Digest of a whole module without any docstring, the module's own included."""
+    return digest_code(module.code)
 
 
 def _statements(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
@@ -51,49 +70,22 @@ def _statements(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
     return list(body.body)
 
 
-def digest_code(code: str) -> str:
-    """sha256 of the code's tokens, leaving out comments and non-logical line breaks.
-
-    Indentation still counts as INDENT/DEDENT markers, so moving a statement in or out of a
-    block changes the digest while re-wrapping a long call does not.
-    """
-    parts: list[str] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-            if tok.type in _SKIPPED_TOKENS:
-                continue
-            if tok.type == tokenize.NEWLINE:
-                parts.append("<nl>")
-            elif tok.type == tokenize.INDENT:
-                parts.append("<indent>")
-            elif tok.type == tokenize.DEDENT:
-                parts.append("<dedent>")
-            else:
-                parts.append(tok.string)
-        text = "\x00".join(parts)
-    except (tokenize.TokenError, SyntaxError, ValueError):
-        text = code
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def module_digest(module: cst.Module) -> str:
-    """Digest of a whole module without any docstring, the module's own included."""
-    stripped = module.visit(_DropDocstrings())
-    assert isinstance(stripped, cst.Module)
-    body = list(stripped.body)
-    if body and _is_docstring(body[0]):
-        body = body[1:]
-    return digest_code(stripped.with_changes(body=body, header=[], footer=[]).code)
-
-
 def body_digest(node: cst.FunctionDef | cst.ClassDef) -> str:
-    """Digest of a def's or class's body without its docstrings (nested ones too)."""
-    stripped = node.visit(_DropDocstrings())
-    assert isinstance(stripped, (cst.FunctionDef, cst.ClassDef))
-    return digest_code(cst.Module(body=_statements(stripped.body)).code)
+    """Digest of a def's or class's body without its docstrings (nested ones too).
+
+    The body is digested as a module of its own (libcst writes it dedented), so its leading
+    docstring is dropped like the module's; the def line (name, parameters, decorators) is
+    not part of it."""
+    return digest_code(cst.Module(body=_statements(node.body)).code)
 
 
 def expression_digest(node: cst.BaseExpression) -> str:
-    """Digest of one expression, written as a statement of its own."""
-    line = cst.SimpleStatementLine(body=[cst.Expr(value=node)])
-    return digest_code(cst.Module(body=[line]).code)
+    """Digest of one expression, parsed as an expression (in parentheses, so one that spans
+    lines still parses); a lone string is a value here, never a docstring."""
+    code = cst.Module(body=[cst.SimpleStatementLine(body=[cst.Expr(value=node)])]).code
+    text = f"(\n{code.strip()}\n)"
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _text_digest(text)
+    return _tree_digest(tree)

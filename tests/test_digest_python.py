@@ -1,0 +1,138 @@
+"""The Python digest compares syntax trees: layout is inert, code is not (issue 11)."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from impact.python.digest import body_digest, digest_code, expression_digest, module_digest
+
+BASE = '''"""Module doc."""
+import os
+
+
+def build(spec, *, arch):
+    """Build it."""
+    b = IRBuilder("k")
+    b.param("q_ptr", PtrType(F32), noalias=True)
+    b.param("scale", F32)
+    x = spec.block_m + 1
+    return b.finish(x, "name")
+
+
+class Spec:
+    """A spec."""
+
+    block_m: int = 64
+'''
+
+INERT = {
+    "comment": BASE.replace('    b.param("scale", F32)\n',
+                            '    # the scale\n    b.param("scale", F32)  # f32\n'),
+    "whitespace": BASE.replace("spec.block_m + 1", "spec.block_m+1").replace(
+        "b.param(\"scale\", F32)", "b.param( \"scale\" ,  F32 )"),
+    "trailing comma": BASE.replace('b.param("scale", F32)', 'b.param("scale", F32,)'),
+    "trailing comma, wrapped": BASE.replace(
+        'b.param("q_ptr", PtrType(F32), noalias=True)',
+        'b.param(\n        "q_ptr",\n        PtrType(F32),\n        noalias=True,\n    )'),
+    "line break in parentheses": BASE.replace(
+        "return b.finish(x, \"name\")", "return b.finish(\n        x, \"name\"\n    )"),
+    "redundant parentheses": BASE.replace("spec.block_m + 1", "(spec.block_m) + (1)"),
+    "redundant parentheses around a sum": BASE.replace(
+        "x = spec.block_m + 1", "x = (spec.block_m + 1)"),
+    "docstring changed": BASE.replace('"""Build it."""', '"""Build the kernel."""'),
+    "docstring removed": BASE.replace('    """Build it."""\n', ""),
+    "module docstring removed": BASE.replace('"""Module doc."""\n', ""),
+    "class docstring changed": BASE.replace('"""A spec."""', "'''Another.'''"),
+    "blank lines": BASE.replace("\n\n\ndef build", "\ndef build"),
+    "quote style": BASE.replace('"name"', "'name'"),
+}
+
+CHANGED = {
+    "operator": BASE.replace("spec.block_m + 1", "spec.block_m - 1"),
+    "reordered arguments": BASE.replace('b.finish(x, "name")', 'b.finish("name", x)'),
+    "string literal": BASE.replace('"scale"', '"scale_raw"'),
+    "number": BASE.replace("+ 1", "+ 2"),
+    "int to float": BASE.replace("+ 1", "+ 1.0"),
+    "added argument": BASE.replace('b.param("scale", F32)\n',
+                                   'b.param("scale", F32)\n    b.param("batch", I32)\n'),
+    "keyword value": BASE.replace("noalias=True", "noalias=False"),
+    "statement moved into a block": BASE.replace(
+        "    x = spec.block_m + 1\n", "    if arch:\n        x = spec.block_m + 1\n"),
+    "a string that is not a docstring": BASE.replace(
+        '    b = IRBuilder("k")\n', '    b = IRBuilder("k")\n    "note"\n'),
+    "class default": BASE.replace("block_m: int = 64", "block_m: int = 128"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INERT))
+def test_layout_edits_are_inert(name: str) -> None:
+    assert digest_code(INERT[name]) == digest_code(BASE)
+
+
+@pytest.mark.parametrize("name", sorted(CHANGED))
+def test_code_edits_count(name: str) -> None:
+    assert CHANGED[name] != BASE
+    assert digest_code(CHANGED[name]) != digest_code(BASE)
+
+
+def test_parentheses_that_change_precedence_count() -> None:
+    plain = BASE.replace("spec.block_m + 1", "spec.block_m + 1 * 2")
+    grouped = BASE.replace("spec.block_m + 1", "(spec.block_m + 1) * 2")
+    assert digest_code(plain) != digest_code(grouped)
+    assert digest_code(plain) == digest_code(plain.replace("1 * 2", "(1 * 2)"))
+
+
+def _def(code: str, index: int) -> cst.FunctionDef | cst.ClassDef:
+    node = cst.parse_module(code).body[index]
+    assert isinstance(node, (cst.FunctionDef, cst.ClassDef))
+    return node
+
+
+def test_body_digest_is_blind_to_layout_and_docstring() -> None:
+    base = _def(BASE, 2)
+    assert body_digest(_def(INERT["trailing comma, wrapped"], 2)) == body_digest(base)
+    assert body_digest(_def(INERT["docstring removed"], 2)) == body_digest(base)
+    assert body_digest(_def(CHANGED["reordered arguments"], 2)) != body_digest(base)
+
+
+def test_body_digest_of_a_one_line_body() -> None:
+    one = _def("def f(x): return x + 1\n", 0)
+    block = _def("def f(x):\n    return (x +\n            1)\n", 0)
+    assert body_digest(one) == body_digest(block)
+    assert body_digest(_def("def f(x): return x - 1\n", 0)) != body_digest(one)
+
+
+def _value(code: str) -> cst.BaseExpression:
+    stmt = cst.parse_module(code).body[0]
+    assert isinstance(stmt, cst.SimpleStatementLine)
+    assign = stmt.body[0]
+    assert isinstance(assign, cst.Assign)
+    return assign.value
+
+
+def test_expression_digest_spanning_lines() -> None:
+    flat = _value("X = (1, 2, 3)\n")
+    wrapped = _value("X = (\n    1,\n    2,\n    3,\n)\n")
+    assert expression_digest(flat) == expression_digest(wrapped)
+    assert expression_digest(_value("X = (1, 3, 2)\n")) != expression_digest(flat)
+    # A parenthesised single value and a one-element tuple are different values.
+    assert expression_digest(_value("X = (1)\n")) != expression_digest(_value("X = (1,)\n"))
+
+
+def test_module_digest_matches_digest_code() -> None:
+    assert module_digest(cst.parse_module(BASE)) == digest_code(BASE)
+
+
+def test_code_ast_cannot_parse_is_digested_as_text() -> None:
+    # Not Python that `ast` reads: digested as text, so any edit counts.
+    broken = "def (:\n"
+    assert digest_code(broken) != digest_code(broken + "# c\n")
+    assert digest_code(broken) == digest_code(broken)
+
+
+def test_a_string_value_is_not_a_docstring() -> None:
+    # An assigned string is a value: its text counts, alone or in a module of one line.
+    assert expression_digest(_value('X = "abc"\n')) != expression_digest(_value('X = "abd"\n'))
+    assert expression_digest(_value('X = "abc"\n')) == expression_digest(_value("X = 'abc'\n"))
+    assert digest_code('X = "abc"\n') != digest_code('X = "abd"\n')
