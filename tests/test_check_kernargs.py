@@ -88,8 +88,10 @@ TILED_DYNAMIC = (
     e.replace(TILED_PACK, '    return {\n        {"global_buffer", 8, 0, "q_ptr"},',
               '    std::vector<KernelArgument> args = {\n'
               '        {"global_buffer", 8, 0, "q_ptr"},'),
+    # Grown in a loop over runtime data: truly dynamic (a plain push_back is read).
     e.replace(TILED_PACK, '        {"global_buffer", 8, 56, "alibi_slopes"},\n    };\n',
-              '    };\n    args.push_back({"global_buffer", 8, 56, "alibi_slopes"});\n'
+              '    };\n    for(const auto& extra : optionalArguments())\n'
+              "        args.push_back(extra);\n"
               "    return args;\n"),
 )
 
