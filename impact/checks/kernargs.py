@@ -18,7 +18,16 @@ from typing import Any, ClassVar
 
 from impact.checks.base import CheckContext
 from impact.git import View
-from impact.graph import ALWAYS, Builder, ListEntry, PairedBy, SymbolGraph
+from impact.graph import (
+    ALWAYS,
+    Builder,
+    LaunchArgument,
+    ListEntry,
+    PairedBy,
+    SymbolGraph,
+    Unread,
+    same_name,
+)
 from impact.kinds import SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
@@ -110,6 +119,8 @@ class _Site:
     entries: tuple[ListEntry, ...] = ()
     arguments: tuple[str, ...] = ()
     dynamic: bool = False
+    launch_args: tuple[LaunchArgument, ...] = ()
+    unread: tuple[Unread, ...] = ()
 
     def copy(self) -> tuple[Any, ...]:
         """Everything the comparison reads of the copy itself."""
@@ -158,6 +169,11 @@ def _resolve_type(graph: SymbolGraph, module: str, text: str,
 
 
 def _typed(graph: SymbolGraph, builder: Builder) -> _Builder:
+    if not builder.params:  # a SignatureBuilder factory: `ptr(name)`, `scalar(name, T)`
+        return _Builder(builder.id, builder.name, builder.path, builder.line, tuple(
+            _Param(e.name, _POINTER if e.method == "ptr" else _resolve_type(
+                graph, builder.module, e.type_text or ""), e.guard, builder.line,
+                e.type_text or e.method) for e in builder.signature))
     return _Builder(builder.id, builder.name, builder.path, builder.line, tuple(
         _Param(p.name, _resolve_type(graph, builder.module, p.type_text), p.guard, p.line,
                p.type_text) for p in builder.params))
@@ -179,7 +195,7 @@ def _sites(graph: SymbolGraph, prefer: Mapping[str, str]) -> dict[str, _Site]:
             sites[arglist.subject] = _Site(
                 arglist.subject, _Copy.LIST, arglist.path, arglist.line, arglist.name,
                 of(arglist.pairing.builder), arglist.pairing.how, entries=arglist.entries,
-                dynamic=arglist.dynamic)
+                dynamic=arglist.dynamic, unread=arglist.unread)
     for signature in graph.kpack_signatures(prefer):
         assert signature.pairing.builder is not None
         sites[signature.subject] = _Site(
@@ -197,7 +213,8 @@ def _sites(graph: SymbolGraph, prefer: Mapping[str, str]) -> dict[str, _Site]:
         if call.pairing.builder is not None:
             sites[call.subject] = _Site(
                 call.subject, _Copy.LAUNCH, call.path, call.line, call.receiver,
-                of(call.pairing.builder), call.pairing.how, arguments=call.arguments)
+                of(call.pairing.builder), call.pairing.how, arguments=call.arguments,
+                launch_args=call.kernel_arguments)
     return sites
 
 
@@ -281,14 +298,62 @@ def _compare_list(site: _Site, python_changed: bool, cpp_changed: bool) -> _Outc
 
 
 def _compare_launch(site: _Site) -> _Outcome:
+    """Count first; then, for a builder candidate of the same count, argument by
+    argument: a name the builder declares at another position is misplaced (a swapped
+    pair names both positions), a kind or size the file settles that differs from the
+    parameter's is a mismatch. A name the builder does not use is compared by type only."""
     count = len(site.arguments)
-    counts = {len(params): switched for switched, params in site.builder.candidates()}
-    if count in counts:
-        if counts[count] == site.builder.candidates()[-1][0]:
-            return _Outcome(_Verdict.AGREE, Reason.LAUNCH_COUNT_AGREES)
-        return _Outcome(_Verdict.CONDITIONAL, Reason.LAUNCH_COUNT_AGREES_WITH_CONDITIONALS_OFF)
-    return _Outcome(_Verdict.MISMATCH, Reason.LAUNCH_COUNT_DIFFERS,
-                    {"count": count, "always": len(site.builder.always)})
+    candidates = [(s, p) for s, p in site.builder.candidates() if len(p) == count]
+    if not candidates:
+        return _Outcome(_Verdict.MISMATCH, Reason.LAUNCH_COUNT_DIFFERS,
+                        {"count": count, "always": len(site.builder.always)})
+    first: _Outcome | None = None
+    for switched, params in candidates:
+        problem = _launch_problem(site, params)
+        if problem is None:
+            if switched == site.builder.candidates()[-1][0]:
+                return _Outcome(_Verdict.AGREE, Reason.LAUNCH_COUNT_AGREES)
+            return _Outcome(_Verdict.CONDITIONAL,
+                            Reason.LAUNCH_COUNT_AGREES_WITH_CONDITIONALS_OFF)
+        first = first or problem
+    assert first is not None
+    return first
+
+
+def _launch_problem(site: _Site, params: tuple[_Param, ...]) -> _Outcome | None:
+    """The first argument of a launch() that disagrees with `params`, or None."""
+    args = site.launch_args
+    if len(args) != len(params):
+        return None  # no per-argument reading (an older fact): the count agreed
+    for i, (arg, param) in enumerate(zip(args, params, strict=True)):
+        if arg.name is None or same_name(arg.name, param.name):
+            continue
+        other = next((j for j, p in enumerate(params)
+                      if j != i and same_name(arg.name, p.name)), None)
+        if other is None:
+            continue  # a name of its own: compared by type below
+        return _Outcome(_Verdict.MISMATCH, Reason.LAUNCH_ARGUMENT_MISPLACED, {
+            "argument": arg.name, "position": i + 1, "param": param.name,
+            "argument_param": params[other].name, "other": other + 1}, [
+            Hop.of(site.path, arg.line, Step.LAUNCH_ARGUMENT_AT, argument=arg.text,
+                   position=i + 1),
+            Hop.of(site.builder.path, param.line, Step.BUILDER_PARAM_AT, param=param.name,
+                   position=i + 1),
+            Hop.of(site.builder.path, params[other].line, Step.BUILDER_PARAM_AT,
+                   param=params[other].name, position=other + 1)])
+    for i, (arg, param) in enumerate(zip(args, params, strict=True)):
+        if arg.kind is None or arg.size is None or param.kind is None:
+            continue
+        if (arg.kind, arg.size) != param.kind:
+            return _Outcome(_Verdict.MISMATCH, Reason.LAUNCH_ARGUMENT_KIND_DIFFERS, {
+                "argument": arg.text, "position": i + 1, "kind": arg.kind, "size": arg.size,
+                "param": param.name, "builder_kind": param.kind[0],
+                "builder_size": param.kind[1]}, [
+                Hop.of(site.path, arg.line, Step.LAUNCH_ARGUMENT_AT, argument=arg.text,
+                       position=i + 1),
+                Hop.of(site.builder.path, param.line, Step.BUILDER_PARAM_IS, param=param.name,
+                       kind=param.kind[0], size=param.kind[1])])
+    return None
 
 
 # -------------------------------------------------------------------------- the check
@@ -346,7 +411,8 @@ class KernargsCheck:
         assert view.new is not None
         old_graph, new_graph = ctx.graph(view.old), ctx.graph(view.new)
         old_sites = _sites(old_graph, {})
-        prefer = {s: site.builder.id for s, site in old_sites.items() if site.kind == _Copy.LIST}
+        prefer = {s: site.builder.id for s, site in old_sites.items()
+                  if site.kind in (_Copy.LIST, _Copy.LAUNCH)}
         new_sites = _sites(new_graph, prefer)
         touched = set(view.diff.paths)
         for subject in sorted(new_sites):
@@ -378,6 +444,15 @@ class KernargsCheck:
         if new.dynamic:
             if not settled:
                 return None
+            if new.unread:  # name the construct that could not be read, and where
+                first = new.unread[0]
+                hops = self._hops(graph, old, new) + [
+                    Hop.of(new.path, u.line, Step.LIST_CONSTRUCT_AT, construct=u.construct)
+                    for u in new.unread[:3]]
+                return self._make(ctx, view, new, Status.CHANGED,
+                                  Reason.LIST_CONSTRUCT_NOT_READ,
+                                  {"construct": first.construct, "line": first.line}, hops,
+                                  roles, compared=False)
             return self._make(ctx, view, new, Status.CHANGED, Reason.LIST_BUILT_BY_HELPER_CALLS,
                               {}, self._hops(graph, old, new), roles, compared=False)
         if new.kind == _Copy.LIST:

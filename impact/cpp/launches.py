@@ -96,9 +96,11 @@ class LaunchReader:
             if node.type == "call_expression":
                 function = node.child_by_field_name("function")
                 args = node.child_by_field_name("arguments")
-                if (function is not None and function.type == "field_expression" and args
-                        is not None and not args.named_child_count):
+                values = [a for a in args.named_children if a.type != "comment"] if args else []
+                if function is not None and function.type == "field_expression" and not values:
                     node = function
+                elif len(values) == 1 and values[0].type == "string_literal":
+                    return self.values.string(values[0], None)  # `t.device("Q")` passes Q
                 else:
                     return None
             if node.type == "field_expression":
