@@ -258,7 +258,9 @@ class ArgLists:
             listy = is_list_type(type_text, declarator) or (
                 value is not None and value.type in ("compound_literal_expression",
                                                      "call_expression")
-                and is_list_type(self.text(value).split("{")[0].split("(")[0]))
+                and is_list_type(self.text(value).split("{")[0].split("(")[0])) or (
+                value is not None and value.type == "call_expression"
+                and self.values.returns_list(_callee(value, self.values)))
             if not listy:
                 continue
             read = ListRead()
@@ -320,6 +322,11 @@ class _Body:
         if not self.returns:
             out.unread.append({"line": 0, "construct": "no return"})
         return out
+
+
+def _callee(call: tree_sitter.Node, values: Values) -> str:
+    function = call.child_by_field_name("function")
+    return values.text(function).split("::")[-1] if function is not None else ""
 
 
 def _returns(body: tree_sitter.Node) -> list[tree_sitter.Node]:

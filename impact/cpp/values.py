@@ -125,7 +125,9 @@ class Values:
             return
         fields: list[tuple[str, str]] = []
         for member in body.named_children:
-            if member.type != "field_declaration" or is_constant(member, self.source):
+            if member.type != "field_declaration" or any(
+                    self.text(c) in ("static", "constexpr") for c in member.children
+                    if c.type in ("storage_class_specifier", "type_qualifier")):
                 continue
             type_node = member.child_by_field_name("type")
             for declarator in member.children_by_field_name("declarator"):
@@ -136,6 +138,15 @@ class Values:
                     pointer = "*" if _pointer_declarator(declarator) else ""
                     fields.append((self.text(ident), self.text(type_node) + pointer))
         self.structs[self.text(name)] = fields
+
+    def returns_list(self, name: str) -> bool:
+        """Whether the file's function `name` returns a container of KernelArguments."""
+        function = self.functions.get(name.split("::")[-1])
+        type_node = function.child_by_field_name("type") if function is not None else None
+        if type_node is None:
+            return False
+        text = self.text(type_node)
+        return "KernelArgument" in text and ("<" in text or "[" in text)
 
     def function_env(self, body: tree_sitter.Node, parent: Env | None = None) -> Env:
         """The constants a function body declares (any depth, first declaration wins)."""
