@@ -268,7 +268,8 @@ def _spelled(spelling: str, drop: str | None = None) -> str:
                 '    return KernelArgument{"by_value", 4, 0, name};\n}\n'
                 f"{head}    return {{{items}}};\n}}\n")
     if spelling == "static_const_vector":
-        items = ",\n    ".join(f'{{KernelArgKind::{"GlobalBuffer" if k == "global_buffer" else "ByValue"}'
+        enum = {"global_buffer": "GlobalBuffer", "by_value": "ByValue"}
+        items = ",\n    ".join(f'{{KernelArgKind::{enum[k]}'
                                f', {8 if k == "global_buffer" else 4}, 0, "{n}"}}'
                                for k, n in entries)
         return (f"static const std::vector<KernelArgument> kDenseSignature = {{\n    {items}}};\n"

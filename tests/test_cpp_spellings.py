@@ -258,7 +258,8 @@ LAUNCH_SPELLINGS = [
         '    m_kernel.launch(grid, blk, sharedMemBytes, stream, q, k, scale, batch);'),
      ["grid", "blk", "sharedMemBytes", "stream"], [Q, K, SCALE, BATCH]),
     ("launch_auto_locals_resolved", dispatch(
-        '    auto q = static_cast<const void*>(a);\n    const auto k = reinterpret_cast<void*>(b);\n'
+        '    auto q = static_cast<const void*>(a);\n'
+        '    const auto k = reinterpret_cast<void*>(b);\n'
         '    auto scale = static_cast<float>(s);\n    const auto batch = int32_t(n);\n'
         '    m_kernel.launch(stream, q, k, scale, batch);'), ["stream"], [Q, K, SCALE, BATCH]),
     ("launch_casts_and_members", dispatch(
