@@ -320,3 +320,16 @@ def test_argument_names_normalise_to_one(a: str, b: str) -> None:
 def test_different_argument_names_stay_apart(a: str, b: str) -> None:
     assert not same_name(a, b)
     assert name_forms(a) and name_forms(b)
+
+
+def test_s_packs_rows_in_every_spelling() -> None:
+    source = (
+        "const IngestorPack s_packs[] = {\n"
+        '    {"hipkernel:A", &registerA, true, &resetA},\n'
+        '    IngestorPack{"hipkernel:B", registerB, /*owns=*/false, resetB},\n'
+        '    {.engineName = "hipkernel:C", .registerFn = &registerC,\n'
+        "     .ownsModuleCache = true, .resetFn = &resetC},\n};\n")
+    facts = extract_cpp_facts("x.cpp", source.encode())
+    rows = {f.name: f.data["register"] for f in facts if f.kind == FactKind.PACK_ROW}
+    assert rows == {"hipkernel:A": "registerA", "hipkernel:B": "registerB",
+                    "hipkernel:C": "registerC"}

@@ -350,10 +350,16 @@ class _Walker:
                 self.lists[(None, name)] = _ArgList(name, line_of(node), None, read)
 
     def pack_rows(self, init: tree_sitter.Node) -> None:
+        """The `s_packs` rows: `{engine, register, owns cache, reset}` with or without the
+        row's type name, positional or designated (`.engineName = ...`)."""
         for row in init.named_children:
+            if row.type == "compound_literal_expression":
+                row = row.child_by_field_name("value") or row
             if row.type != "initializer_list" or row.has_error:
                 continue
             values = [c for c in row.named_children if c.type != "comment"]
+            if values and all(v.type == "initializer_pair" for v in values):
+                values = _designated_pack_row(values, self.source)
             if len(values) != 4:
                 continue
             engine = self.string_value(values[0])
@@ -429,6 +435,25 @@ class _Walker:
 
     def string_value(self, node: tree_sitter.Node) -> str | None:
         return string_value(node, self.source)
+
+
+def _designated_pack_row(pairs: list[tree_sitter.Node], source: bytes
+                         ) -> list[tree_sitter.Node]:
+    """A designated `s_packs` row's values in the positional order (engine, register,
+    owns cache, reset), matched by what each field is named for; [] when one is missing."""
+    by_role: dict[str, tree_sitter.Node] = {}
+    for pair in pairs:
+        designator = pair.child_by_field_name("designator")
+        value = pair.child_by_field_name("value")
+        if designator is None or value is None:
+            return []
+        name = node_text(designator, source).lstrip(".").lower()
+        role = next((r for r in ("engine", "register", "own", "reset") if r in name), None)
+        if role is None or role in by_role:
+            return []
+        by_role[role] = value
+    roles = ("engine", "register", "own", "reset")
+    return [by_role[r] for r in roles] if all(r in by_role for r in roles) else []
 
 
 def _receiver_name(node: tree_sitter.Node, source: bytes) -> str:
