@@ -140,14 +140,6 @@ LIST_SPELLINGS = [
         'std::vector<KernelArgument> pointers()\n{\n'
         '    return {{"global_buffer", 8, 0, "q_ptr"}, {"global_buffer", 8, 8, "k_ptr"},\n'
         '            {"by_value", 4, 16, "scale"}, {"by_value", 4, 20, "batch"}};\n}'), "sig"),
-    ("list_helper_then_push_back", sig(
-        '    auto args = pointers();\n    args.push_back({"by_value", 4, 16, "scale"});\n'
-        '    args.push_back(scalar4("batch", 20));\n    return args;',
-        'KernelArgument scalar4(std::string_view name, uint32_t offset = 0)\n'
-        '{\n    return {ArgKind::by_value, sizeof(float), offset, name};\n}\n'
-        'std::vector<KernelArgument> pointers()\n{\n'
-        '    return {{"global_buffer", 8, 0, "q_ptr"}, {"global_buffer", 8, 8, "k_ptr"}};\n}'),
-     "sig.args"),
     ("element_helper_calls", sig(
         '    return {buffer("q_ptr"), buffer("k_ptr", 8), scalar4("scale"), scalar4("batch")};',
         'constexpr uint32_t kPtr = sizeof(void*);\n'
@@ -166,8 +158,33 @@ def test_list_spelling_reads_the_same_abi(source: str, name: str) -> None:
 
 def test_helpers_a_list_is_built_from_are_not_lists_of_their_own() -> None:
     source = LIST_SPELLINGS[[c[0] for c in LIST_SPELLINGS].index(
-        "list_helper_then_push_back")][1]
-    assert set(lists(source)) == {"sig.args"}
+        "list_helper_returning_list")][1]
+    assert set(lists(source)) == {"sig"}
+
+
+def test_element_constants_reused_without_names() -> None:
+    """The real signature pin's spelling: two element constants, names left empty."""
+    source = sig('    const KernelArgument buffer{BUFFER_KIND, POINTER_BYTES, 0, ""};\n'
+                 '    const KernelArgument scalar{BY_VALUE_KIND, SCALAR_BYTES, 0, ""};\n'
+                 '    return {buffer, buffer, scalar, scalar};',
+                 'constexpr const char* BUFFER_KIND = "global_buffer";\n'
+                 'constexpr const char* BY_VALUE_KIND = "by_value";\n'
+                 'constexpr uint32_t POINTER_BYTES = 8;\nconstexpr uint32_t SCALAR_BYTES = 4;')
+    assert read(source, "sig") == [(GB, 8, ""), (GB, 8, ""), (BV, 4, ""), (BV, 4, "")]
+
+
+def test_a_modified_copy_of_a_list_is_a_neighbour_not_a_copy() -> None:
+    """`auto s = pythonAbi(); s.pop_back();` states a neighbouring ABI on purpose (a
+    signature test's refusal cases): it is left unread, and its source stays a list."""
+    source = (sig('    return {{"global_buffer", 8, 0, "q"}, {"by_value", 4, 8, "n"}};')
+              + "void refused()\n{\n    auto s = sig();\n    s.pop_back();\n"
+              "    auto t = sig();\n    t.at(1) = KernelArgument{\"by_value\", 8, 8, \"n\"};\n}\n")
+    found = lists(source)
+    assert found["sig"]["dynamic"] is False and len(found["sig"]["entries"]) == 2
+    assert found["refused.s"]["dynamic"] is True
+    assert {"line": 9, "construct": "pop_back on a copy of another list"} in found[
+        "refused.s"]["unread"]
+    assert {"line": 11, "construct": "element of t assigned"} in found["refused.t"]["unread"]
 
 
 def test_entries_keep_the_line_of_their_element() -> None:
@@ -199,6 +216,12 @@ DYNAMIC = [
     ("dynamic_value_from_parameter", (
         'std::vector<KernelArgument> sig(uint32_t n)\n{\n'
         '    return {{"by_value", n, 0, "x"}};\n}\n'), "sig", "size n", 3),
+    ("dynamic_helper_copy_then_push_back", sig(
+        '    auto args = pointers();\n    args.push_back({"by_value", 4, 16, "scale"});\n'
+        '    return args;',
+        'std::vector<KernelArgument> pointers()\n{\n'
+        '    return {{"global_buffer", 8, 0, "q_ptr"}, {"global_buffer", 8, 8, "k_ptr"}};\n}'),
+     "sig.args", "push_back on a copy of another list", 8),
     ("dynamic_unknown_helper", sig('    return {{"global_buffer", 8, 0, "q"}, makeArg(2)};'),
      "sig", "call to makeArg()", 4),
 ]

@@ -38,6 +38,8 @@ class ListRead:
 
     entries: list[dict[str, Any]] = field(default_factory=list)
     unread: list[dict[str, Any]] = field(default_factory=list)
+    helpers: set[str] = field(default_factory=set)  # list helpers it was built from
+    modified_copy: bool = False  # a copy of another list, then changed (a neighbour ABI)
 
     def note(self, node: tree_sitter.Node, construct: str) -> None:
         self.unread.append({"line": line_of(node), "construct": construct})
@@ -45,6 +47,7 @@ class ListRead:
     def extend(self, other: ListRead) -> None:
         self.entries.extend(other.entries)
         self.unread.extend(other.unread)
+        self.helpers |= other.helpers
 
 
 def mentions_element(type_text: str) -> bool:
@@ -190,7 +193,7 @@ class ArgLists:
                 bound = self.values.bind(helper, values, env)
                 body = helper.child_by_field_name("body")
                 if bound is not None and body is not None:
-                    self.helpers_used.add(name)
+                    out.helpers.add(name)
                     out.extend(self.body(body, bound, depth + 1).result)
                     return
             if function is not None and name == "move" and values:
@@ -231,6 +234,11 @@ class ArgLists:
             elif kind == "assignment_expression":
                 left = child.child_by_field_name("left")
                 right = child.child_by_field_name("right")
+                base = _base_name(left, self.values) if left is not None else None
+                if left is not None and base in state.locals and self.text(left) != base:
+                    state.locals[base].note(child, f"element of {base} assigned")
+                    state.locals[base].modified_copy = base in state.copies
+                    continue
                 if left is not None and right is not None and self.text(left) in state.locals:
                     read = ListRead()
                     self.sequence(right, env, read, state.locals, depth)
@@ -272,6 +280,8 @@ class ArgLists:
             name = self.text(ident)
             state.locals[name] = read
             state.declared.append((name, node))
+            if value is not None and value.type in ("call_expression", "identifier"):
+                state.copies.add(name)  # a copy of another list: changing it is a neighbour
 
     def _call(self, node: tree_sitter.Node, env: Env, state: _Body, depth: int,
               inside: tuple[tree_sitter.Node, str] | None) -> None:
@@ -291,6 +301,10 @@ class ArgLists:
         if inside is not None and (name in _APPENDS or name in _GROWS):
             target.note(node, f"{name} in a {inside[1]}")
             return
+        if (name in _APPENDS or name in _GROWS) and self.text(receiver) in state.copies:
+            target.modified_copy = True
+            target.note(node, f"{name} on a copy of another list")
+            return
         if name in _APPENDS:
             if name == "emplace_back" and len(values) != 1:
                 self.fields(values, node, env, target)
@@ -308,6 +322,7 @@ class _Body:
 
     locals: dict[str, ListRead] = field(default_factory=dict)
     declared: list[tuple[str, tree_sitter.Node]] = field(default_factory=list)
+    copies: set[str] = field(default_factory=set)
     returns: list[tuple[tree_sitter.Node, tree_sitter.Node, ListRead]] = field(
         default_factory=list)
 
@@ -322,6 +337,20 @@ class _Body:
         if not self.returns:
             out.unread.append({"line": 0, "construct": "no return"})
         return out
+
+
+def _base_name(node: tree_sitter.Node, values: Values) -> str | None:
+    """The variable an lvalue such as `v[i]`, `v.at(i)` or `v.back()` belongs to."""
+    for _ in range(4):
+        if node.type == "identifier":
+            return values.text(node)
+        inner = (node.child_by_field_name("argument") if node.type in (
+            "subscript_expression", "field_expression") else
+            node.child_by_field_name("function") if node.type == "call_expression" else None)
+        if inner is None:
+            return None
+        node = inner
+    return None
 
 
 def _callee(call: tree_sitter.Node, values: Values) -> str:

@@ -258,6 +258,9 @@ class _Walker:
         """The lists a function body declares, and the one it returns (when its return
         type is a list): each read in order, helpers evaluated."""
         state = self.arglists.body(body, self.values.function_env(body))
+        for read in [*state.locals.values(), *(r for _n, _v, r in state.returns)]:
+            if not read.modified_copy:  # a neighbour ABI leaves its source a list
+                self.arglists.helpers_used |= read.helpers
         for local, node in state.declared:
             qualified = f"{scope.function}.{local}"
             self.lists[(scope.function, local)] = _ArgList(
@@ -347,6 +350,7 @@ class _Walker:
                 read = ListRead()
                 if value is not None:
                     self.arglists.sequence(value, self.values.file, read)
+                self.arglists.helpers_used |= read.helpers
                 self.lists[(None, name)] = _ArgList(name, line_of(node), None, read)
 
     def pack_rows(self, init: tree_sitter.Node) -> None:
