@@ -377,3 +377,41 @@ def test_truly_dynamic_list_names_its_construct(build) -> None:
     row = next(r for r in rows if r.subject == TILED_LIST)
     assert str(row.reason) == "list-construct-not-read"
     assert row.details["construct"] == "push_back in a loop" and row.details["line"] > 0
+
+
+# A pin in the real signature test's spelling: two element constants, no names, and
+# neighbouring ABIs derived from it on purpose (they are refusal cases, not copies).
+FIXTURE_PIN_BODY = TREE[PIN].decode()[TREE[PIN].decode().index(
+    "    const std::vector<KernelArgument> expected = {"):TREE[PIN].decode().index(
+    "    return expected;\n}\n") + len("    return expected;\n}\n")]
+NAMELESS_PIN = (
+    '    const KernelArgument buffer{BUFFER_KIND, POINTER_BYTES, 0, ""};\n'
+    '    const KernelArgument scalar{BY_VALUE_KIND, SCALAR_BYTES, 0, ""};\n'
+    "    return {buffer, buffer, buffer, buffer, scalar, scalar, scalar, scalar};\n}\n\n"
+    "std::vector<KernelArgument> persistentAbi()\n{\n    auto signature = pythonAbi();\n"
+    "    signature.resize(5);\n    return signature;\n}\n"
+    "std::vector<KernelArgument> extraAbi()\n{\n    auto signature = pythonAbi();\n"
+    '    signature.push_back(KernelArgument{BY_VALUE_KIND, SCALAR_BYTES, 0, ""});\n'
+    "    return signature;\n}\n")
+NAMELESS = (
+    e.replace(PIN, FIXTURE_PIN_BODY, NAMELESS_PIN),
+    e.replace(PIN, "std::vector<KernelArgument> pythonAbi()\n",
+              'constexpr const char* BUFFER_KIND = "global_buffer";\n'
+              'constexpr const char* BY_VALUE_KIND = "by_value";\n'
+              "constexpr uint32_t POINTER_BYTES = 8;\nconstexpr uint32_t SCALAR_BYTES = 4;\n"
+              "std::vector<KernelArgument> pythonAbi()\n"),
+)
+NAMELESS_PIN_LIST = f"{PIN}:pythonAbi"
+
+
+def test_nameless_pin_reads_consistent_and_pairs_by_kinds_and_sizes(build) -> None:
+    rows = rows_for(build, (e.edit_comment(e.GFX950_DENSE),), base=NAMELESS)
+    assert [r for r in rows if r.status == M] == []
+    rows = rows_for(build, (e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32"),),
+                    base=NAMELESS)
+    pin = next(r for r in rows if r.subject == NAMELESS_PIN_LIST)
+    assert pin.status == M and not charge(pin).preexisting
+    assert {s.file for s in pin.sides} == {PIN, e.GFX950_DENSE}
+    # The neighbouring ABIs are not compared as copies (no mismatch is made of them).
+    assert not [r for r in rows if r.subject.startswith(f"{PIN}:persistentAbi")
+                or r.subject.startswith(f"{PIN}:extraAbi")]

@@ -48,6 +48,7 @@ class ListRead:
         self.entries.extend(other.entries)
         self.unread.extend(other.unread)
         self.helpers |= other.helpers
+        self.modified_copy = self.modified_copy or other.modified_copy
 
 
 def mentions_element(type_text: str) -> bool:

@@ -258,20 +258,29 @@ class _Walker:
         """The lists a function body declares, and the one it returns (when its return
         type is a list): each read in order, helpers evaluated."""
         state = self.arglists.body(body, self.values.function_env(body))
-        for read in [*state.locals.values(), *(r for _n, _v, r in state.returns)]:
-            if not read.modified_copy:  # a neighbour ABI leaves its source a list
-                self.arglists.helpers_used |= read.helpers
+        returned = {self.text(v) for _n, v, _r in state.returns if v.type == "identifier"}
         for local, node in state.declared:
+            read = state.locals[local]
+            if read.modified_copy:
+                continue  # a neighbour ABI made from another list on purpose: not a copy
+            if local in state.copies and not (returns and local in returned):
+                continue  # another list passed around under a new name: not a copy of its own
+            self.arglists.helpers_used |= read.helpers
             qualified = f"{scope.function}.{local}"
             self.lists[(scope.function, local)] = _ArgList(
-                qualified, line_of(node), scope.function, state.locals[local])
+                qualified, line_of(node), scope.function, read)
+        for _node, _value, read in state.returns:
+            if returns and not read.modified_copy:
+                self.arglists.helpers_used |= read.helpers
         if not returns or scope.function is None:
             return
         if len(state.returns) == 1:
             value = state.returns[0][1]
-            if value.type == "identifier" and self.text(value) in state.locals:
+            if value.type == "identifier" and (scope.function, self.text(value)) in self.lists:
                 self.lists[(scope.function, self.text(value))].helper = name
                 return
+        if any(read.modified_copy for _n, _v, read in state.returns):
+            return
         line = line_of(state.returns[0][0]) if state.returns else line_of(body)
         self.lists[(scope.function, "")] = _ArgList(scope.function, line, scope.function,
                                                      state.result, helper=name)

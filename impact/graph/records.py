@@ -30,6 +30,7 @@ class PairedBy(enum.StrEnum):
     BASE_PAIRING = "base pairing"       # a kpack signature: its builder at the base
     CLOSEST_NAMES = "closest names"     # a kpack signature: the closest b.param builder
     PRODUCER = "producer"               # an AOT kernel: the builder its producer calls
+    SAME_SHAPE = "same kinds and sizes"  # a list with no names: the named list it equals
     NONE = ""                           # not paired
 
 

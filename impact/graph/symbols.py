@@ -25,7 +25,7 @@ from __future__ import annotations
 import posixpath
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -466,7 +466,28 @@ class SymbolGraph:
                            for u in data.get("unread") or [])
             found.append(ArgList(node, path, name, function, int(data.get("line") or 0),
                                  entries, bool(data.get("dynamic")), pairing, unread))
-        return found
+        return [self._pair_nameless(a, found, prefer) for a in found]
+
+    def _pair_nameless(self, arglist: ArgList, lists: list[ArgList],
+                       prefer: Mapping[str, str]) -> ArgList:
+        """A list whose entries carry no names (a signature pin that writes kinds and sizes
+        only): the builder it restated at the base; else that of the one named list with
+        the same kinds and sizes in order (several builders that fit: none)."""
+        if not arglist.entries or any(e.name not in ("", "None") for e in arglist.entries):
+            return arglist
+        preferred = self.builder(prefer.get(arglist.subject))
+        pairing = Pairing(None)
+        if preferred is not None and preferred.uses_param:
+            pairing = Pairing(preferred, PairedBy.AS_AT_BASE)
+        else:
+            shape = [(e.kind, e.size) for e in arglist.entries]
+            fits = {other.pairing.builder.id: other.pairing.builder for other in lists
+                    if other is not arglist and other.pairing.builder is not None
+                    and other.pairing.how in (PairedBy.NAMES, PairedBy.DECLARED)
+                    and [(e.kind, e.size) for e in other.entries] == shape}
+            if len(fits) == 1:
+                pairing = Pairing(next(iter(fits.values())), PairedBy.SAME_SHAPE)
+        return replace(arglist, pairing=pairing)
 
     def launch_calls(self, prefer: Mapping[str, str] | None = None) -> list[LaunchCall]:
         """Every positional launch() call, by file and line, paired with the builder the
