@@ -145,6 +145,7 @@ class Reason(enum.StrEnum):
     LIST_CONSTRUCT_NOT_READ = "list-construct-not-read"
     LAUNCH_ARGUMENT_MISPLACED = "launch-argument-misplaced"
     LAUNCH_ARGUMENT_KIND_DIFFERS = "launch-argument-kind-differs"
+    UNNAMED_LIST_COUNT_DIFFERS = "unnamed-list-count-differs"
 
 
 class Step(enum.StrEnum):

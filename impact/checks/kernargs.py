@@ -266,7 +266,10 @@ def _describe_names(want: list[str], have: list[str], python_changed: bool,
 
 def _compare_list(site: _Site, python_changed: bool, cpp_changed: bool) -> _Outcome:
     if site.entries and all(e.name in ("", "None") for e in site.entries):
-        return _compare_positional(site)  # a pin of kinds and sizes only: by position
+        outcome = _compare_positional(site)  # a pin of kinds and sizes only: by position
+        if outcome.reason == Reason.ARGS_SIGNATURE_COUNT_DIFFERS:
+            outcome.reason = Reason.UNNAMED_LIST_COUNT_DIFFERS
+        return outcome
     builder = site.builder
     have = [e.name for e in site.entries]
     candidates = builder.candidates()

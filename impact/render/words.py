@@ -211,6 +211,9 @@ REASONS: dict[Reason, str] = {
     Reason.LAUNCH_ARGUMENT_MISPLACED:
         "launch() passes '{argument}' as argument {position}, where the builder declares "
         "'{param}'; the builder declares '{argument_param}' as argument {other}",
+    Reason.UNNAMED_LIST_COUNT_DIFFERS:
+        "the list (kinds and sizes, no names) has {count} arguments, the builder declares "
+        "{counts} arguments",
     Reason.LAUNCH_ARGUMENT_KIND_DIFFERS:
         "launch() argument {position} '{argument}' is {kind}/{size}, the builder's "
         "'{param}' is {builder_kind}/{builder_size}",
