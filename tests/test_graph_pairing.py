@@ -16,7 +16,8 @@ SEGMENT_CALL = ("        auto segmentLauncher = m_segment.makeLauncher(stream);\
                 "        segmentLauncher.launch(q, kCache, vCache, blockTables, seqLens, scale, "
                 "segmOut, segmMax, segmExpsum, blockTableStride);\n")
 REDUCE_CALL = ("        auto reduceLauncher = m_reduce.makeLauncher(stream);\n"
-               "        reduceLauncher.launch(segmOut, segmMax, segmExpsum, seqLens, o, numSeqs);\n")
+               "        reduceLauncher.launch(segmOut, segmMax, segmExpsum, seqLens, o, "
+               "numSeqs);\n")
 
 
 def launches(files: dict[str, bytes]) -> dict[str, str]:
