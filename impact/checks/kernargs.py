@@ -372,11 +372,18 @@ class KernargsCheck:
         signature in a descriptor file), and the positional `launch()` call. Lists are
         compared by count, order, name, kind and size (a `PtrType(...)` is
         global_buffer/8; F32, I32 by_value/4; I64 by_value/8; F16, BF16 by_value/2); a
-        launch() call by its argument count. The graph pairs each copy with its
-        builder: a list with the builder a profile declares, else the one with equal
-        names, else the builder it restated at the base, else the closest b.param
-        builder; a launch() with the profile's declared builder, else the list of its own
-        pack (by launcher name, then by order, in packs with several launches).
+        list that writes kinds and sizes only (no names) by count, kind and size in
+        order. A launch() call is compared argument by argument after the launch
+        parameters before them (stream, grid and block, shared memory, the kernel
+        handle): its count, then each argument's name (`_ptr`, case, `m_`/`k` prefixes
+        set aside) against the parameter at its position, and its kind and size where
+        the C++ settles them (a cast, a declared type, a struct field). The graph pairs
+        each copy with its builder: a list with the builder a profile declares, else the
+        one with equal names, else the builder it restated at the base, else the closest
+        b.param builder; a launch() with the profile's declared builder, else the list of
+        its own pack (the only one, the one whose names it passes, its launcher's name,
+        the closest names, the order), and in a pack that keeps no list, the builder it
+        passed at the base, else the one whose names it passes, else the closest.
 
     Why a break hurts at run time:
         The kernel reads its arguments by position from one packed buffer. A copy with an
@@ -386,15 +393,18 @@ class KernargsCheck:
     Example:
         Breaks: head adds `dropout_seed = b.param("dropout_seed", I32)` to
         build_attention_dense() but not to attentionDenseKernelSignature(), the test pin or
-        launch() (`mismatch`). Does not break: head adds it to all three (`changed`: the
+        launch() (`mismatch`); head swaps `batch` and `seqlen_q` in launch() (`mismatch`
+        naming both positions). Does not break: head adds it to all three (`changed`: the
         ABI changed consistently and needs a device run); an argument added under
         `if spec.use_sinks:` that the lists leave out (`changed`).
 
     When it says changed instead:
         A copy that agrees with the builder only when its conditional arguments are off; a
-        builder parameter whose type cannot be resolved; a list built by helper calls
-        (`push_back`, a non-literal initializer), which is not compared; a builder the list
-        restated at the base that is gone. A mismatch the base already had, on sides whose
+        builder parameter whose type cannot be resolved; a list the reader could not
+        settle statically (grown in a loop or under a condition, a value from a runtime
+        parameter, a call to a function it cannot see), which is not compared and whose
+        row names the construct and its line; a builder the list restated at the base
+        that is gone. A mismatch the base already had, on sides whose
         arguments the change did not touch, is listed as pre-existing.
 
     Evidence:
