@@ -415,3 +415,10 @@ def test_nameless_pin_reads_consistent_and_pairs_by_kinds_and_sizes(build) -> No
     # The neighbouring ABIs are not compared as copies (no mismatch is made of them).
     assert not [r for r in rows if r.subject.startswith(f"{PIN}:persistentAbi")
                 or r.subject.startswith(f"{PIN}:extraAbi")]
+
+
+def test_one_buffer_passed_twice_is_not_a_swap_but_is_not_inert(build) -> None:
+    rows = rows_for(build, (launch_as(
+        "        launcher.launch(q, q, v, o, scale, batch, seqlenQ, seqlenKv);\n"),))
+    (row,) = [r for r in rows if r.subject == LAUNCH]
+    assert row.status == C

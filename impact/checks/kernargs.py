@@ -129,10 +129,13 @@ class _Site:
         return (own, self.dynamic)
 
     def abi(self) -> tuple[Any, ...]:
-        """The argument list itself: names, kinds, sizes, conditions; launch counts."""
+        """The argument list itself: names, kinds, sizes, conditions; for a launch() the
+        count and the name, kind and size each argument passes (a launch that now passes
+        another variable is changed, never inert)."""
         builder = tuple((p.name, p.kind, p.guard) for p in self.builder.params)
         own = (tuple((e.kind, e.size, e.name) for e in self.entries)
-               if self.kind != _Copy.LAUNCH else len(self.arguments))
+               if self.kind != _Copy.LAUNCH else
+               (len(self.arguments), tuple((a.name, a.kind, a.size) for a in self.launch_args)))
         return (builder, own)
 
 
@@ -337,6 +340,10 @@ def _launch_problem(site: _Site, params: tuple[_Param, ...]) -> _Outcome | None:
                       if j != i and same_name(arg.name, p.name)), None)
         if other is None:
             continue  # a name of its own: compared by type below
+        own_elsewhere = any(k != i and same_name(a.name, param.name) for k, a in enumerate(args))
+        other_in_place = same_name(args[other].name, params[other].name)
+        if not own_elsewhere and other_in_place:
+            continue  # one buffer passed twice on purpose (`q` for `k` too), not a swap
         return _Outcome(_Verdict.MISMATCH, Reason.LAUNCH_ARGUMENT_MISPLACED, {
             "argument": arg.name, "position": i + 1, "param": param.name,
             "argument_param": params[other].name, "other": other + 1}, [
