@@ -141,6 +141,12 @@ class Reason(enum.StrEnum):
     # --- unreadable
     FILE_NOT_READABLE = "file-not-readable"
 
+    # --- kernargs: argument by argument (cppread)
+    LIST_CONSTRUCT_NOT_READ = "list-construct-not-read"
+    LAUNCH_ARGUMENT_MISPLACED = "launch-argument-misplaced"
+    LAUNCH_ARGUMENT_KIND_DIFFERS = "launch-argument-kind-differs"
+    UNNAMED_LIST_COUNT_DIFFERS = "unnamed-list-count-differs"
+
 
 class Step(enum.StrEnum):
     """What one hop of a row's evidence chain saw."""
@@ -162,6 +168,9 @@ class Step(enum.StrEnum):
     LAUNCH_PASSES = "launch-passes"
     BUILDER_DECLARES = "builder-declares"
     VARIANT_BUILDS_IT = "variant-builds-it"
+    LAUNCH_ARGUMENT_AT = "launch-argument-at"
+    BUILDER_PARAM_AT = "builder-param-at"
+    LIST_CONSTRUCT_AT = "list-construct-at"
 
     # --- launch-surface
     PROFILE_REMOVED_WITH_ENTRY = "profile-removed-with-entry"

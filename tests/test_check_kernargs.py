@@ -88,8 +88,10 @@ TILED_DYNAMIC = (
     e.replace(TILED_PACK, '    return {\n        {"global_buffer", 8, 0, "q_ptr"},',
               '    std::vector<KernelArgument> args = {\n'
               '        {"global_buffer", 8, 0, "q_ptr"},'),
+    # Grown in a loop over runtime data: truly dynamic (a plain push_back is read).
     e.replace(TILED_PACK, '        {"global_buffer", 8, 56, "alibi_slopes"},\n    };\n',
-              '    };\n    args.push_back({"global_buffer", 8, 56, "alibi_slopes"});\n'
+              '    };\n    for(const auto& extra : optionalArguments())\n'
+              "        args.push_back(extra);\n"
               "    return args;\n"),
 )
 
@@ -215,3 +217,208 @@ def test_docstring_has_every_heading() -> None:
                     "When it says changed instead:", "Evidence:"):
         assert heading in doc
     assert KernargsCheck.name == "kernargs"
+
+
+# ------------------------------------------------- every list spelling, checked (issue 11)
+
+DENSE_NAMES = [("global_buffer", "q_ptr"), ("global_buffer", "k_ptr"), ("global_buffer", "v_ptr"),
+               ("global_buffer", "o_ptr"), ("by_value", "scale"), ("by_value", "batch"),
+               ("by_value", "seqlen_q"), ("by_value", "seqlen_kv")]
+LITERAL_LIST = (
+    "std::vector<KernelArgument> attentionDenseKernelSignature()\n{\n    return {\n"
+    + "".join(f'        {{"{k}", {8 if k == "global_buffer" else 4}, {i * 4 + min(i, 4) * 4}, '
+              f'"{n}"}},\n' for i, (k, n) in enumerate(DENSE_NAMES))
+    + "    };\n}\n")
+
+
+def _size(kind: str) -> str:
+    return "PTR" if kind == "global_buffer" else "I32"
+
+
+def _spelled(spelling: str, drop: str | None = None) -> str:
+    """attentionDenseKernelSignature() in one spelling (`drop`: an entry left out)."""
+    entries = [(k, n) for k, n in DENSE_NAMES if n != drop]
+    consts = ("    constexpr auto PTR = static_cast<uint32_t>(sizeof(void*));\n"
+              "    constexpr auto I32 = static_cast<uint32_t>(sizeof(int32_t));\n")
+    head = "std::vector<KernelArgument> attentionDenseKernelSignature()\n{\n"
+    if spelling == "typed_braces_constexpr_sizes":
+        items = ",\n            ".join(f'KernelArgument{{"{k}", {_size(k)}, 0, "{n}"}}'
+                                       for k, n in entries)
+        return f"{head}{consts}    return {{{items}}};\n}}\n"
+    if spelling == "constructor_call_qualified_enum":
+        items = ",\n            ".join(f'KernelArgument(ArgKind::{k}, {_size(k)}, 0, "{n}")'
+                                       for k, n in entries)
+        return f"{head}{consts}    return {{{items}}};\n}}\n"
+    if spelling == "designated_using_enum":
+        items = ",\n            ".join(
+            f'{{.kind = {k}, .size = sizeof({"void*" if k == "global_buffer" else "float"}), '
+            f'.offset = 0, .name = "{n}"}}' for k, n in entries)
+        return f"{head}    using enum ArgKind;\n    return {{{items}}};\n}}\n"
+    if spelling == "push_back_sequence":
+        items = "".join(f'    args.push_back({{"{k}", {_size(k)}, 0, "{n}"}});\n'
+                        for k, n in entries)
+        return (f"{head}{consts}    std::vector<KernelArgument> args;\n{items}"
+                "    return args;\n}\n")
+    if spelling == "element_helpers":
+        items = ", ".join(f'{"buffer" if k == "global_buffer" else "scalar4"}("{n}")'
+                          for k, n in entries)
+        return ("KernelArgument buffer(const char* name)\n{\n"
+                "    return {ArgKind::global_buffer, sizeof(void*), 0, name};\n}\n"
+                "KernelArgument scalar4(const char* name)\n{\n"
+                '    return KernelArgument{"by_value", 4, 0, name};\n}\n'
+                f"{head}    return {{{items}}};\n}}\n")
+    if spelling == "static_const_vector":
+        enum = {"global_buffer": "GlobalBuffer", "by_value": "ByValue"}
+        items = ",\n    ".join(f'{{KernelArgKind::{enum[k]}'
+                               f', {8 if k == "global_buffer" else 4}, 0, "{n}"}}'
+                               for k, n in entries)
+        return (f"static const std::vector<KernelArgument> kDenseSignature = {{\n    {items}}};\n"
+                f"{head}    return kDenseSignature;\n}}\n")
+    raise AssertionError(spelling)
+
+
+SPELLINGS = ["typed_braces_constexpr_sizes", "constructor_call_qualified_enum",
+             "designated_using_enum", "push_back_sequence", "element_helpers",
+             "static_const_vector"]
+
+
+def spelled(spelling: str, drop: str | None = None) -> e.Edit:
+    return e.replace(e.GFX950_DENSE_PACK, LITERAL_LIST, _spelled(spelling, drop))
+
+
+def test_the_literal_list_anchor_is_the_fixture_list() -> None:
+    assert LITERAL_LIST in TREE[e.GFX950_DENSE_PACK].decode()
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_each_list_spelling_reads_consistent(build, spelling) -> None:
+    rows = rows_for(build, (e.edit_comment(e.GFX950_DENSE),), base=(spelled(spelling),))
+    assert [r for r in rows if r.status == M] == []
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.parametrize("kind", ["builder gains an argument", "list drops an entry"])
+def test_a_break_through_each_list_spelling_is_a_mismatch(build, spelling, kind) -> None:
+    head = ((e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32"),)
+            if kind == "builder gains an argument" else (spelled(spelling, drop="batch"),))
+    base = (spelled(spelling),)
+    if kind == "list drops an entry":  # the head's edit replaces the base's spelling
+        head = (e.replace(e.GFX950_DENSE_PACK, _spelled(spelling), _spelled(spelling, "batch")),)
+    rows = rows_for(build, head, base=base)
+    lists = [r for r in rows if r.status == M and r.details["site"] == "list"
+             and r.sides[0].file == e.GFX950_DENSE_PACK]
+    assert lists, [(r.subject, r.status, r.reason) for r in rows]
+    for row in lists:
+        assert not charge(row).preexisting
+        files = {(s.file, s.line > 0) for s in row.sides}
+        assert files == {(e.GFX950_DENSE_PACK, True), (e.GFX950_DENSE, True)}
+
+
+# ------------------------------------------------ launch(), argument by argument (issue 11)
+
+GFX942_LAUNCH = f"{e.GFX942_DENSE_PACK}:launch:launcher"
+LAUNCH_LINE = "        launcher.launch(q, k, v, o, scale, batch, seqlenQ, seqlenKv);\n"
+
+
+def launch_as(text: str) -> e.Edit:
+    return e.replace(e.GFX950_DENSE_PACK, LAUNCH_LINE, text)
+
+
+def test_swapped_int32_pair_in_launch_names_both_positions(build) -> None:
+    rows = rows_for(build, (launch_as(
+        "        launcher.launch(q, k, v, o, scale, seqlenQ, batch, seqlenKv);\n"),))
+    (row,) = [r for r in rows if r.subject == LAUNCH]
+    assert row.status == M and str(row.reason) == "launch-argument-misplaced"
+    assert (row.details["position"], row.details["other"]) == (6, 7)
+    assert {row.details["argument"], row.details["param"]} == {"seqlenQ", "batch"}
+    assert {s.file for s in row.sides} == {e.GFX950_DENSE_PACK, e.GFX950_DENSE}
+    assert all(s.line > 0 for s in row.sides)
+    assert not charge(row).preexisting
+
+
+STREAM_FIRST = ("        m_code.kernelForStream(stream)\n            .launch(stream, q, k, v, o, "
+                "scale, static_cast<int32_t>(m_batch), seqlenQ, seqlenKv);\n")
+STREAM_LAUNCH = f"{e.GFX950_DENSE_PACK}:launch:kernelForStream"
+
+
+def test_stream_is_a_launch_parameter_not_a_kernel_argument(build) -> None:
+    rows = rows_for(build, (e.edit_comment(e.GFX950_DENSE),), base=(launch_as(STREAM_FIRST),))
+    assert [r for r in rows if r.status == M] == []
+    dropped = STREAM_FIRST.replace(", seqlenKv);", ");")
+    rows = rows_for(build, (launch_as(dropped),))
+    assert statuses(rows)[STREAM_LAUNCH] == M
+
+
+def test_kind_of_a_launch_argument_is_compared(build) -> None:
+    rows = rows_for(build, (launch_as(
+        "        launcher.launch(q, k, v, o, scale, static_cast<int64_t>(batch), seqlenQ, "
+        "seqlenKv);\n"),))
+    (row,) = [r for r in rows if r.subject == LAUNCH]
+    assert row.status == M and str(row.reason) == "launch-argument-kind-differs"
+    assert row.details["position"] == 6 and row.details["size"] == 8
+
+
+def test_older_pack_without_a_list_compares_launch_with_its_builder(build) -> None:
+    drop = e.replace(e.GFX942_DENSE_PACK, "launcher.launch(q, k, v, o, scale);",
+                     "launcher.launch(q, k, v, o);")
+    rows = rows_for(build, (drop,))
+    (row,) = [r for r in rows if r.subject == GFX942_LAUNCH]
+    assert row.status == M and not charge(row).preexisting
+    assert row.details["builder"].endswith("gfx942.attention_dense:build_attention_dense")
+    swap = e.replace(e.GFX942_DENSE_PACK, "launcher.launch(q, k, v, o, scale);",
+                     "launcher.launch(q, v, k, o, scale);")
+    (row,) = [r for r in rows_for(build, (swap,)) if r.subject == GFX942_LAUNCH]
+    assert row.status == M and (row.details["position"], row.details["other"]) == (2, 3)
+
+
+def test_truly_dynamic_list_names_its_construct(build) -> None:
+    rows = rows_for(build, (e.add_builder_param(TILED, "dropout_seed", "I32"),),
+                    base=TILED_DYNAMIC)
+    row = next(r for r in rows if r.subject == TILED_LIST)
+    assert str(row.reason) == "list-construct-not-read"
+    assert row.details["construct"] == "push_back in a loop" and row.details["line"] > 0
+
+
+# A pin in the real signature test's spelling: two element constants, no names, and
+# neighbouring ABIs derived from it on purpose (they are refusal cases, not copies).
+FIXTURE_PIN_BODY = TREE[PIN].decode()[TREE[PIN].decode().index(
+    "    const std::vector<KernelArgument> expected = {"):TREE[PIN].decode().index(
+    "    return expected;\n}\n") + len("    return expected;\n}\n")]
+NAMELESS_PIN = (
+    '    const KernelArgument buffer{BUFFER_KIND, POINTER_BYTES, 0, ""};\n'
+    '    const KernelArgument scalar{BY_VALUE_KIND, SCALAR_BYTES, 0, ""};\n'
+    "    return {buffer, buffer, buffer, buffer, scalar, scalar, scalar, scalar};\n}\n\n"
+    "std::vector<KernelArgument> persistentAbi()\n{\n    auto signature = pythonAbi();\n"
+    "    signature.resize(5);\n    return signature;\n}\n"
+    "std::vector<KernelArgument> extraAbi()\n{\n    auto signature = pythonAbi();\n"
+    '    signature.push_back(KernelArgument{BY_VALUE_KIND, SCALAR_BYTES, 0, ""});\n'
+    "    return signature;\n}\n")
+NAMELESS = (
+    e.replace(PIN, FIXTURE_PIN_BODY, NAMELESS_PIN),
+    e.replace(PIN, "std::vector<KernelArgument> pythonAbi()\n",
+              'constexpr const char* BUFFER_KIND = "global_buffer";\n'
+              'constexpr const char* BY_VALUE_KIND = "by_value";\n'
+              "constexpr uint32_t POINTER_BYTES = 8;\nconstexpr uint32_t SCALAR_BYTES = 4;\n"
+              "std::vector<KernelArgument> pythonAbi()\n"),
+)
+NAMELESS_PIN_LIST = f"{PIN}:pythonAbi"
+
+
+def test_nameless_pin_reads_consistent_and_pairs_by_kinds_and_sizes(build) -> None:
+    rows = rows_for(build, (e.edit_comment(e.GFX950_DENSE),), base=NAMELESS)
+    assert [r for r in rows if r.status == M] == []
+    rows = rows_for(build, (e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32"),),
+                    base=NAMELESS)
+    pin = next(r for r in rows if r.subject == NAMELESS_PIN_LIST)
+    assert pin.status == M and not charge(pin).preexisting
+    assert {s.file for s in pin.sides} == {PIN, e.GFX950_DENSE}
+    # The neighbouring ABIs are not compared as copies (no mismatch is made of them).
+    assert not [r for r in rows if r.subject.startswith(f"{PIN}:persistentAbi")
+                or r.subject.startswith(f"{PIN}:extraAbi")]
+
+
+def test_one_buffer_passed_twice_is_not_a_swap_but_is_not_inert(build) -> None:
+    rows = rows_for(build, (launch_as(
+        "        launcher.launch(q, q, v, o, scale, batch, seqlenQ, seqlenKv);\n"),))
+    (row,) = [r for r in rows if r.subject == LAUNCH]
+    assert row.status == C

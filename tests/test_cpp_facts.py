@@ -276,7 +276,11 @@ LIST_CASES = [
         [("a", 8, 0, "x")],
         True,
     ),
-    ('void t() { std::vector<KernelArgument> v; v.push_back({"a", 8, 0, "x"}); }', "t.v", [], True),
+    # A push_back sequence is read in order; only one in a loop stays unread.
+    ('void t() { std::vector<KernelArgument> v; v.push_back({"a", 8, 0, "x"}); }', "t.v",
+     [("a", 8, 0, "x")], False),
+    ('void t(int n) { std::vector<KernelArgument> v; for (int i = 0; i < n; ++i) '
+     'v.push_back({"a", 8, 0, "x"}); }', "t.v", [], True),
     (
         'std::vector<KernelArgument> sig() { return {{"a", 8, 0, "x"}, makeArg("b")}; }',
         "sig",

@@ -18,7 +18,16 @@ from typing import Any, ClassVar
 
 from impact.checks.base import CheckContext
 from impact.git import View
-from impact.graph import ALWAYS, Builder, ListEntry, PairedBy, SymbolGraph
+from impact.graph import (
+    ALWAYS,
+    Builder,
+    LaunchArgument,
+    ListEntry,
+    PairedBy,
+    SymbolGraph,
+    Unread,
+    same_name,
+)
 from impact.kinds import SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
@@ -110,6 +119,8 @@ class _Site:
     entries: tuple[ListEntry, ...] = ()
     arguments: tuple[str, ...] = ()
     dynamic: bool = False
+    launch_args: tuple[LaunchArgument, ...] = ()
+    unread: tuple[Unread, ...] = ()
 
     def copy(self) -> tuple[Any, ...]:
         """Everything the comparison reads of the copy itself."""
@@ -118,10 +129,13 @@ class _Site:
         return (own, self.dynamic)
 
     def abi(self) -> tuple[Any, ...]:
-        """The argument list itself: names, kinds, sizes, conditions; launch counts."""
+        """The argument list itself: names, kinds, sizes, conditions; for a launch() the
+        count and the name, kind and size each argument passes (a launch that now passes
+        another variable is changed, never inert)."""
         builder = tuple((p.name, p.kind, p.guard) for p in self.builder.params)
         own = (tuple((e.kind, e.size, e.name) for e in self.entries)
-               if self.kind != _Copy.LAUNCH else len(self.arguments))
+               if self.kind != _Copy.LAUNCH else
+               (len(self.arguments), tuple((a.name, a.kind, a.size) for a in self.launch_args)))
         return (builder, own)
 
 
@@ -158,6 +172,11 @@ def _resolve_type(graph: SymbolGraph, module: str, text: str,
 
 
 def _typed(graph: SymbolGraph, builder: Builder) -> _Builder:
+    if not builder.params:  # a SignatureBuilder factory: `ptr(name)`, `scalar(name, T)`
+        return _Builder(builder.id, builder.name, builder.path, builder.line, tuple(
+            _Param(e.name, _POINTER if e.method == "ptr" else _resolve_type(
+                graph, builder.module, e.type_text or ""), e.guard, builder.line,
+                e.type_text or e.method) for e in builder.signature))
     return _Builder(builder.id, builder.name, builder.path, builder.line, tuple(
         _Param(p.name, _resolve_type(graph, builder.module, p.type_text), p.guard, p.line,
                p.type_text) for p in builder.params))
@@ -179,7 +198,7 @@ def _sites(graph: SymbolGraph, prefer: Mapping[str, str]) -> dict[str, _Site]:
             sites[arglist.subject] = _Site(
                 arglist.subject, _Copy.LIST, arglist.path, arglist.line, arglist.name,
                 of(arglist.pairing.builder), arglist.pairing.how, entries=arglist.entries,
-                dynamic=arglist.dynamic)
+                dynamic=arglist.dynamic, unread=arglist.unread)
     for signature in graph.kpack_signatures(prefer):
         assert signature.pairing.builder is not None
         sites[signature.subject] = _Site(
@@ -197,7 +216,8 @@ def _sites(graph: SymbolGraph, prefer: Mapping[str, str]) -> dict[str, _Site]:
         if call.pairing.builder is not None:
             sites[call.subject] = _Site(
                 call.subject, _Copy.LAUNCH, call.path, call.line, call.receiver,
-                of(call.pairing.builder), call.pairing.how, arguments=call.arguments)
+                of(call.pairing.builder), call.pairing.how, arguments=call.arguments,
+                launch_args=call.kernel_arguments)
     return sites
 
 
@@ -248,6 +268,11 @@ def _describe_names(want: list[str], have: list[str], python_changed: bool,
 
 
 def _compare_list(site: _Site, python_changed: bool, cpp_changed: bool) -> _Outcome:
+    if site.entries and all(e.name in ("", "None") for e in site.entries):
+        outcome = _compare_positional(site)  # a pin of kinds and sizes only: by position
+        if outcome.reason == Reason.ARGS_SIGNATURE_COUNT_DIFFERS:
+            outcome.reason = Reason.UNNAMED_LIST_COUNT_DIFFERS
+        return outcome
     builder = site.builder
     have = [e.name for e in site.entries]
     candidates = builder.candidates()
@@ -281,14 +306,66 @@ def _compare_list(site: _Site, python_changed: bool, cpp_changed: bool) -> _Outc
 
 
 def _compare_launch(site: _Site) -> _Outcome:
+    """Count first; then, for a builder candidate of the same count, argument by
+    argument: a name the builder declares at another position is misplaced (a swapped
+    pair names both positions), a kind or size the file settles that differs from the
+    parameter's is a mismatch. A name the builder does not use is compared by type only."""
     count = len(site.arguments)
-    counts = {len(params): switched for switched, params in site.builder.candidates()}
-    if count in counts:
-        if counts[count] == site.builder.candidates()[-1][0]:
-            return _Outcome(_Verdict.AGREE, Reason.LAUNCH_COUNT_AGREES)
-        return _Outcome(_Verdict.CONDITIONAL, Reason.LAUNCH_COUNT_AGREES_WITH_CONDITIONALS_OFF)
-    return _Outcome(_Verdict.MISMATCH, Reason.LAUNCH_COUNT_DIFFERS,
-                    {"count": count, "always": len(site.builder.always)})
+    candidates = [(s, p) for s, p in site.builder.candidates() if len(p) == count]
+    if not candidates:
+        return _Outcome(_Verdict.MISMATCH, Reason.LAUNCH_COUNT_DIFFERS,
+                        {"count": count, "always": len(site.builder.always)})
+    first: _Outcome | None = None
+    for switched, params in candidates:
+        problem = _launch_problem(site, params)
+        if problem is None:
+            if switched == site.builder.candidates()[-1][0]:
+                return _Outcome(_Verdict.AGREE, Reason.LAUNCH_COUNT_AGREES)
+            return _Outcome(_Verdict.CONDITIONAL,
+                            Reason.LAUNCH_COUNT_AGREES_WITH_CONDITIONALS_OFF)
+        first = first or problem
+    assert first is not None
+    return first
+
+
+def _launch_problem(site: _Site, params: tuple[_Param, ...]) -> _Outcome | None:
+    """The first argument of a launch() that disagrees with `params`, or None."""
+    args = site.launch_args
+    if len(args) != len(params):
+        return None  # no per-argument reading (an older fact): the count agreed
+    for i, (arg, param) in enumerate(zip(args, params, strict=True)):
+        if arg.name is None or same_name(arg.name, param.name):
+            continue
+        other = next((j for j, p in enumerate(params)
+                      if j != i and same_name(arg.name, p.name)), None)
+        if other is None:
+            continue  # a name of its own: compared by type below
+        own_elsewhere = any(k != i and same_name(a.name, param.name) for k, a in enumerate(args))
+        other_in_place = same_name(args[other].name, params[other].name)
+        if not own_elsewhere and other_in_place:
+            continue  # one buffer passed twice on purpose (`q` for `k` too), not a swap
+        return _Outcome(_Verdict.MISMATCH, Reason.LAUNCH_ARGUMENT_MISPLACED, {
+            "argument": arg.name, "position": i + 1, "param": param.name,
+            "argument_param": params[other].name, "other": other + 1}, [
+            Hop.of(site.path, arg.line, Step.LAUNCH_ARGUMENT_AT, argument=arg.text,
+                   position=i + 1),
+            Hop.of(site.builder.path, param.line, Step.BUILDER_PARAM_AT, param=param.name,
+                   position=i + 1),
+            Hop.of(site.builder.path, params[other].line, Step.BUILDER_PARAM_AT,
+                   param=params[other].name, position=other + 1)])
+    for i, (arg, param) in enumerate(zip(args, params, strict=True)):
+        if arg.kind is None or arg.size is None or param.kind is None:
+            continue
+        if (arg.kind, arg.size) != param.kind:
+            return _Outcome(_Verdict.MISMATCH, Reason.LAUNCH_ARGUMENT_KIND_DIFFERS, {
+                "argument": arg.text, "position": i + 1, "kind": arg.kind, "size": arg.size,
+                "param": param.name, "builder_kind": param.kind[0],
+                "builder_size": param.kind[1]}, [
+                Hop.of(site.path, arg.line, Step.LAUNCH_ARGUMENT_AT, argument=arg.text,
+                       position=i + 1),
+                Hop.of(site.builder.path, param.line, Step.BUILDER_PARAM_IS, param=param.name,
+                       kind=param.kind[0], size=param.kind[1])])
+    return None
 
 
 # -------------------------------------------------------------------------- the check
@@ -302,11 +379,18 @@ class KernargsCheck:
         signature in a descriptor file), and the positional `launch()` call. Lists are
         compared by count, order, name, kind and size (a `PtrType(...)` is
         global_buffer/8; F32, I32 by_value/4; I64 by_value/8; F16, BF16 by_value/2); a
-        launch() call by its argument count. The graph pairs each copy with its
-        builder: a list with the builder a profile declares, else the one with equal
-        names, else the builder it restated at the base, else the closest b.param
-        builder; a launch() with the profile's declared builder, else the list of its own
-        pack (by launcher name, then by order, in packs with several launches).
+        list that writes kinds and sizes only (no names) by count, kind and size in
+        order. A launch() call is compared argument by argument after the launch
+        parameters before them (stream, grid and block, shared memory, the kernel
+        handle): its count, then each argument's name (`_ptr`, case, `m_`/`k` prefixes
+        set aside) against the parameter at its position, and its kind and size where
+        the C++ settles them (a cast, a declared type, a struct field). The graph pairs
+        each copy with its builder: a list with the builder a profile declares, else the
+        one with equal names, else the builder it restated at the base, else the closest
+        b.param builder; a launch() with the profile's declared builder, else the list of
+        its own pack (the only one, the one whose names it passes, its launcher's name,
+        the closest names, the order), and in a pack that keeps no list, the builder it
+        passed at the base, else the one whose names it passes, else the closest.
 
     Why a break hurts at run time:
         The kernel reads its arguments by position from one packed buffer. A copy with an
@@ -316,15 +400,18 @@ class KernargsCheck:
     Example:
         Breaks: head adds `dropout_seed = b.param("dropout_seed", I32)` to
         build_attention_dense() but not to attentionDenseKernelSignature(), the test pin or
-        launch() (`mismatch`). Does not break: head adds it to all three (`changed`: the
+        launch() (`mismatch`); head swaps `batch` and `seqlen_q` in launch() (`mismatch`
+        naming both positions). Does not break: head adds it to all three (`changed`: the
         ABI changed consistently and needs a device run); an argument added under
         `if spec.use_sinks:` that the lists leave out (`changed`).
 
     When it says changed instead:
         A copy that agrees with the builder only when its conditional arguments are off; a
-        builder parameter whose type cannot be resolved; a list built by helper calls
-        (`push_back`, a non-literal initializer), which is not compared; a builder the list
-        restated at the base that is gone. A mismatch the base already had, on sides whose
+        builder parameter whose type cannot be resolved; a list the reader could not
+        settle statically (grown in a loop or under a condition, a value from a runtime
+        parameter, a call to a function it cannot see), which is not compared and whose
+        row names the construct and its line; a builder the list restated at the base
+        that is gone. A mismatch the base already had, on sides whose
         arguments the change did not touch, is listed as pre-existing.
 
     Evidence:
@@ -346,7 +433,8 @@ class KernargsCheck:
         assert view.new is not None
         old_graph, new_graph = ctx.graph(view.old), ctx.graph(view.new)
         old_sites = _sites(old_graph, {})
-        prefer = {s: site.builder.id for s, site in old_sites.items() if site.kind == _Copy.LIST}
+        prefer = {s: site.builder.id for s, site in old_sites.items()
+                  if site.kind in (_Copy.LIST, _Copy.LAUNCH)}
         new_sites = _sites(new_graph, prefer)
         touched = set(view.diff.paths)
         for subject in sorted(new_sites):
@@ -378,6 +466,15 @@ class KernargsCheck:
         if new.dynamic:
             if not settled:
                 return None
+            if new.unread:  # name the construct that could not be read, and where
+                first = new.unread[0]
+                hops = self._hops(graph, old, new) + [
+                    Hop.of(new.path, u.line, Step.LIST_CONSTRUCT_AT, construct=u.construct)
+                    for u in new.unread[:3]]
+                return self._make(ctx, view, new, Status.CHANGED,
+                                  Reason.LIST_CONSTRUCT_NOT_READ,
+                                  {"construct": first.construct, "line": first.line}, hops,
+                                  roles, compared=False)
             return self._make(ctx, view, new, Status.CHANGED, Reason.LIST_BUILT_BY_HELPER_CALLS,
                               {}, self._hops(graph, old, new), roles, compared=False)
         if new.kind == _Copy.LIST:

@@ -7,12 +7,12 @@ fully yields one `parse-failure` fact beside whatever its clean parts showed.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import Any
 
 import tree_sitter
 
+from impact.cpp.arglists import ArgLists, ListRead, is_list_type, mentions_element
+from impact.cpp.launches import LaunchReader
 from impact.cpp.literals import string_value
 from impact.cpp.scaffold import (
     CLASS_TYPES,
@@ -24,6 +24,7 @@ from impact.cpp.scaffold import (
     node_text,
     parse,
 )
+from impact.cpp.values import Values
 from impact.facts import Fact, sorted_facts
 from impact.kinds import FactKind
 
@@ -40,9 +41,6 @@ FUNCTION_DEFINITION = FactKind.FUNCTION_DEFINITION
 
 _METADATA_METHODS = {"getIntMetadata", "getStringMetadata"}
 _GEOMETRY_METHODS = {"setGridSize", "setBlockSize"}
-_GROWING_METHODS = {"push_back", "emplace_back", "insert", "emplace", "resize", "assign"}
-_ENTRY_FIELDS = ("kind", "size", "offset", "name")
-_INT_SUFFIX = re.compile(r"[uUlLzZ]+$")
 
 
 def extract_cpp_facts(path: str, source: bytes) -> list[Fact]:
@@ -54,7 +52,7 @@ def extract_cpp_facts(path: str, source: bytes) -> list[Fact]:
 
     def extract(text: bytes) -> list[Fact]:
         tree = parse(text)
-        walker = _Walker(text)
+        walker = _Walker(text, tree.root_node)
         walker.visit(tree.root_node, _Scope())
         facts = walker.finish()
         facts.append(closing_fact(path, tree.root_node, LANGUAGE))
@@ -93,23 +91,32 @@ class _Scope:
 
 @dataclass
 class _ArgList:
-    """A kernel argument list under construction (variables can grow after declaration)."""
+    """A kernel argument list as read: its entries and the constructs left unread."""
 
     name: str
     line: int
     function: str | None
-    entries: list[dict[str, Any]] = field(default_factory=list)
-    dynamic: bool = False
+    read: ListRead = field(default_factory=ListRead)
+    helper: str | None = None  # the function it is returned from, when it is returned
+
+    @property
+    def dynamic(self) -> bool:
+        return bool(self.read.unread) or any(
+            e[key] is None for e in self.read.entries for key in ("kind", "size", "name"))
 
 
 class _Walker:
-    def __init__(self, source: bytes) -> None:
+    def __init__(self, source: bytes, root: tree_sitter.Node) -> None:
         self.source = source
         self.facts: list[Fact] = []
         self.lists: dict[tuple[str | None, str], _ArgList] = {}
         self.metadata: list[tuple[tree_sitter.Node, str, _Scope, str | None, str | None]] = []
         self.constants: dict[str, str] = {}
-        self.returns_arguments = False
+        self.values = Values(source, root)
+        self.arglists = ArgLists(self.values)
+        self.launches = LaunchReader(self.values)
+        self.function_node: tree_sitter.Node | None = None
+        self.class_node: tree_sitter.Node | None = None
 
     def text(self, node: tree_sitter.Node) -> str:
         return node_text(node, self.source)
@@ -133,6 +140,8 @@ class _Walker:
                 )
             )
         for arglist in self.lists.values():
+            if arglist.helper is not None and arglist.helper in self.arglists.helpers_used:
+                continue  # a helper another list is built from: read as part of that list
             self.facts.append(
                 Fact(
                     KERNEL_ARGUMENT_LIST,
@@ -140,8 +149,9 @@ class _Walker:
                     arglist.line,
                     {
                         "function": arglist.function,
-                        "entries": arglist.entries,
+                        "entries": arglist.read.entries,
                         "dynamic": arglist.dynamic,
+                        "unread": arglist.read.unread,
                     },
                 )
             )
@@ -164,7 +174,11 @@ class _Walker:
         if node_type in CLASS_TYPES and node.child_by_field_name("body"):
             name_node = node.child_by_field_name("name")
             inner = scope.with_class(self.text(name_node) if name_node else "")
-            self.visit_children(node, inner)
+            saved_class, self.class_node = self.class_node, node
+            try:
+                self.visit_children(node, inner)
+            finally:
+                self.class_node = saved_class
             return
         if node_type == "function_definition":
             self.function_definition(node, scope)
@@ -177,8 +191,6 @@ class _Walker:
             return
         if node_type in ("declaration", "field_declaration"):
             self.declaration(node, scope)
-        elif node_type == "return_statement":
-            self.return_statement(node, scope)
         elif node_type == "call_expression":
             self.call(node, scope)
         self.visit_children(node, scope)
@@ -229,18 +241,49 @@ class _Walker:
                 )
             )
         return_type = node.child_by_field_name("type")
-        returns = return_type is not None and _mentions_kernel_argument(self.text(return_type))
+        returns = return_type is not None and is_list_type(
+            self.text(return_type), declarator.child_by_field_name("declarator"))
         body = node.child_by_field_name("body")
         if body is not None:
-            self.visit_function_body(body, inner, returns)
+            if returns or mentions_element(self.text(body)):
+                self.function_lists(body, inner, short, returns)
+            saved, self.function_node = self.function_node, node
+            try:
+                self.visit(body, inner)
+            finally:
+                self.function_node = saved
 
-    def visit_function_body(self, body: tree_sitter.Node, scope: _Scope, returns: bool) -> None:
-        saved = self.returns_arguments
-        self.returns_arguments = returns
-        try:
-            self.visit(body, scope)
-        finally:
-            self.returns_arguments = saved
+    def function_lists(self, body: tree_sitter.Node, scope: _Scope, name: str,
+                       returns: bool) -> None:
+        """The lists a function body declares, and the one it returns (when its return
+        type is a list): each read in order, helpers evaluated."""
+        state = self.arglists.body(body, self.values.function_env(body))
+        returned = {self.text(v) for _n, v, _r in state.returns if v.type == "identifier"}
+        for local, node in state.declared:
+            read = state.locals[local]
+            if read.modified_copy:
+                continue  # a neighbour ABI made from another list on purpose: not a copy
+            if local in state.copies and not (returns and local in returned):
+                continue  # another list passed around under a new name: not a copy of its own
+            self.arglists.helpers_used |= read.helpers
+            qualified = f"{scope.function}.{local}"
+            self.lists[(scope.function, local)] = _ArgList(
+                qualified, line_of(node), scope.function, read)
+        for _node, _value, read in state.returns:
+            if returns and not read.modified_copy:
+                self.arglists.helpers_used |= read.helpers
+        if not returns or scope.function is None:
+            return
+        if len(state.returns) == 1:
+            value = state.returns[0][1]
+            if value.type == "identifier" and (scope.function, self.text(value)) in self.lists:
+                self.lists[(scope.function, self.text(value))].helper = name
+                return
+        if any(read.modified_copy for _n, _v, read in state.returns):
+            return
+        line = line_of(state.returns[0][0]) if state.returns else line_of(body)
+        self.lists[(scope.function, "")] = _ArgList(scope.function, line, scope.function,
+                                                     state.result, helper=name)
 
     def parameters(self, params: tree_sitter.Node) -> list[dict[str, str | None]]:
         out: list[dict[str, str | None]] = []
@@ -311,76 +354,25 @@ class _Walker:
                     )
             if name == "s_packs" and value is not None and value.type == "initializer_list":
                 self.pack_rows(value)
-            if _mentions_kernel_argument(type_text) and not _isfunction_declarator(declarator):
-                self.argument_variable(name, value, node, scope)
-
-    def argument_variable(
-        self, name: str, value: tree_sitter.Node | None, node: tree_sitter.Node, scope: _Scope
-    ) -> None:
-        qualified = f"{scope.function}.{name}" if scope.function else name
-        arglist = _ArgList(qualified, line_of(node), scope.function)
-        if value is not None and value.type == "initializer_list":
-            self.fill_entries(arglist, value)
-        elif value is not None:
-            arglist.dynamic = True
-        self.lists[(scope.function, name)] = arglist
-
-    def return_statement(self, node: tree_sitter.Node, scope: _Scope) -> None:
-        if not self.returns_arguments or scope.function is None:
-            return
-        value = next((c for c in node.named_children if c.type != "comment"), None)
-        if value is None:
-            return
-        if value.type == "identifier" and (scope.function, self.text(value)) in self.lists:
-            return
-        key = (scope.function, "")
-        arglist = self.lists.get(key)
-        if arglist is None:
-            arglist = _ArgList(scope.function, line_of(node), scope.function)
-            self.lists[key] = arglist
-        if value.type == "initializer_list":
-            self.fill_entries(arglist, value)
-        else:
-            arglist.dynamic = True
-
-    def fill_entries(self, arglist: _ArgList, init: tree_sitter.Node) -> None:
-        if init.has_error:
-            arglist.dynamic = True
-        for item in init.named_children:
-            if item.type == "comment":
-                continue
-            if item.type == "compound_literal_expression":
-                inner = item.child_by_field_name("value")
-                item = inner if inner is not None else item
-            if item.type != "initializer_list":
-                arglist.dynamic = True
-                continue
-            entry = self.entry(item)
-            if entry is None:
-                arglist.dynamic = True
-                continue
-            arglist.entries.append(entry)
-            if any(entry[key] is None for key in _ENTRY_FIELDS):
-                arglist.dynamic = True
-
-    def entry(self, item: tree_sitter.Node) -> dict[str, Any] | None:
-        values = [c for c in item.named_children if c.type != "comment"]
-        if len(values) != 4:
-            return None
-        kind, size, offset, name = values
-        return {
-            "kind": self.string_value(kind),
-            "size": _int_value(self.text(size)) if size.type == "number_literal" else None,
-            "offset": _int_value(self.text(offset)) if offset.type == "number_literal" else None,
-            "name": self.string_value(name),
-            "line": line_of(item),
-        }
+            if (scope.function is None and is_list_type(type_text, declarator)
+                    and not _isfunction_declarator(declarator)):
+                read = ListRead()
+                if value is not None:
+                    self.arglists.sequence(value, self.values.file, read)
+                self.arglists.helpers_used |= read.helpers
+                self.lists[(None, name)] = _ArgList(name, line_of(node), None, read)
 
     def pack_rows(self, init: tree_sitter.Node) -> None:
+        """The `s_packs` rows: `{engine, register, owns cache, reset}` with or without the
+        row's type name, positional or designated (`.engineName = ...`)."""
         for row in init.named_children:
+            if row.type == "compound_literal_expression":
+                row = row.child_by_field_name("value") or row
             if row.type != "initializer_list" or row.has_error:
                 continue
             values = [c for c in row.named_children if c.type != "comment"]
+            if values and all(v.type == "initializer_pair" for v in values):
+                values = _designated_pack_row(values, self.source)
             if len(values) != 4:
                 continue
             engine = self.string_value(values[0])
@@ -413,7 +405,7 @@ class _Walker:
             field_node = function.child_by_field_name("field")
             argument = function.child_by_field_name("argument")
             method = self.text(field_node) if field_node else ""
-            receiver = self.text(argument) if argument else None
+            receiver = _receiver_name(argument, self.source) if argument else None
         else:
             method = self.text(function).split("::")[-1]
         args = [a for a in arguments.named_children if a.type != "comment"]
@@ -428,7 +420,7 @@ class _Walker:
                         "receiver": receiver,
                         "function": scope.function,
                         "class": scope.cls,
-                        "arguments": texts,
+                        **self.launches.read(node, self.function_node, self.class_node),
                     },
                 )
             )
@@ -451,10 +443,6 @@ class _Walker:
                 constant = texts[0]
             if literal is not None or constant is not None:
                 self.metadata.append((node, method, scope, literal, constant))
-        elif method in _GROWING_METHODS and receiver is not None:
-            arglist = self.lists.get((scope.function, receiver))
-            if arglist is not None:
-                arglist.dynamic = True
 
     # -- literals ----------------------------------------------------------------------
 
@@ -462,18 +450,37 @@ class _Walker:
         return string_value(node, self.source)
 
 
-def _int_value(text: str) -> int | None:
-    cleaned = _INT_SUFFIX.sub("", text.replace("'", ""))
-    try:
-        if len(cleaned) > 1 and cleaned[0] == "0" and cleaned[1].isdigit():
-            return int(cleaned, 8)
-        return int(cleaned, 0)
-    except ValueError:
-        return None
+def _designated_pack_row(pairs: list[tree_sitter.Node], source: bytes
+                         ) -> list[tree_sitter.Node]:
+    """A designated `s_packs` row's values in the positional order (engine, register,
+    owns cache, reset), matched by what each field is named for; [] when one is missing."""
+    by_role: dict[str, tree_sitter.Node] = {}
+    for pair in pairs:
+        designator = pair.child_by_field_name("designator")
+        value = pair.child_by_field_name("value")
+        if designator is None or value is None:
+            return []
+        name = node_text(designator, source).lstrip(".").lower()
+        role = next((r for r in ("engine", "register", "own", "reset") if r in name), None)
+        if role is None or role in by_role:
+            return []
+        by_role[role] = value
+    roles = ("engine", "register", "own", "reset")
+    return [by_role[r] for r in roles] if all(r in by_role for r in roles) else []
 
 
-def _mentions_kernel_argument(type_text: str) -> bool:
-    return re.search(r"\bKernelArgument\b", type_text) is not None
+def _receiver_name(node: tree_sitter.Node, source: bytes) -> str:
+    """What a launch() is called on, as its subject names it: the object's own text, or
+    for a call (`prepared.kernelForStream(stream).launch(...)`) the method it calls."""
+    if node.type == "call_expression":
+        function = node.child_by_field_name("function")
+        if function is not None and function.type == "field_expression":
+            field_node = function.child_by_field_name("field")
+            if field_node is not None:
+                return node_text(field_node, source)
+        if function is not None:
+            return node_text(function, source).split("::")[-1]
+    return node_text(node, source)
 
 
 def _is_string_type(type_text: str, declarator: tree_sitter.Node) -> bool:

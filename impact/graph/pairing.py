@@ -12,6 +12,36 @@ from impact.graph.records import ArgList, Builder, PairedBy, Pairing
 
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _GENERIC_WORDS = {"launcher", "launch", "signature", "kernel", "args", "arguments", "list"}
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def name_forms(name: str | None) -> frozenset[str]:
+    """The spellings one argument name may take in another copy, normalised: case,
+    underscores, a `m_`/`_` member prefix, a trailing `_ptr`/`Ptr`, and a `k` constant
+    prefix (tried both with and without it: `kCache` may be `k_cache`) set aside.
+    `seqlenQ`, `seqlen_q`, `m_seqlenQ` and `seqlen_q_` are one name."""
+    if not name:
+        return frozenset()
+    text = name.strip()
+    for prefix in ("m_", "_"):
+        if text.startswith(prefix) and len(text) > len(prefix):
+            text = text[len(prefix):]
+    forms = {text}
+    if len(text) > 1 and text[0] == "k" and text[1].isupper():
+        forms.add(text[1:])
+    out = set()
+    for form in forms:
+        flat = _CAMEL.sub("_", form).lower().strip("_")
+        for suffix in ("_ptr", "_pointer"):
+            if flat.endswith(suffix) and len(flat) > len(suffix):
+                flat = flat[: -len(suffix)]
+        out.add(flat.replace("_", ""))
+    return frozenset(out)
+
+
+def same_name(a: str | None, b: str | None) -> bool:
+    """Whether two argument names are one name under `name_forms`."""
+    return bool(name_forms(a) & name_forms(b))
 
 
 def equal_names(names: list[str], builders: list[Builder]) -> Builder | None:
@@ -41,20 +71,57 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORDS.findall(text)} - _GENERIC_WORDS
 
 
-def launch_by_list(receiver: str, position: int, launches: int,
-                    lists: list[ArgList]) -> Pairing:
+def launch_by_names(names: list[str | None], builders: list[Builder]) -> Builder | None:
+    """The builder a launch() with no list beside it passes: the one whose arguments (all
+    of them, or those it always declares) are the launch's names under `name_forms`;
+    b.param builders before signature factories, then by id."""
+    if not names or any(n is None for n in names):
+        return None
+    found = []
+    for builder in builders:
+        for wanted in (builder.names, builder.always_names):
+            if len(wanted) == len(names) and all(
+                    same_name(a, b) for a, b in zip(names, wanted, strict=True)):
+                found.append((not builder.uses_param, builder.id, builder))
+                break
+    return min(found, key=lambda f: f[:2])[2] if found else None
+
+
+def launch_closest(names: list[str | None], builders: list[Builder]) -> Builder | None:
+    """The b.param builder sharing the most launch names (at least two and half the
+    launch's own), then the nearest in length, then by id."""
+    scored = []
+    for builder in builders:
+        if not builder.uses_param:
+            continue
+        common = sum(1 for n in names if any(same_name(n, b) for b in builder.names))
+        if common >= 2 and common * 2 >= len(names):
+            scored.append((-common, abs(len(builder.names) - len(names)), builder.id, builder))
+    return min(scored, key=lambda s: s[:3])[3] if scored else None
+
+
+def launch_by_list(receiver: str, position: int, launches: int, lists: list[ArgList],
+                   names: list[str | None] | None = None) -> Pairing:
     """The builder of the list in the same pack that a launch() passes: the only list;
-    else the one whose name shares words with the launcher (segment with segment);
-    else the list in the same position in the file."""
+    else the one whose builder's names the launch passes; else the one whose name
+    shares words with the launcher (segment with segment); else the one sharing most
+    names with the launch; else the list in the same position in the file."""
     if len(lists) == 1:
         return Pairing(lists[0].pairing.builder, PairedBy.SAME_PACK)
     if not lists:
         return Pairing(None)
+    builders = [a.pairing.builder for a in lists if a.pairing.builder is not None]
+    exact = launch_by_names(list(names or []), builders)
+    if exact is not None:
+        return Pairing(exact, PairedBy.NAMES)
     words = _words(receiver)
     scored = sorted(((len(words & _words(a.name)), -i) for i, a in enumerate(lists)),
                     reverse=True)
     if scored[0][0] > 0 and (len(scored) == 1 or scored[1][0] < scored[0][0]):
         return Pairing(lists[-scored[0][1]].pairing.builder, PairedBy.LAUNCHER_NAME)
+    near = launch_closest(list(names or []), builders)
+    if near is not None:
+        return Pairing(near, PairedBy.CLOSEST)
     if launches == len(lists):
         return Pairing(lists[position].pairing.builder, PairedBy.PACK_ORDER)
     return Pairing(None)

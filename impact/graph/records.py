@@ -30,6 +30,7 @@ class PairedBy(enum.StrEnum):
     BASE_PAIRING = "base pairing"       # a kpack signature: its builder at the base
     CLOSEST_NAMES = "closest names"     # a kpack signature: the closest b.param builder
     PRODUCER = "producer"               # an AOT kernel: the builder its producer calls
+    SAME_SHAPE = "same kinds and sizes"  # a list with no names: the named list it equals
     NONE = ""                           # not paired
 
 
@@ -104,6 +105,14 @@ class ListEntry:
 
 
 @dataclass(frozen=True)
+class Unread:
+    """A construct of a list the reader could not settle statically, and its line."""
+
+    line: int
+    construct: str
+
+
+@dataclass(frozen=True)
 class ArgList:
     """A C++ `KernelArgument` list (`subject` is `path:name`), with its pairing."""
 
@@ -115,6 +124,7 @@ class ArgList:
     entries: tuple[ListEntry, ...]
     dynamic: bool
     pairing: Pairing
+    unread: tuple[Unread, ...] = ()
 
     @property
     def subject(self) -> str:
@@ -122,8 +132,22 @@ class ArgList:
 
 
 @dataclass(frozen=True)
+class LaunchArgument:
+    """One kernel argument a launch() passes: its text, the name it passes (None when the
+    expression names nothing), and its kind and size where the file settles them."""
+
+    text: str
+    name: str | None
+    kind: str | None
+    size: int | None
+    line: int
+
+
+@dataclass(frozen=True)
 class LaunchCall:
-    """A positional C++ `launch()` call, with the builder whose list it passes."""
+    """A positional C++ `launch()` call, with the builder whose list it passes.
+    `arguments` are the kernel arguments only; the stream, dimensions and other launch
+    parameters before them are `launch_parameters`."""
 
     id: str
     path: str
@@ -134,6 +158,8 @@ class LaunchCall:
     line: int
     arguments: tuple[str, ...]
     pairing: Pairing
+    kernel_arguments: tuple[LaunchArgument, ...] = ()
+    launch_parameters: tuple[str, ...] = ()
 
     @property
     def subject(self) -> str:
@@ -326,6 +352,7 @@ __all__ = [
     "FunctionParam",
     "Kdp",
     "KpackSignature",
+    "LaunchArgument",
     "LaunchCall",
     "LaunchSurfaceEntry",
     "ListEntry",
@@ -337,6 +364,7 @@ __all__ = [
     "Reader",
     "SignatureEntry",
     "SymbolString",
+    "Unread",
     "Variant",
     "VariantLaunch",
 ]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import posixpath
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -35,7 +35,13 @@ from impact.cpp import resolve_include
 from impact.extract import FactCache
 from impact.facts import Fact
 from impact.git import Snapshot
-from impact.graph.pairing import closest, equal_names, launch_by_list
+from impact.graph.pairing import (
+    closest,
+    equal_names,
+    launch_by_list,
+    launch_by_names,
+    launch_closest,
+)
 from impact.graph.records import (
     ALWAYS,
     AotArgument,
@@ -48,6 +54,7 @@ from impact.graph.records import (
     FunctionParam,
     Kdp,
     KpackSignature,
+    LaunchArgument,
     LaunchCall,
     LaunchSurfaceEntry,
     ListEntry,
@@ -59,6 +66,7 @@ from impact.graph.records import (
     ReadHow,
     SignatureEntry,
     SymbolString,
+    Unread,
     Variant,
     VariantLaunch,
 )
@@ -454,9 +462,32 @@ class SymbolGraph:
             function = str(data.get("function") or name)
             pairing = self._pair_list((path, function), [e.name for e in entries], declared,
                                       prefer.get(f"{path}:{name}"))
+            unread = tuple(Unread(int(u.get("line") or 0), str(u.get("construct")))
+                           for u in data.get("unread") or [])
             found.append(ArgList(node, path, name, function, int(data.get("line") or 0),
-                                 entries, bool(data.get("dynamic")), pairing))
-        return found
+                                 entries, bool(data.get("dynamic")), pairing, unread))
+        return [self._pair_nameless(a, found, prefer) for a in found]
+
+    def _pair_nameless(self, arglist: ArgList, lists: list[ArgList],
+                       prefer: Mapping[str, str]) -> ArgList:
+        """A list whose entries carry no names (a signature pin that writes kinds and sizes
+        only): the builder it restated at the base; else that of the one named list with
+        the same kinds and sizes in order (several builders that fit: none)."""
+        if not arglist.entries or any(e.name not in ("", "None") for e in arglist.entries):
+            return arglist
+        preferred = self.builder(prefer.get(arglist.subject))
+        pairing = Pairing(None)
+        if preferred is not None and preferred.uses_param:
+            pairing = Pairing(preferred, PairedBy.AS_AT_BASE)
+        else:
+            shape = [(e.kind, e.size) for e in arglist.entries]
+            fits = {other.pairing.builder.id: other.pairing.builder for other in lists
+                    if other is not arglist and other.pairing.builder is not None
+                    and other.pairing.how in (PairedBy.NAMES, PairedBy.DECLARED)
+                    and [(e.kind, e.size) for e in other.entries] == shape}
+            if len(fits) == 1:
+                pairing = Pairing(next(iter(fits.values())), PairedBy.SAME_SHAPE)
+        return replace(arglist, pairing=pairing)
 
     def launch_calls(self, prefer: Mapping[str, str] | None = None) -> list[LaunchCall]:
         """Every positional launch() call, by file and line, paired with the builder the
@@ -472,8 +503,14 @@ class SymbolGraph:
                         if d.get("kind") == FactKind.LAUNCH_CALL),
                        key=lambda nd: (str(nd[1]["path"]), int(nd[1].get("line") or 0)))
         found = []
+        prefer = prefer or {}
         for node, data in calls:
             path = str(data["path"])
+            arguments = tuple(
+                LaunchArgument(str(a.get("text")), a.get("name"), a.get("kind"), a.get("size"),
+                               int(a.get("line") or 0))
+                for a in data.get("kernel_arguments") or [] if isinstance(a, dict))
+            names = [a.name for a in arguments]
             pairing = Pairing(None)
             for symbol in (f"{data.get('class')}::{data.get('function')}",
                            str(data.get("function"))):
@@ -481,16 +518,35 @@ class SymbolGraph:
                 if builder is not None and builder.uses_param:
                     pairing = Pairing(builder, PairedBy.DECLARED)
                     break
-            if pairing.builder is None:
+            if pairing.builder is None and lists.get(path):
                 peers = [n for n, d in calls if d["path"] == path]
                 pairing = launch_by_list(str(data.get("receiver") or ""), peers.index(node),
-                                          len(peers), sorted(lists.get(path, []),
-                                                             key=lambda a: a.line))
+                                         len(peers), sorted(lists[path], key=lambda a: a.line),
+                                         names)
+            elif pairing.builder is None:
+                pairing = self._pair_listless_launch(f"{path}:{data['label']}", names, prefer)
             found.append(LaunchCall(node, path, str(data["label"]), str(data.get("function")),
                                     str(data.get("class")), str(data.get("receiver") or ""),
                                     int(data.get("line") or 0),
-                                    tuple(str(a) for a in data.get("arguments", [])), pairing))
+                                    tuple(str(a) for a in data.get("arguments", [])), pairing,
+                                    arguments,
+                                    tuple(str(p) for p in data.get("launch_parameters") or [])))
         return found
+
+    def _pair_listless_launch(self, subject: str, names: list[str | None],
+                              prefer: Mapping[str, str]) -> Pairing:
+        """A launch() in a pack that keeps no KernelArgument list (the older era): the
+        builder it passed at the base while that still declares arguments; else the
+        builder (or signature factory) whose names it passes; else the closest b.param
+        builder by names."""
+        preferred = self.builder(prefer.get(subject))
+        if preferred is not None:
+            return Pairing(preferred, PairedBy.AS_AT_BASE)
+        exact = launch_by_names(names, list(self._builders.values()))
+        if exact is not None:
+            return Pairing(exact, PairedBy.NAMES)
+        near = launch_closest(names, self.param_builders())
+        return Pairing(near, PairedBy.CLOSEST) if near is not None else Pairing(None)
 
     def kpack_signatures(self, prefer: Mapping[str, str] | None = None) -> list[KpackSignature]:
         """Packed descriptors' recorded signatures (`kind: kpack`), one per distinct

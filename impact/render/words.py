@@ -204,6 +204,19 @@ REASONS: dict[Reason, str] = {
     # --- unreadable
     Reason.FILE_NOT_READABLE:
         "file could not be read ({error}): every contract that needs it is unsettled",
+
+    # --- kernargs: argument by argument (cppread)
+    Reason.LIST_CONSTRUCT_NOT_READ:
+        "list not readable statically ({construct}, line {line}): not compared",
+    Reason.LAUNCH_ARGUMENT_MISPLACED:
+        "launch() passes '{argument}' as argument {position}, where the builder declares "
+        "'{param}'; the builder declares '{argument_param}' as argument {other}",
+    Reason.UNNAMED_LIST_COUNT_DIFFERS:
+        "the list (kinds and sizes, no names) has {count} arguments, the builder declares "
+        "{counts} arguments",
+    Reason.LAUNCH_ARGUMENT_KIND_DIFFERS:
+        "launch() argument {position} '{argument}' is {kind}/{size}, the builder's "
+        "'{param}' is {builder_kind}/{builder_size}",
 }
 
 STEPS: dict[Step, str] = {
@@ -222,6 +235,9 @@ STEPS: dict[Step, str] = {
     Step.COPY_PAIRED_WITH: "paired with {builder_name} ({how})",
     Step.LIST_HAS_ENTRIES: "KernelArgument list has {count} entries",
     Step.LAUNCH_PASSES: "launch() passes {count} arguments",
+    Step.LAUNCH_ARGUMENT_AT: "launch() passes '{argument}' as argument {position}",
+    Step.BUILDER_PARAM_AT: "the builder declares '{param}' as argument {position}",
+    Step.LIST_CONSTRUCT_AT: "not read statically: {construct}",
     Step.BUILDER_DECLARES: "{builder_name} declares {always} arguments always, {total} in all",
     Step.VARIANT_BUILDS_IT: "variant {variant} builds it",
 
