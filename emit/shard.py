@@ -194,7 +194,8 @@ def merge_files(documents: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
             indexes != list(range(1, count + 1)):
         raise Uncovered(f"the slices are {', '.join(str(i) for i in indexes)} of "
                         f"{count}: give each of 1..{count} exactly once")
-    revisions = {label: _merge_revision([doc["revisions"][label] for doc in documents])
+    ordered = sorted(documents, key=lambda doc: doc["slice"]["index"])
+    revisions = {label: _merge_revision([doc["revisions"][label] for doc in ordered])
                  for label in ("base", "head")}
     return {"schema_version": first["schema_version"], "tool": dict(first["tool"]),
             "merged": {"count": count}, "revisions": revisions}
