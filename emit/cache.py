@@ -4,9 +4,11 @@ Maintainers: this module stores and loads JSON entries under `<cache>/emit`; it 
 a child and never reads git. It reuses the fact cache's store (impact/factstore.py): the
 folder, the least-recently-used size bound, `info`/`clear`, the temporary-file prefix that
 eviction sweeps, and the rule that an entry is used only when the full key stored inside
-it equals the key asked for (a truncated, corrupt, foreign or stale entry is a miss, built
-again and overwritten, never trusted). The runner validates every piece it loads against
-the child's schema before use.
+it equals the key asked for. An entry is one header line (the key and the sha256 of the
+value's bytes) and the value: a truncated, corrupt, foreign or stale entry is a miss,
+built again and overwritten, never trusted. The value was checked against the child's
+schema when its child wrote it; the runner checks a loaded piece's shape again (the
+families of its group, each built, each table done) before use.
 
 What the key holds (`revision_key`): everything the child can read. The child imports from
 every Python root and reads every descriptor root, and a family's module may import
@@ -96,22 +98,27 @@ class EmitStore(FactStore):
         return {"revision": dict(revision), "what": what}
 
     def get(self, key: dict[str, Any]) -> dict[str, Any] | None:
-        """The value stored under `key`, or None (absent, unreadable, not this key's)."""
+        """The value stored under `key`, or None (absent, unreadable, not this key's, or
+        not the bytes that were written: the header's sha256 must match the value's)."""
         if not self.enabled:
             return None
         digest = _key_digest(key)
         try:
             raw = (self.folder / digest[:2] / f"{digest}.json").read_bytes()
-            entry = json.loads(raw.decode("utf-8"))
+            header_bytes, _, body = raw.partition(b"\n")
+            header = json.loads(header_bytes.decode("utf-8"))
+            if not (isinstance(header, dict) and header.get("key") == key
+                    and header.get("sha256") == hashlib.sha256(body).hexdigest()):
+                raise ValueError("another key's entry, or damaged")
+            value = json.loads(body.decode("utf-8"))
         except (OSError, UnicodeDecodeError, ValueError, RecursionError):
             self.misses += 1
             return None
-        if not (isinstance(entry, dict) and set(entry) == {"key", "value"}
-                and entry["key"] == key and isinstance(entry["value"], dict)):
+        if not isinstance(value, dict):
             self.misses += 1
             return None
         self.hits += 1
-        return entry["value"]
+        return value
 
     def put(self, key: dict[str, Any], value: Mapping[str, Any]) -> None:
         """Store `value` under `key`, whole or not at all (a temporary file renamed)."""
@@ -119,7 +126,9 @@ class EmitStore(FactStore):
             return
         digest = _key_digest(key)
         file = self.folder / digest[:2] / f"{digest}.json"
-        data = json.dumps({"key": key, "value": value}, sort_keys=True).encode("utf-8")
+        body = json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        header = {"key": key, "sha256": hashlib.sha256(body).hexdigest()}
+        data = json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".json", dir=file.parent)

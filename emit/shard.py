@@ -93,11 +93,15 @@ def pieces_of(document: Document) -> dict[str, Document]:
 
 def complete(piece: Document, group: Group) -> bool:
     """A piece worth caching: every family of its group, each built, each table done."""
-    families = [f["id"] for f in piece["families"]]
-    return (families == list(group.families)
-            and all(f["status"] == "built" for f in piece["families"])
-            and [t["family"] for t in piece["predicate_tables"]] == families
-            and all(t["status"] == "done" for t in piece["predicate_tables"]))
+    try:
+        families = [f["id"] for f in piece["families"]]
+        return (families == list(group.families)
+                and all(f["status"] == "built" and isinstance(f["variants"], list)
+                        for f in piece["families"])
+                and [t["family"] for t in piece["predicate_tables"]] == families
+                and all(t["status"] == "done" for t in piece["predicate_tables"]))
+    except (TypeError, KeyError):  # a damaged piece is not complete
+        return False
 
 
 def _key(value: Any) -> str:

@@ -7,6 +7,7 @@ one child per revision), so a cache or a split that changed a result fails here.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 
@@ -98,16 +99,20 @@ def test_damaged_entries_are_built_again_never_trusted(comment_repo, fresh, tmp_
     entries = sorted((store_dir / "emit").rglob("*.json"))
     assert entries
     for number, entry in enumerate(entries):
-        data = json.loads(entry.read_text())
-        if number % 3 == 0:
-            entry.write_text(entry.read_text()[: len(entry.read_text()) // 2])  # truncated
-        elif number % 3 == 1:  # whole JSON under the right file name, another key inside
-            data["key"]["what"] = "forged"
-            entry.write_text(json.dumps(data))
-        else:  # the right key, a value off the child's schema
-            data["value"] = {"plan": {"families": 7}, "piece": {"families": 7},
-                             "protections": {}}
-            entry.write_text(json.dumps(data))
+        header_line, _, body = entry.read_bytes().partition(b"\n")
+        header = json.loads(header_line)
+        if number % 4 == 0:
+            entry.write_bytes(entry.read_bytes()[:-20])  # truncated
+        elif number % 4 == 1:  # one byte of the value changed
+            entry.write_bytes(header_line + b"\n" + body.replace(b"built", b"bui1t", 1))
+        elif number % 4 == 2:  # whole, under the right file name, another key inside
+            header["key"]["what"] = "forged"
+            entry.write_bytes(json.dumps(header).encode() + b"\n" + body)
+        else:  # the right key and a matching digest, a value of the wrong shape
+            body = json.dumps({"plan": {"families": 7}, "piece": {"families": 7},
+                               "protections": {}}).encode()
+            header["sha256"] = hashlib.sha256(body).hexdigest()
+            entry.write_bytes(json.dumps(header).encode() + b"\n" + body)
     again = emit(comment_repo, EmitStore(store_dir), jobs=2)
     assert results(again) == results(fresh)
     assert all(work(again, label)["groups_cached"] == 0 for label in ("base", "head"))
