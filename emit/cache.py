@@ -23,7 +23,8 @@ a result (address space, open files), whether the namespaces were asked for, the
 Python version and executable, every distribution on the child's import path with its
 version, and the sha256 of the child's and the sandbox's sources (impact's emit tool
 version). The family budget and the timeout are not in the key: a piece with a timed-out
-or failed family or table is never stored.
+or failed family or table is never stored, nor anything a child built after one of its
+families or tables timed out (the abandoned worker may still have been running).
 """
 
 from __future__ import annotations

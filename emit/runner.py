@@ -727,23 +727,30 @@ def _check_slice(result: Mapping[str, Any], wanted: list[Group]) -> None:
                         f"(missing {lost[:3]}, unexpected or doubled {extra[:3]})")
 
 
+def _abandoned_work(document: Mapping[str, Any]) -> bool:
+    """Whether the child left a timed-out family or table behind: its worker thread may
+    still have run tree code while later families were built, so nothing that child
+    built is kept."""
+    return any(f["status"] == "timed-out" for f in document["families"]) or any(
+        t["status"] == "timed-out" for t in document["predicate_tables"])
+
+
 def _store_built(store: EmitStore, revision: _Revision, plan: Mapping[str, Any],
                  documents: list[tuple[_Run, dict[str, Any] | None]]) -> None:
     assert revision.key is not None
     groups = {g.id: g for g in groups_of(plan["enumerated"])}
-    stored = False
     for run, document in documents:
-        if document is None or "enumerated" not in document:
+        if document is None or "enumerated" not in document or _abandoned_work(document):
             continue
         for gid, piece in pieces_of(document).items():
             if gid in groups and complete(piece, groups[gid]):
                 store.put(store.entry_key(revision.key, f"group:{gid}"),
                           {"piece": piece, "protections": run.protections})
-                stored = True
-    if stored or revision.plan_run is not None:
-        origin = revision.plan_run or documents[0][0]
-        store.put(store.entry_key(revision.key, "plan"),
-                  {"plan": dict(plan), "protections": origin.protections})
+    # The plan (what the tree enumerates, skips and cannot read) is settled before any
+    # family is built, so it is kept even when no group was.
+    origin = revision.plan_run or documents[0][0]
+    store.put(store.entry_key(revision.key, "plan"),
+              {"plan": dict(plan), "protections": origin.protections})
 
 
 def _commits(views: Views) -> dict[str, str | None]:
