@@ -701,7 +701,8 @@ def _finish(revision: _Revision, store: EmitStore | None, shard: tuple[int, int]
         wanted = groups_of(plan["enumerated"])
     pieces = [revision.pieces[g.id] for g in wanted or [] if g.id in revision.pieces]
     try:
-        result = assemble(plan, [*pieces, *results], exact=shard is None)
+        result = assemble(plan, [*pieces, *results],
+                          exact=shard is None and "enumerated" in plan)
         if shard is not None:
             _check_slice(result, wanted or [])
     except Uncovered as exc:
@@ -800,7 +801,14 @@ def load_emit_bytes(data: bytes, path: str,
                               f"{label}", fix)
     for label in ("base", "head"):
         result = document["revisions"][label]["result"]
-        missing, doubled = coverage(result) if result is not None else ([], [])
+        if result is not None and "enumerated" not in result and (
+                "slice" in document or "merged" in document):
+            raise BadEmitFile(f"emit file '{path}' is a slice or a merge whose {label} "
+                              "does not list the families enumerated", fix)
+        # A result without `enumerated` comes from a child before it: one child built
+        # the whole revision, so there is nothing to cover.
+        checked = result is not None and "enumerated" in result
+        missing, doubled = coverage(result) if checked else ([], [])
         if missing or doubled:
             part = document.get("slice")
             what = f"is slice {part['index']}/{part['count']} and " if part else ""

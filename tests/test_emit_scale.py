@@ -208,3 +208,22 @@ def test_bad_emit_options_are_one_line_and_exit_3(comment_repo, tmp_path, capsys
     assert code == EXIT_BAD_INPUT
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert not (tmp_path / "x.json").exists()
+
+
+def test_nothing_a_child_built_after_a_timeout_is_kept(build, tmp_path) -> None:
+    hang = e.replace(TILED, '    elem = BF16 if spec.dtype == "bf16" else F16',
+                     '    import time\n    time.sleep(600)\n'
+                     '    elem = BF16 if spec.dtype == "bf16" else F16')
+    repo = build(Scenario(base=TREE, head=(Change("hang", edits=(hang,)),)))
+    from emit.runner import Limits
+
+    first = emit(repo, EmitStore(tmp_path / "cache"), jobs=2, limits=Limits(family_budget=2))
+    head = first["revisions"]["head"]["result"]
+    assert "timed-out" in {f["status"] for f in head["families"]}
+    second = emit(repo, EmitStore(tmp_path / "cache"), jobs=2, limits=Limits(family_budget=2))
+    assert work(second, "base")["children"] == 0
+    # The head's plan was kept, its groups were not: they are built again (split, as the
+    # plan is known and only this revision needs children).
+    assert work(second, "head")["groups_cached"] == 0
+    assert work(second, "head")["children"] >= 1
+    assert results(second)["base"] == results(first)["base"]
