@@ -749,7 +749,9 @@ def _store_built(store: EmitStore, revision: _Revision, plan: Mapping[str, Any],
                           {"piece": piece, "protections": run.protections})
     # The plan (what the tree enumerates, skips and cannot read) is settled before any
     # family is built, so it is kept even when no group was.
-    origin = revision.plan_run or documents[0][0]
+    origin = revision.plan_run or (documents[0][0] if documents else None)
+    if origin is None:
+        return  # every group came from the cache, the plan with them
     store.put(store.entry_key(revision.key, "plan"),
               {"plan": dict(plan), "protections": origin.protections})
 
