@@ -14,6 +14,15 @@ end every child tree and remove the temporary folder; a watchdog process removes
 when this process dies without a chance to. The emit file is written by
 `emit_document` + `write_emit_file` and read back by `load_emit_file`, which the
 tests hold to each other.
+
+At scale (`run_emit`): `jobs` children run at once. A revision is written out once (its
+tree and rules, read-only to each of its children); each child has its own scratch folder,
+jail, stderr buffer and protections record. With more jobs than revisions, or a
+`--shard`, a first child per revision lists its families (`--only` with none), and
+emit/shard.py deals the groups of families out among children or slices; the children's
+documents are joined back and must cover each enumerated family exactly once. Groups
+already built for the same key come from emit/cache.py (never the head's under
+`untrusted_head`), and complete groups a child built are stored there.
 """
 
 from __future__ import annotations
