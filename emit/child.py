@@ -4,7 +4,7 @@ Run as a script inside the sandbox, on code from the analysed revision::
 
     python -I -B child.py --tree DIR --python-root REL [--python-root REL ...]
         --descriptor-root REL --rules FILE --out FILE [--family-budget SECONDS]
-        [--flavor FLAVOR]
+        [--flavor FLAVOR] [--only FILE]
 
 It imports only the standard library and the tree's own modules (never ``impact``).
 What impact knows it reads as data from ``--rules`` (written by emit.rules, schema
@@ -22,6 +22,12 @@ in the rules file, and the variant records that (``enumerated_by``,
 (``enumerator: "kdp-json"``, the error recorded).  Descriptors impact could not read go to
 ``not_inspected``; launches of any kind but rocke, which rocKE does not build, go to
 ``skipped``.
+
+``--only FILE`` (JSON ``{"families": [family id, ...]}``, written by the parent) builds
+and probes only the enumerated families it names; enumeration, ``skipped`` and
+``not_inspected`` are as without it. The document always lists every family enumerated
+(``enumerated``: id, source, arch, variant count), so the parent can plan, split and
+check that its children's documents cover each family exactly once.
 
 Build: the packer's way, through the tree's own producer
 (``hkp_pack.rocke_compile.compile_rocke_variant``) called with the UKD's kernel_source
@@ -865,8 +871,10 @@ def _defaults_positive(fa: Family, fb: Family, field: str) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def make_document(ctx: Context, flavor_pin: str | None, budget: float) -> tuple[dict, bool]:
-    """Build the output document; the bool says whether a worker was abandoned."""
+def make_document(ctx: Context, flavor_pin: str | None, budget: float,
+                  only: set[str] | None = None) -> tuple[dict, bool]:
+    """Build the output document (only the families `only` names, when given); the bool
+    says whether a worker was abandoned."""
     abandoned = False
     flavor = choose_flavor(ctx, flavor_pin)
     pins = list(ctx.rules["backend_pins"])
@@ -914,6 +922,10 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float) -> tuple[
             groups.setdefault(key, []).append(e)
     families = [Family(k, groups[k]) for k in sorted(groups, key=lambda k: (
         k[0], k[1], k[2], k[3] or ""))]
+    enumerated = [{"id": fam.id, "source": fam.key[0], "arch": fam.key[2],
+                   "variants": len(fam.entries)} for fam in families]
+    if only is not None:
+        families = [fam for fam in families if fam.id in only]
 
     for done, fam in enumerate(families):
         # The parent's progress bar reads these lines (families done of total).
@@ -974,6 +986,7 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float) -> tuple[
         "skipped": sorted(skipped, key=lambda s: (s["kdp"], s["name"], s["launch"] or "")),
         "not_inspected": sorted(not_inspected, key=lambda s: (
             s["kdp"], -1 if s["index"] is None else s["index"])),
+        "enumerated": enumerated,
         "predicate_tables": [{
             "family": t.fam.id,
             "status": t.status,
@@ -989,6 +1002,7 @@ def error_document(message: str) -> dict:
         "schema_version": SCHEMA_VERSION, "flavor": None, "backend_pin": None,
         "enumerator": "kdp-json", "enumerator_error": None, "error": message,
         "families": [], "skipped": [], "not_inspected": [], "predicate_tables": [],
+        "enumerated": [],
     }
 
 
@@ -1011,6 +1025,7 @@ def parse_args(argv=None):
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--family-budget", type=float, default=DEFAULT_BUDGET)
     p.add_argument("--flavor", default=None)
+    p.add_argument("--only", type=Path, default=None)
     return p.parse_args(argv)
 
 
@@ -1027,7 +1042,10 @@ def main(argv=None) -> int:
     ctx = Context(tree, roots, args.descriptor_root, {})
     try:
         ctx.rules = read_rules(args.rules)
-        doc, abandoned = make_document(ctx, args.flavor, max(args.family_budget, 0.01))
+        only = None
+        if args.only is not None:
+            only = set(json.loads(args.only.read_text(encoding="utf-8"))["families"])
+        doc, abandoned = make_document(ctx, args.flavor, max(args.family_budget, 0.01), only)
     except BaseException as exc:  # still write a document
         doc = error_document(ctx.describe(exc))
     try:

@@ -14,12 +14,22 @@ end every child tree and remove the temporary folder; a watchdog process removes
 when this process dies without a chance to. The emit file is written by
 `emit_document` + `write_emit_file` and read back by `load_emit_file`, which the
 tests hold to each other.
+
+At scale (`run_emit`): `jobs` children run at once. A revision is written out once (its
+tree and rules, read-only to each of its children); each child has its own scratch folder,
+jail, stderr buffer and protections record. With more jobs than revisions, or a
+`--shard`, a first child per revision lists its families (`--only` with none), and
+emit/shard.py deals the groups of families out among children or slices; the children's
+documents are joined back and must cover each enumerated family exactly once. Groups
+already built for the same key come from emit/cache.py (never the head's under
+`untrusted_head`), and complete groups a child built are stored there.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import os
 import pwd
@@ -38,8 +48,24 @@ from typing import Any, TextIO
 from dulwich.index import commit_tree
 from dulwich.object_store import MemoryObjectStore
 
+from emit.cache import EmitStore, revision_key, tool_fingerprint
 from emit.rules import child_rules, write_rules
 from emit.sandbox import remove
+from emit.shard import (
+    REVISION_FIELDS,
+    STATUS_ORDER,
+    Group,
+    Uncovered,
+    assemble,
+    assign,
+    complete,
+    coverage,
+    describe,
+    groups_of,
+    merge_files,
+    merge_protections,
+    pieces_of,
+)
 from impact.contracts import validate
 from impact.errors import ImpactError
 from impact.git import Snapshot, Views
@@ -52,6 +78,7 @@ SCHEMA_VERSION = 1
 CHILD = Path(__file__).with_name("child.py")
 SANDBOX = Path(__file__).with_name("sandbox.py")
 RULES_FILE = "rules.json"  # beside the child's tree, in its own temporary folder
+ONLY_FILE = "only.json"    # the families one child builds, in its scratch folder
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ALLOWED_ENV = ("PATH", "LANG")
 ALLOWED_ENV_PREFIXES = ("LC_", "ROCKE_", "HKP_")
@@ -128,6 +155,9 @@ class _Run:
     trees: dict[str, str]
     workdir: Path
     out: Path
+    source: Path | None = None       # the folder holding the revision's tree and rules
+    only: list[str] | None = None    # the families to build (None: every one)
+    cost: int = 0                    # variants it builds, for the order children start in
     process: subprocess.Popen[bytes] | None = None
     status_fd: int | None = None     # the jail's report on what it obtained
     started: float = 0.0
@@ -181,16 +211,17 @@ def child_environment(home: Path, environ: Mapping[str, str] | None = None) -> d
     return env
 
 
-def hidden_paths(views: Views, temp_root: Path, environ: Mapping[str, str] | None = None
-                 ) -> list[str]:
+def hidden_paths(views: Views, temp_root: Path, environ: Mapping[str, str] | None = None,
+                 extra: tuple[Path, ...] = ()) -> list[str]:
     """What the sandbox lays an empty read-only tmpfs over: the user's home (as the
     environment and the password database name it), the temporary folders (this run's
     included, so one revision's child cannot reach the other's scratch folder), the
     folders of HIDDEN, and the analysed repository: its git folders, and its work tree
-    (untracked files such as a `.env`; the child reads only the trees materialised for it)."""
+    (untracked files such as a `.env`; the child reads only the trees materialised for it),
+    and `extra` (the emit cache's folder, which a child must neither read nor poison)."""
     source = os.environ if environ is None else environ
     candidates = [source.get("HOME"), tempfile.gettempdir(), str(temp_root), *HIDDEN,
-                  str(getattr(views.repository, "path", "") or "")]
+                  str(getattr(views.repository, "path", "") or ""), *map(str, extra)]
     with contextlib.suppress(KeyError):
         candidates.append(pwd.getpwuid(os.getuid()).pw_dir)
     repo = getattr(views.repository, "repo", None)
@@ -232,9 +263,17 @@ def kept_paths(workdir: Path) -> list[tuple[str, bool]]:
 
 def _start(run: _Run, roots_py: tuple[str, ...], roots_desc: tuple[str, ...], limits: Limits,
            isolate: bool, flavor: str | None, hide: list[str]) -> None:
-    command = [sys.executable, "-I", "-B", str(CHILD), "--tree", str(run.workdir / "tree"),
-               "--rules", str(run.workdir / RULES_FILE), "--out", str(run.out),
+    source = run.source or run.workdir
+    tree, rules = source / "tree", source / RULES_FILE
+    read_only = [str(tree), str(rules)]
+    command = [sys.executable, "-I", "-B", str(CHILD), "--tree", str(tree),
+               "--rules", str(rules), "--out", str(run.out),
                "--family-budget", str(limits.family_budget)]
+    if run.only is not None:
+        only = run.workdir / ONLY_FILE
+        only.write_text(json.dumps({"families": run.only}), encoding="utf-8")
+        command += ["--only", str(only)]
+        read_only.append(str(only))
     for root in roots_py:
         command += ["--python-root", root]
     for root in roots_desc:
@@ -246,8 +285,11 @@ def _start(run: _Run, roots_py: tuple[str, ...], roots_desc: tuple[str, ...], li
         "parent": os.getpid(), "status_fd": status_w, "namespaces": isolate,
         "limits": {"as": limits.address_space, "cpu": int(limits.timeout) + 60,
                    "nofile": limits.open_files, "core": 0},
-        "hide": hide, "keep": kept_paths(run.workdir), "cwd": str(run.workdir),
-        "read_only": [str(run.workdir / "tree"), str(run.workdir / RULES_FILE)],
+        "hide": hide, "cwd": str(run.workdir), "read_only": read_only,
+        # The revision's tree and rules, when they lie outside this child's scratch folder
+        # (a revision built by several children), come back read-only.
+        "keep": kept_paths(run.workdir) + [(p, False) for p in read_only[:2]
+                                           if source != run.workdir],
     }
     try:
         run.process = subprocess.Popen(
@@ -432,53 +474,295 @@ def _temp_root() -> Iterator[Path]:
                 watchdog.wait(15)
 
 
-def emit_document(revisions: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The emit file's content; the one function that shapes it."""
-    return {"schema_version": SCHEMA_VERSION,
-            "tool": {"name": "impact", "version": tool_version()},
-            "revisions": {label: dict(revisions[label]) for label in ("base", "head")}}
+def emit_document(revisions: Mapping[str, Mapping[str, Any]],
+                  slice_of: tuple[int, int] | None = None) -> dict[str, Any]:
+    """The emit file's content; the one function that shapes it (`slice_of`: (K, N) of
+    `impact emit --shard K/N`)."""
+    document: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION, "tool": {"name": "impact", "version": tool_version()},
+        "revisions": {label: dict(revisions[label]) for label in ("base", "head")}}
+    if slice_of is not None:
+        document["slice"] = {"index": slice_of[0], "count": slice_of[1]}
+    return document
 
 
-def run_emit(views: Views, surface: SurfaceMap, *, jobs: int = 2, limits: Limits = Limits(),
-             flavor: str | None = None, bar: TextIO | None = None,
-             isolate: bool = True) -> dict[str, Any]:
-    """Build every shipped variant at the base and at the head; the emit document.
+@dataclass
+class _Revision:
+    """One revision's work: its cache key, what the cache held, the children it needs."""
 
+    label: str
+    commit: str | None
+    trees: dict[str, str]
+    folder: Path                          # tree/ and rules.json, read by every child
+    key: dict[str, Any] | None = None     # None: the cache is not used for this revision
+    plan: dict[str, Any] | None = None    # the revision fields, `enumerated` included
+    pieces: dict[str, dict[str, Any]] = field(default_factory=dict)  # group id -> piece
+    protections: list[dict[str, Any]] = field(default_factory=list)  # of cached pieces
+    plan_run: _Run | None = None
+    runs: list[_Run] = field(default_factory=list)
+    wanted: list[Group] | None = None     # the groups this emit covers (None: unknown yet)
+    cache_state: str = "off"
+    snapshot: Snapshot | None = None      # written out only when a child runs
+    roots: tuple[str, ...] = ()
+    rules: dict[str, Any] = field(default_factory=dict)
+
+    def new_run(self, name: str, only: list[str] | None, cost: int = 0) -> _Run:
+        if self.snapshot is not None:  # the first child: write the tree and the rules
+            (self.folder / "tree").mkdir(parents=True)
+            materialise(self.snapshot, self.roots, self.folder / "tree")
+            write_rules(self.rules, self.folder / RULES_FILE)
+            self.snapshot = None
+        workdir = self.folder.parent / f"{self.label}-{name}"
+        workdir.mkdir()
+        return _Run(self.label if name == "all" else f"{self.label}[{name}]", self.commit,
+                    self.trees, workdir, workdir / "result.json", source=self.folder,
+                    only=only, cost=cost)
+
+
+def default_jobs() -> int:
+    """Children at once by default: the cores this process may run on."""
+    with contextlib.suppress(AttributeError, OSError):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def run_emit(views: Views, surface: SurfaceMap, *, jobs: int | None = None,
+             limits: Limits = Limits(), flavor: str | None = None, bar: TextIO | None = None,
+             isolate: bool = True, store: EmitStore | None = None,
+             untrusted_head: bool = False,
+             shard: tuple[int, int] | None = None) -> dict[str, Any]:
+    """Build every shipped variant at the base and at the head (or slice K of N of them,
+    `shard`); the emit document.
+
+    `jobs` children run at once (default: the cores). With more jobs than revisions to
+    build, or a shard, each revision is first asked for its families (a child that builds
+    none) and its groups are split among children (emit/shard.py). `store` is the cache
+    of built variants (emit/cache.py); with `untrusted_head` the head's results are
+    neither read from it nor written to it, as the head's own code produced them.
     `isolate=False` runs the children without namespaces (the emit file records every
     protection as missing): for tests of that record, and callers that know the OS
     refuses them."""
+    jobs = max(1, jobs or default_jobs())
     roots = roots_of(surface)
     trees = expected_trees(views, surface)
     commits = _commits(views)
+    if store is not None and not store.enabled:
+        store = None
     with _signals_end_the_run(), _temp_root() as tmp:
-        hide = hidden_paths(views, tmp)
-        runs = []
+        hide = hidden_paths(views, tmp, extra=(store.root,) if store is not None else ())
+        revisions = []
         for label, snapshot in (("base", views.base), ("head", views.head)):
-            workdir = tmp / label
-            (workdir / "tree").mkdir(parents=True)
-            materialise(snapshot, roots, workdir / "tree")
-            write_rules(child_rules(snapshot, surface), workdir / RULES_FILE)
-            runs.append(_Run(label, commits[label], trees[label], workdir,
-                             workdir / "result.json"))
-        run_children(runs, jobs=jobs, limits=limits, isolate=isolate,
-                     roots_py=tuple(surface.python_roots),
-                     roots_desc=tuple(surface.descriptor_roots), flavor=flavor, bar=bar,
-                     hide=hide)
-        revisions = {}
-        for run in runs:
-            result = None
-            if run.status == "done":
-                try:
-                    result = json.loads(run.out.read_text(encoding="utf-8"))
-                    validate(result, CHILD_SCHEMA)
-                except Exception as exc:  # unreadable JSON or a document off its schema
-                    run.status, result = "crashed", None
-                    run.reason = f"child document unusable: {getattr(exc, 'message', exc)}"
-            revisions[run.label] = {"commit": run.commit, "trees": run.trees,
-                                    "status": run.status, "reason": run.reason,
-                                    "network_isolated": run.protections["network"],
-                                    "protections": run.protections, "result": result}
-    return emit_document(revisions)
+            revision = _Revision(label, commits[label], trees[label], tmp / label,
+                                 snapshot=snapshot, roots=roots,
+                                 rules=child_rules(snapshot, surface))
+            if store is not None and untrusted_head and label == "head":
+                revision.cache_state = "not used: the head is untrusted"
+            elif store is not None:
+                revision.key = _revision_key(revision, surface, flavor, limits, isolate)
+                revision.cache_state = "used"
+                _load_cached(store, revision)
+            revisions.append(revision)
+        common = {"limits": limits, "isolate": isolate, "roots_py": tuple(surface.python_roots),
+                  "roots_desc": tuple(surface.descriptor_roots), "flavor": flavor,
+                  "bar": bar, "hide": hide}
+        split = shard is not None or jobs > len(revisions)
+        planning = [r for r in revisions if r.plan is None and split]
+        for revision in planning:
+            revision.plan_run = revision.new_run("plan", [])
+        if planning:
+            run_children([r.plan_run for r in planning if r.plan_run], jobs=jobs, **common)
+            for revision in planning:
+                _read_plan(revision)
+        _plan_children(revisions, jobs, shard)
+        builds = sorted((run for r in revisions for run in r.runs), key=lambda r: -r.cost)
+        if builds:
+            run_children(builds, jobs=jobs, **common)
+        records = {r.label: _finish(r, store, shard) for r in revisions}
+        if store is not None:
+            store.close()
+    return emit_document(records, shard)
+
+
+def _revision_key(revision: _Revision, surface: SurfaceMap, flavor: str | None,
+                  limits: Limits, isolate: bool) -> dict[str, Any]:
+    rules = json.dumps(revision.rules, sort_keys=True, separators=(",", ":")).encode()
+    environment = child_environment(revision.folder.parent / "home-for-the-key")
+    for name in ("HOME", "TMPDIR"):  # inside this run's temporary folder
+        environment.pop(name, None)
+    return revision_key(
+        trees=revision.trees, python_roots=surface.python_roots,
+        descriptor_roots=surface.descriptor_roots,
+        rules_sha256=hashlib.sha256(rules).hexdigest(), flavor=flavor,
+        environment=environment,
+        limits={"as": limits.address_space, "nofile": limits.open_files}, isolate=isolate,
+        tool=tool_fingerprint(child_import_path()))
+
+
+def _load_cached(store: EmitStore, revision: _Revision) -> None:
+    """The plan and the pieces the cache holds for `revision`, each checked before use."""
+    assert revision.key is not None
+    entry = store.get(store.entry_key(revision.key, "plan"))
+    plan = entry.get("plan") if entry else None
+    if not _valid(plan, {"families": [], "predicate_tables": []}):
+        return
+    assert entry is not None and plan is not None
+    revision.plan = plan
+    revision.protections.append(entry["protections"])
+    for group in groups_of(plan["enumerated"]):
+        found = store.get(store.entry_key(revision.key, f"group:{group.id}"))
+        piece = found.get("piece") if found else None
+        if found and _valid(plan, piece) and complete(piece, group):  # type: ignore[arg-type]
+            revision.pieces[group.id] = piece  # type: ignore[assignment]
+            revision.protections.append(found["protections"])
+
+
+def _valid(plan: Any, piece: Any) -> bool:
+    """`plan` has every revision field and a well-formed `enumerated` list, and `piece`
+    holds lists of families and tables (their content is checked by `complete`)."""
+    try:
+        return (isinstance(plan, dict) and all(name in plan for name in REVISION_FIELDS)
+                and all(isinstance(f["id"], str) and isinstance(f["source"], str)
+                        and isinstance(f["arch"], str) and type(f["variants"]) is int
+                        for f in plan["enumerated"])
+                and isinstance(piece, dict) and isinstance(piece["families"], list)
+                and isinstance(piece["predicate_tables"], list))
+    except (TypeError, KeyError):
+        return False
+
+
+def _read_result(run: _Run) -> dict[str, Any] | None:
+    """The document a finished child wrote, checked against its schema (else crashed)."""
+    if run.status != "done":
+        return None
+    try:
+        result = json.loads(run.out.read_text(encoding="utf-8"))
+        validate(result, CHILD_SCHEMA)
+        return result
+    except Exception as exc:  # unreadable JSON or a document off its schema
+        run.status = "crashed"
+        run.reason = f"child document unusable: {getattr(exc, 'message', exc)}"
+        return None
+
+
+def _read_plan(revision: _Revision) -> None:
+    run = revision.plan_run
+    assert run is not None
+    result = _read_result(run)
+    if result is not None and "enumerated" not in result:
+        run.status, run.reason = "crashed", "the child did not list the families it enumerated"
+        result = None
+    if result is not None:
+        revision.plan = {name: result[name] for name in REVISION_FIELDS}
+
+
+def _plan_children(revisions: list[_Revision], jobs: int, shard: tuple[int, int] | None
+                   ) -> None:
+    """Which children each revision needs: none when the cache holds every group wanted;
+    one building everything when no plan is known; else the missing groups split into
+    as many children as the jobs allow."""
+    missing: dict[str, list[Group]] = {}
+    for revision in revisions:
+        if revision.plan_run is not None and revision.plan is None:
+            continue  # its planning child failed; the revision reads as that child did
+        if revision.plan is None:
+            revision.runs.append(revision.new_run("all", None))
+            continue
+        groups = groups_of(revision.plan["enumerated"])
+        revision.wanted = assign(groups, shard[1])[shard[0] - 1] if shard else groups
+        missing[revision.label] = [g for g in revision.wanted if g.id not in revision.pieces]
+    building = [label for label, groups in missing.items() if groups] + [
+        r.label for r in revisions if r.runs]
+    per_revision = max(1, jobs // max(1, len(building)))
+    for revision in revisions:
+        groups = missing.get(revision.label)
+        if not groups:
+            continue
+        for number, part in enumerate(assign(groups, min(per_revision, len(groups)))):
+            if part:
+                revision.runs.append(revision.new_run(
+                    str(number), [fid for g in part for fid in g.families],
+                    sum(g.variants for g in part)))
+
+
+def _finish(revision: _Revision, store: EmitStore | None, shard: tuple[int, int] | None
+            ) -> dict[str, Any]:
+    """The revision's record in the emit file; what it built goes to the cache."""
+    ran = [r for r in ([revision.plan_run] if revision.plan_run else []) + revision.runs]
+    documents = [(run, _read_result(run)) for run in revision.runs]
+    protections = merge_protections([r.protections for r in ran] + revision.protections)
+    record: dict[str, Any] = {
+        "commit": revision.commit, "trees": revision.trees, "status": "done", "reason": None,
+        "network_isolated": protections["network"], "protections": protections,
+        "result": None,
+        "work": {"children": len(ran), "groups_cached": len(revision.pieces),
+                 "groups_built": 0, "cache": revision.cache_state}}
+    failed = [r for r in ran if r.status != "done"]
+    if failed:
+        worst = min(failed, key=lambda r: STATUS_ORDER.index(r.status))
+        prefix = "" if worst.label == revision.label else f"{worst.label}: "
+        record.update(status=worst.status, reason=prefix + (worst.reason or worst.status))
+        return record
+    results = [doc for _, doc in documents if doc is not None]
+    plan = revision.plan or {name: results[0][name] for name in REVISION_FIELDS
+                             if name in results[0]}
+    wanted = revision.wanted
+    if wanted is None and "enumerated" in plan:
+        wanted = groups_of(plan["enumerated"])
+    pieces = [revision.pieces[g.id] for g in wanted or [] if g.id in revision.pieces]
+    try:
+        result = assemble(plan, [*pieces, *results],
+                          exact=shard is None and "enumerated" in plan)
+        if shard is not None:
+            _check_slice(result, wanted or [])
+    except Uncovered as exc:
+        record.update(status="crashed", reason=str(exc))
+        return record
+    record["result"] = result
+    record["work"]["groups_built"] = len({f"{f['source']}@{f['arch']}"
+                                          for doc in results for f in doc["families"]})
+    if store is not None and revision.key is not None and result.get("error") is None \
+            and "enumerated" in plan:
+        _store_built(store, revision, plan, documents)
+    return record
+
+
+def _check_slice(result: Mapping[str, Any], wanted: list[Group]) -> None:
+    """A slice holds exactly the families of the groups assigned to it."""
+    got = [f["id"] for f in result["families"]]
+    want = [fid for g in wanted for fid in g.families]
+    if sorted(got) != sorted(want):
+        lost = sorted(set(want) - set(got))
+        extra = sorted(set(got) - set(want)) + sorted({f for f in got if got.count(f) > 1})
+        raise Uncovered(f"the slice's children did not build its families exactly once "
+                        f"(missing {lost[:3]}, unexpected or doubled {extra[:3]})")
+
+
+def _abandoned_work(document: Mapping[str, Any]) -> bool:
+    """Whether the child left a timed-out family or table behind: its worker thread may
+    still have run tree code while later families were built, so nothing that child
+    built is kept."""
+    return any(f["status"] == "timed-out" for f in document["families"]) or any(
+        t["status"] == "timed-out" for t in document["predicate_tables"])
+
+
+def _store_built(store: EmitStore, revision: _Revision, plan: Mapping[str, Any],
+                 documents: list[tuple[_Run, dict[str, Any] | None]]) -> None:
+    assert revision.key is not None
+    groups = {g.id: g for g in groups_of(plan["enumerated"])}
+    for run, document in documents:
+        if document is None or "enumerated" not in document or _abandoned_work(document):
+            continue
+        for gid, piece in pieces_of(document).items():
+            if gid in groups and complete(piece, groups[gid]):
+                store.put(store.entry_key(revision.key, f"group:{gid}"),
+                          {"piece": piece, "protections": run.protections})
+    # The plan (what the tree enumerates, skips and cannot read) is settled before any
+    # family is built, so it is kept even when no group was.
+    origin = revision.plan_run or (documents[0][0] if documents else None)
+    if origin is None:
+        return  # every group came from the cache, the plan with them
+    store.put(store.entry_key(revision.key, "plan"),
+              {"plan": dict(plan), "protections": origin.protections})
 
 
 def _commits(views: Views) -> dict[str, str | None]:
@@ -497,8 +781,8 @@ def write_emit_file(document: Mapping[str, Any], path: str | Path) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=2, sort_keys=True)
-            handle.write("\n")
+            # Compact: the C encoder (an indent turns it off) writes 900 variants in a blink.
+            handle.write(json.dumps(document, sort_keys=True, separators=(",", ":")) + "\n")
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -520,6 +804,35 @@ def load_emit_bytes(data: bytes, path: str,
                     expected: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
     """`load_emit_file` on bytes already read (so the caller can hash exactly what was
     judged); `path` only names the file in errors."""
+    document = _checked(data, path)
+    fix = "run impact emit (or report --run-emit) again for these revisions"
+    for label in ("base", "head"):
+        if document["revisions"][label]["trees"] != dict(expected[label]):
+            raise BadEmitFile(f"emit file '{path}' was made for other trees than this "
+                              f"{label}", fix)
+    for label in ("base", "head"):
+        result = document["revisions"][label]["result"]
+        if result is not None and "enumerated" not in result and (
+                "slice" in document or "merged" in document):
+            raise BadEmitFile(f"emit file '{path}' is a slice or a merge whose {label} "
+                              "does not list the families enumerated", fix)
+        # A result without `enumerated` comes from a child before it: one child built
+        # the whole revision, so there is nothing to cover.
+        checked = result is not None and "enumerated" in result
+        missing, doubled = coverage(result) if checked else ([], [])
+        if missing or doubled:
+            part = document.get("slice")
+            what = f"is slice {part['index']}/{part['count']} and " if part else ""
+            raise BadEmitFile(
+                f"emit file '{path}' {what}does not cover every {label} variant exactly "
+                f"once: {describe(missing, doubled)}",
+                "join every slice of impact emit --shard K/N with impact emit merge, or "
+                "run impact emit without --shard")
+    return document
+
+
+def _checked(data: bytes, path: str) -> dict[str, Any]:
+    """An emit file's bytes as a document of this schema version, its results valid."""
     fix = "run impact emit (or report --run-emit) again for these revisions"
     try:
         document = json.loads(data.decode("utf-8"))
@@ -537,8 +850,24 @@ def load_emit_bytes(data: bytes, path: str,
     except Exception as exc:  # jsonschema.ValidationError and friends
         message = getattr(exc, "message", str(exc))
         raise BadEmitFile(f"emit file '{path}' is malformed: {message}", fix) from None
-    for label in ("base", "head"):
-        if document["revisions"][label]["trees"] != dict(expected[label]):
-            raise BadEmitFile(f"emit file '{path}' was made for other trees than this "
-                              f"{label}", fix)
     return document
+
+
+def merge_emit_files(paths: list[str]) -> dict[str, Any]:
+    """The emit document joining the slice files at `paths` (`impact emit merge`): each read
+    and checked as `report --emit` would, then joined by emit.shard.merge_files; a set
+    that is not every slice 1..N of the same trees once each is refused in one line."""
+    fix = "give every file of impact emit --shard K/N for K = 1..N, made for the same revisions"
+    documents = []
+    for path in paths:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise BadEmitFile(f"emit file '{path}' cannot be read ({exc.strerror})", fix) from None
+        documents.append(_checked(data, path))
+    try:
+        merged = merge_files(documents, paths)
+    except Uncovered as exc:
+        raise BadEmitFile(f"cannot merge the slices: {exc}", fix) from None
+    validate(merged, EMIT_SCHEMA)
+    return merged

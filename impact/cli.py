@@ -121,6 +121,17 @@ def _add_input_forms(parser: argparse.ArgumentParser) -> None:
                              "else hipdnn")
 
 
+def _positive(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of at least 1")
+    return value
+
+
 def _add_cache(parser: argparse.ArgumentParser, *, switch: bool = True) -> None:
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="the fact cache folder (default: $XDG_CACHE_HOME/impact, "
@@ -167,14 +178,30 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--untrusted-head", action="store_true",
                         help="the head's own code is not trusted (a pull request from a "
                              "fork): emit results may raise severity, never fold a row")
-    report.add_argument("--jobs", type=int, default=2, help="emitter children at once (2)")
+    report.add_argument("--jobs", type=_positive, default=None,
+                        help="emitter children at once (default: the cores)")
     _add_cache(report)
-    emit = sub.add_parser("emit", help="build every shipped variant at base and head in a "
-                                       "sandboxed child; write the emit file")
+    emit = sub.add_parser("emit", help="build every shipped variant at base and head in "
+                                       "sandboxed children; write the emit file")
     _add_input_forms(emit)
-    emit.add_argument("-o", "--output", metavar="FILE", required=True,
-                      help="the emit file to write (whole or not at all)")
-    emit.add_argument("--jobs", type=int, default=2, help="children at once (default 2)")
+    emit.add_argument("-o", "--output", metavar="FILE",
+                      help="the emit file to write (whole or not at all); required")
+    emit.add_argument("--jobs", type=_positive, default=None,
+                      help="children at once (default: the cores)")
+    emit.add_argument("--shard", metavar="K/N",
+                      help="build slice K of N (1 <= K <= N) of the variants, balanced by "
+                           "family cost; join the N files with 'impact emit merge'")
+    emit.add_argument("--untrusted-head", action="store_true",
+                      help="the head's own code is not trusted: its results are neither read "
+                           "from nor written to the cache of built variants")
+    emit_sub = emit.add_subparsers(dest="emit_action", parser_class=_Parser,
+                                   metavar="{merge}")
+    merge = emit_sub.add_parser("merge", help="join the files of 'impact emit --shard K/N' "
+                                              "into one emit file")
+    merge.add_argument("slices", nargs="+", metavar="FILE", help="every slice, 1..N once each")
+    merge.add_argument("-o", "--output", dest="merge_output", metavar="FILE", required=True,
+                       help="the merged emit file to write (whole or not at all)")
+    merge.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     emit.add_argument("--timeout", type=float, default=900.0,
                       help="seconds a child may run before its process group is ended")
     emit.add_argument("--family-budget", type=float, default=20.0,
@@ -363,23 +390,7 @@ def _run_command(args: argparse.Namespace) -> int:
         sys.stdout.write(inspect.cleandoc(text) + "\n")
         return EXIT_NONE
     if args.command == "emit":
-        from emit.runner import Limits, run_emit, write_emit_file
-        from impact.git import open_views
-        from impact.surface import map_for_views
-
-        views = open_views(args.repo, base=args.base, head=args.head, range=args.range,
-                           commit=args.commit, worktree=args.worktree,
-                           target_tip=args.target_tip)
-        target = Path(args.output)
-        if not target.parent.is_dir():
-            raise BadUsage(f"cannot write '{args.output}': its folder does not exist",
-                           "create the folder or pick another --output path")
-        surface = map_for_views(args.surface_map, views)
-        document = run_emit(views, surface, jobs=args.jobs,
-                            limits=Limits(timeout=args.timeout, family_budget=args.family_budget),
-                            bar=progress_stream())
-        write_emit_file(document, target)
-        return EXIT_NONE
+        return _emit_command(args)
     if args.command == "facts":
         from impact.factsdoc import facts_document
 
@@ -403,6 +414,54 @@ def _run_command(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return EXIT_NONE  # the demo ran; its verdict is in the output, not a failure
     return int(report["verdict"]["exit_code"])  # decided by impact.rollup
+
+
+def _emit_store(args: argparse.Namespace):  # -> emit.cache.EmitStore | None
+    """The cache of built variants the options ask for: `<cache folder>/emit`, as for the
+    fact cache (--cache-dir, --no-cache)."""
+    if getattr(args, "no_cache", False):
+        return None
+    from emit.cache import EmitStore
+    from impact.factstore import default_cache_dir
+
+    return EmitStore(Path(args.cache_dir) if args.cache_dir else default_cache_dir())
+
+
+def _writable_target(output: str) -> Path:
+    target = Path(output)
+    if not target.parent.is_dir():
+        raise BadUsage(f"cannot write '{output}': its folder does not exist",
+                       "create the folder or pick another --output path")
+    return target
+
+
+def _emit_command(args: argparse.Namespace) -> int:
+    """`impact emit` (build, or one --shard slice) and `impact emit merge`."""
+    if args.emit_action == "merge":
+        from emit.runner import merge_emit_files, write_emit_file
+
+        target = _writable_target(args.merge_output)
+        write_emit_file(merge_emit_files(args.slices), target)
+        return EXIT_NONE
+    from emit.runner import Limits, run_emit, write_emit_file
+    from emit.shard import parse_shard
+    from impact.git import open_views
+    from impact.surface import map_for_views
+
+    if args.output is None:
+        raise BadUsage("impact emit needs -o FILE", "name the emit file to write, e.g. "
+                       "-o emit.json")
+    shard = parse_shard(args.shard) if args.shard else None
+    views = open_views(args.repo, base=args.base, head=args.head, range=args.range,
+                       commit=args.commit, worktree=args.worktree, target_tip=args.target_tip)
+    target = _writable_target(args.output)
+    surface = map_for_views(args.surface_map, views)
+    document = run_emit(views, surface, jobs=args.jobs,
+                        limits=Limits(timeout=args.timeout, family_budget=args.family_budget),
+                        bar=progress_stream(), store=_emit_store(args),
+                        untrusted_head=args.untrusted_head, shard=shard)
+    write_emit_file(document, target)
+    return EXIT_NONE
 
 
 def _render(report: dict, fmt: str, *, verbose: bool) -> str:
@@ -457,7 +516,8 @@ def _report(args: argparse.Namespace, progress: Progress) -> dict:
 
         bar = progress.stream
         progress.stage(None if bar is not None else "running the emitter")
-        emit_doc = run_emit(views, surface, jobs=args.jobs, bar=bar)
+        emit_doc = run_emit(views, surface, jobs=args.jobs, bar=bar, store=_emit_store(args),
+                            untrusted_head=args.untrusted_head)
         emit_source = "run"
     progress.stage("checking the contracts")
     if args.untrusted_head:

@@ -115,6 +115,9 @@ _attempt("home", lambda: _write({home_file!r}))
 _attempt("package", lambda: _write({package_file!r}))
 _attempt("other-scratch", lambda: _write(
     _Path(_os.environ["HOME"]).parent.parent / "base" / "forged.json"))
+_attempt("sibling-scratch", lambda: _write(
+    _Path(_os.environ["HOME"]).parent.parent / "head-plan" / "forged.json"))
+_attempt("tree", lambda: _write(_Path(__file__).with_name("forged.py")))
 _attempt("credentials", lambda: _secret.append(_Path({credentials!r}).read_text()))
 _attempt("socket", _connect)
 _attempt("daemon", lambda: _sp.run([_sys.executable, "-c",
@@ -127,9 +130,10 @@ raise RuntimeError("hostile builder: " + "; ".join(_seen) + " " + "".join(_secre
 
 
 class HostileRun:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, jobs: int = 2) -> None:
         self.root = root
-        self.marker = f"impact-sandbox-hostile-{os.getpid()}"
+        self.jobs = jobs
+        self.marker = f"impact-sandbox-hostile-{os.getpid()}-{jobs}"
         self.home = root / "home"
         self.home.mkdir()
         (self.home / ".git-credentials").write_text(f"https://user:{SECRET}@github.com\n")
@@ -152,7 +156,7 @@ class HostileRun:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("HOME", str(self.home))  # the analyser's own home, with its secrets
             views = open_views(repo_path, base="base", head="head")
-            self.document = run_emit(views, load_surface_map(),
+            self.document = run_emit(views, load_surface_map(), jobs=self.jobs,
                                      limits=Limits(family_budget=60, timeout=300))
         self.survivors = processes_with(self.marker)
         self.emit_file = self.root / "emit.json"
@@ -168,9 +172,11 @@ class HostileRun:
             self.accepted = None
 
 
-@pytest.fixture(scope="module")
-def attack(tmp_path_factory) -> Iterator[HostileRun]:
-    run = HostileRun(tmp_path_factory.mktemp("hostile"))
+@pytest.fixture(scope="module", params=[2, 6], ids=["jobs2", "jobs6"])
+def attack(request, tmp_path_factory) -> Iterator[HostileRun]:
+    """The hostile head, emitted with one child per revision (2 jobs) and split among
+    several children per revision (6 jobs: a planning child, then one per group)."""
+    run = HostileRun(tmp_path_factory.mktemp("hostile"), jobs=request.param)
     try:
         run.run()
         yield run
@@ -209,6 +215,15 @@ def test_cannot_write_the_other_revisions_scratch_folder(attack) -> None:
     assert "other-scratch: ok" not in attack.emit_file.read_text()
 
 
+def test_cannot_write_a_sibling_childs_scratch_folder_or_the_tree(attack) -> None:
+    """With several children per revision, each has its own scratch folder; the tree they
+    share is read-only to all of them."""
+    require(attack.document, "mount")
+    text = attack.emit_file.read_text()
+    assert "sibling-scratch: " in text and "sibling-scratch: ok" not in text
+    assert "tree: " in text and "tree: ok" not in text
+
+
 def test_credentials_never_reach_the_emit_file_or_the_report(attack) -> None:
     require(attack.document, "mount")
     assert "credentials: ok" not in attack.emit_file.read_text()
@@ -230,6 +245,10 @@ def test_no_descendant_survives_the_run(attack) -> None:
 
 def test_protections_are_recorded_per_revision(attack) -> None:
     for label in ("base", "head"):
+        children = attack.document["revisions"][label]["work"]["children"]
+        assert children == (1 if attack.jobs == 2 else children) and children >= 1
+        if attack.jobs > 2:
+            assert children >= 3  # the planning child and one per group, each jailed
         record = attack.document["revisions"][label]["protections"]
         assert set(record) >= {"network", "pid", "mount", "detail"}
         assert attack.document["revisions"][label]["network_isolated"] == record["network"]
@@ -311,23 +330,27 @@ def _impact(*args: str, env: dict, **kwargs) -> subprocess.Popen:
 @pytest.mark.parametrize(("command", "how"), [
     ("emit", "SIGTERM"), ("emit", "SIGINT"), ("emit", "SIGKILL"),
     ("report --run-emit", "SIGTERM"),  # the same runner; one signal shows the path holds
+    # Several children per revision (a planning child, then one per group of families):
+    # every child tree and every scratch folder goes, whichever child holds the sleeper.
+    ("emit --jobs 6", "SIGTERM"), ("emit --jobs 6", "SIGINT"), ("emit --jobs 6", "SIGKILL"),
 ])
 def test_signals_and_the_parents_death_end_the_child_tree(build, tmp_path, how,
                                                           command) -> None:
-    marker = f"impact-sandbox-{how}-{os.getpid()}-{command.split()[0]}"
+    marker = f"impact-sandbox-{how}-{os.getpid()}-{command.replace(' ', '')}"
     repo = build(Scenario(base=TREE, head=(hostile(SLEEPER.format(marker=marker)),)))
     temp = tmp_path / "temp-root"
     temp.mkdir()
     env = {**os.environ, "TMPDIR": str(temp)}
     args = ["--repo", str(repo.path), "--base", "base", "--head", "head"]
-    if command == "emit":
-        args = ["emit", *args, "-o", str(tmp_path / "emit.json"), "--timeout", "600",
-                "--family-budget", "300"]
+    if command.startswith("emit"):
+        args = ["emit", *args, *command.split()[1:], "-o", str(tmp_path / "emit.json"),
+                "--timeout", "600", "--family-budget", "300", "--no-cache"]
     else:
-        args = ["report", *args, "--run-emit"]
+        args = ["report", *args, "--run-emit", "--jobs", "2", "--no-cache"]
     process = _impact(*args, env=env)
     try:
-        started = wait_until(lambda: any(temp.glob("impact-emit-*/head/home/started")), 120)
+        # HOME is the scratch folder of the child: <temp>/head-<part>/home
+        started = wait_until(lambda: any(temp.glob("impact-emit-*/head-*/home/started")), 120)
         assert started, "the hostile builder never started"
         assert wait_until(lambda: processes_with(marker), 10)
         process.send_signal(getattr(signal, how))
