@@ -108,53 +108,22 @@ def outcome(doc: dict, case: b.Case, view: str = "head",
 # -- expected failures today, each with the answer the tool gives ---------------------------
 # Filled from running this module against the readers as they are; see the closing report.
 NO_ROW = "NEEDS-DEVICE {}: no kernargs row at all, only 'surface: content changed' ({})"
-HELPER = ("NEEDS-DEVICE gfx950: 'list built by helper calls: not compared' (returned init-list "
-          "of untyped {Kind::global_buffer, kPtrBytes, ...} elements, using-alias kind, "
-          "constexpr sizes)")
-FALSE_PAIR = ("BREAKS only because the change touched the companion launch() the reader "
-              "already mispairs: 'launch() passes 5 arguments, the builder declares 4' "
-              "(stream counted, the swap itself not named)")
 CENSUS = ("NEEDS-DEVICE gfx950: 'no kernel names found in the census file; cannot compare it "
           "with the KDP' (std::set<std::string> census not read)")
 CONTENT = "NEEDS-DEVICE gfx950: 'surface: content changed' ({})"
 XFAIL_BASE_HEAD: dict[str, str] = {
-    "builder gains an argument no copy has (gfx950 dense)": HELPER + "; launch() row: "
-        "'passes the builder's arguments with its conditional ones off'",
-    "builder gains a pointer argument no copy has (tiled, multi-line b.param)": NO_ROW.format(
-        "gfx950", "std::array of KernelArgument(...) calls not read, main builder unpaired"),
-    "builder loses an argument every copy keeps (conv)": NO_ROW.format(
-        "gfx950", "push_back(bufferArg(...)) list and its launch() not paired with the builder"),
-    "builder swaps two i32 arguments (tiled)": NO_ROW.format(
-        "gfx950", "std::array of KernelArgument(...) calls not read"),
     "old-era builder swaps o_ptr and scale (gfx942, no list)": NO_ROW.format(
         "gfx942", "launch() of a pack with no list is not compared with its builder"),
-    "pack list drops an entry (init-list, alias kind)": HELPER,
-    "pack list drops an entry (push_back helpers)": NO_ROW.format(
-        "gfx950", "push_back/emplace_back list of helper calls not read"),
-    "pack list drops an entry (std::array of constructor calls)": NO_ROW.format(
-        "gfx950", "std::array of KernelArgument(...) calls not read"),
     "launch() swaps two int32 arguments (inline casts)": NO_ROW.format(
-        "gfx950", "launch() compared by count only"),
-    "companion launch() swaps two pointers (locals)": FALSE_PAIR,
-    "launch() swaps two int32 locals (conv)": NO_ROW.format(
         "gfx950", "launch() compared by count only"),
     "old-era launch() drops an argument (gfx942)": NO_ROW.format(
         "gfx942", "launch() of a pack with no list is not compared with its builder"),
     "signature test pin swaps two entries alone": NO_ROW.format(
         "gfx950", "pin as a C array of a local struct not read"),
-    "signature test pin drops an entry alone (constructor calls)": NO_ROW.format(
-        "gfx950", "pin as std::vector of ing::KernelArgument(...) calls not read"),
     "census pin drops a name alone": CENSUS,
     "KDP variant removed, census left": CENSUS,
-    "cosmetic: python trailing comma in b.param": CONTENT.format(
-        "the layout-blind digest sees the trailing comma"),
     "cosmetic: python redundant parentheses": CONTENT.format(
         "the layout-blind digest sees the parentheses"),
-    "cosmetic: c++ list trailing comma removed": CONTENT.format(
-        "the layout-blind digest sees the trailing comma"),
-    "cosmetic: yaml comment on a kmd_fields: none profile": (
-        "NEEDS-DEVICE gfx950: 'file cannot be understood: schema: $.kmd_fields: 'none' is "
-        "not of type 'array''"),
 }
 # With an unrelated target commit the merged view reads as the head view does.
 XFAIL_TARGET: dict[str, str] = {
@@ -199,8 +168,7 @@ def test_worktree(build, capsys, false_alarms, case: b.Case, staged: str) -> Non
     assert outcome(doc, case, ignore=false_alarms) == b.BREAKS
 
 
-RACE_REASON = ("NEEDS-DEVICE gfx950: the merged view drops w_ptr from a push_back(bufferArg(...)) "
-               "list the reader does not read, so no kernargs row names it")
+RACE_REASON = ""
 
 
 @pytest.mark.xfail(strict=True, reason=RACE_REASON) if RACE_REASON else (lambda f: f)
@@ -213,11 +181,7 @@ def test_merged_race(build, capsys) -> None:
     assert not named_both_sides(doc, "head", (b.CONV_PACK, b.CONV))
 
 
-NO_OP_REASON = (
-    "a change touching no contract reports 3 mismatches on the consistent tree: both tiled "
-    "launch() calls paired with the companion reduce builder ('launch() passes 10 arguments, "
-    "the builder declares 4', '... 5 ..., ... 4', stream counted) and 'pack declared without "
-    "its s_packs row' for a row written IngestorPack{...} or with designated initializers")
+NO_OP_REASON = ""
 
 
 @pytest.mark.xfail(strict=True, reason=NO_OP_REASON) if NO_OP_REASON else (lambda f: f)
