@@ -600,8 +600,11 @@ def _producer_call(produce, params: dict, e: dict, arch: str, out_dir: str,
                    flavor: str | None) -> dict:
     """The producer's arguments for one variant on one arch, by the names it declares;
     raises TypeError naming a required parameter nothing here can supply."""
+    kernel_source = {"kind": "rocke", "source": e["source"], "builder": e["builder"],
+                     "spec": dict(e["spec"])}
     offered = {"source": e["source"], "builder": e["builder"], "spec": dict(e["spec"]),
-               "arch": arch, "out_dir": out_dir, "flavor": flavor, "launch": e["launch"]}
+               "kernel_source": kernel_source, "arch": arch, "out_dir": Path(out_dir),
+               "flavor": flavor, "llvm_flavor": flavor, "launch": e["launch"]}
     kwargs = {k: v for k, v in offered.items() if k in params}
     needed = [n for n, p in params.items()
               if p.default is inspect.Parameter.empty and n not in kwargs

@@ -190,13 +190,7 @@ def test_consistent_tree_has_no_mismatch(false_alarms) -> None:
 
 
 EMIT_CASES = [c for c in b.CASES if c.emitted]
-EMIT_FAILS = ("impact emit builds 0 of 34 variants: every rocke family fails 'resolve: "
-              "TypeError: resolve_builder() takes 1 positional argument but 2 were given' (the "
-              "child calls a producer function by the first tree's signature), conv fails "
-              "'No module named 'kernels/gfx950/conv_fwd'' (slash source without .py not "
-              "normalized); enumerator_error: No module named 'hkp_pack.registry'")
-XFAIL_EMIT: dict[str, str] = {
-    "body refactor with equal IR (helper inlined)": "stays NEEDS-DEVICE gfx950: " + EMIT_FAILS}
+XFAIL_EMIT: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("case", _params(EMIT_CASES, XFAIL_EMIT))
@@ -213,7 +207,7 @@ def built_variants(emit_doc: dict, revision: str) -> tuple[int, int]:
 
 
 SHIPPED = 34  # 6 gfx942 dense + 16 gfx950 dense + 4 tiled + 4 reduce + 4 conv
-EMIT_REASON = EMIT_FAILS
+EMIT_REASON = ""
 
 
 @pytest.mark.xfail(strict=True, reason=EMIT_REASON) if EMIT_REASON else (lambda f: f)
