@@ -13,7 +13,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from impact.facts import Fact, content_fact, sorted_facts
+from impact.facts import Fact, sorted_facts
 from impact.kinds import FactKind
 from impact.python.digest import module_digest
 from impact.python.scaffold import dotted_name, extract_python, parameters, string_value
@@ -37,7 +37,11 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
         visitor = _Visitor(wrapper.module)
         wrapper.visit(visitor)
         facts = visitor.facts
-        facts.append(content_fact(path, module_digest(wrapper.module)))
+        beyond = wrapper.module.visit(_BlankStated(visitor.blanked))
+        assert isinstance(beyond, cst.Module)
+        facts.append(Fact(FactKind.CONTENT, path, 0, {
+            "digest": module_digest(wrapper.module),
+            "beyond_bindings": module_digest(beyond)}))
         return sorted_facts(facts)
 
     return extract_python(path, source, extract)
@@ -53,6 +57,10 @@ class _Visitor(cst.CSTVisitor):
         self.modules: dict[str, list[str]] = {}
         self.functions: list[str] = []
         self.bindings_done = False
+        self.stub_names: set[str] = set()
+        # The nodes whose text the facts state (stub parameter lists, op-call argument
+        # lists): left out of the `beyond_bindings` digest.
+        self.blanked: set[int] = set()
 
     def line(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line
@@ -93,6 +101,7 @@ class _Visitor(cst.CSTVisitor):
             self.fake_twin(func, call, dotted)
 
     def stub(self, func: cst.FunctionDef, call: cst.Call) -> None:
+        self.blanked.add(id(func.params))
         positional = [a for a in call.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         module = string_value(positional[0].value) if positional else None
@@ -133,21 +142,28 @@ class _Visitor(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
-        if not isinstance(func, cst.Attribute):
-            return True
-        target = dotted_name(func)
-        if target is None:
-            return True
-        parts = target.split(".")
-        if parts[-1] == "default" and len(parts) > 1:
-            parts = parts[:-1]
-        if len(parts) < 2:
-            return True
-        op = parts[-1]
-        receiver_text = ".".join(parts[:-1])
-        receivers = self.receivers(receiver_text)
-        if not receivers:
-            return True
+        if isinstance(func, cst.Name):
+            op = func.value
+            receivers = self.name_receivers(op)
+            if not receivers:
+                return True
+        else:
+            if not isinstance(func, cst.Attribute):
+                return True
+            target = dotted_name(func)
+            if target is None:
+                return True
+            parts = target.split(".")
+            if parts[-1] == "default" and len(parts) > 1:
+                parts = parts[:-1]
+            if len(parts) < 2:
+                return True
+            op = parts[-1]
+            receiver_text = ".".join(parts[:-1])
+            receivers = self.receivers(receiver_text)
+            if not receivers:
+                return True
+        self.blanked.add(id(node))
         positional = 0
         keywords: list[str] = []
         for arg in node.args:
@@ -170,6 +186,19 @@ class _Visitor(cst.CSTVisitor):
         self.facts.append(Fact(FactKind.OP_CALL, op, self.line(node), data))
         return True
 
+    def name_receivers(self, name: str) -> list[str]:
+        """A bare call `f(...)`: a stub of this file (receiver `.`), or a name imported
+        with `from m import f` from a package that is not a plain library (receiver `m`)."""
+        if name in self.stub_names:
+            return ["."]
+        found: list[str] = []
+        for module in self.modules.get(name, []):
+            head, _, last = module.rpartition(".")
+            if last == name and head.strip(".") and (
+                    module.startswith(".") or head.split(".")[0] not in _NOT_EXTENSIONS):
+                found.append(head)
+        return found
+
     def receivers(self, text: str) -> list[str]:
         parts = text.split(".")
         if len(parts) == 3 and parts[:2] == ["torch", "ops"]:
@@ -179,6 +208,22 @@ class _Visitor(cst.CSTVisitor):
             if module.startswith("torch.ops.") or module.split(".")[0] not in _NOT_EXTENSIONS:
                 found.append(module)
         return found
+
+
+class _BlankStated(cst.CSTTransformer):
+    """The module with the stated parts (stub parameters, op-call arguments) emptied."""
+
+    def __init__(self, blanked: set[int]) -> None:
+        super().__init__()
+        self.blanked = blanked
+
+    def leave_Parameters(self, original_node: cst.Parameters, updated_node: cst.Parameters
+                         ) -> cst.Parameters:
+        return cst.Parameters() if id(original_node) in self.blanked else updated_node
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        return updated_node.with_changes(args=()) if id(original_node) in self.blanked \
+            else updated_node
 
 
 class _Binder(cst.CSTVisitor):
@@ -217,6 +262,15 @@ class _Binder(cst.CSTVisitor):
                 bound = alias.asname.name.value
             self.owner.bind(bound, module)
         return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            call = expr if isinstance(expr, cst.Call) else None
+            dotted = dotted_name(call.func) if call is not None else None
+            if dotted is not None and dotted.rsplit(".", 1)[-1].endswith("compile_ops"):
+                self.owner.stub_names.add(node.name.value)
+        return True
 
     def visit_Assign(self, node: cst.Assign) -> bool:
         value = dotted_name(node.value)
