@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -41,6 +42,7 @@ class Outcome:
     subject: str
     verdict: str
     seconds: float
+    cpu: float = 0.0  # user + system seconds of the report process
     archs: list[str] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""
@@ -76,22 +78,26 @@ def run_one(repo: str, sha: str, subject: str, timeout: float, target_tip: str |
     if not cache:
         command.append("--no-cache")
     start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return Outcome(sha, subject, "TIMEOUT", time.monotonic() - start)
     seconds = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     try:
         report = json.loads(done.stdout)
         verdict = report["verdict"]
         word = str(verdict["kind"])
     except (ValueError, KeyError, TypeError):
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return Outcome(sha, subject, "ERROR", seconds, note=f"exit {done.returncode}: {last}")
+        return Outcome(sha, subject, "ERROR", seconds, cpu,
+                       note=f"exit {done.returncode}: {last}")
     archs = list(verdict.get("archs", []))
     rows = [r for r in report.get("rows", [])
             if r.get("status") == "mismatch" and not r.get("preexisting")]
-    return Outcome(sha, subject, word, seconds, archs, rows)
+    return Outcome(sha, subject, word, seconds, cpu, archs, rows)
 
 
 def load_corpus(path: Path) -> list[dict[str, Any]]:
@@ -108,8 +114,9 @@ def side_text(side: dict[str, Any]) -> str:
 
 def print_outcome(outcome: Outcome, out: Any) -> None:
     extra = f" [{', '.join(outcome.archs)}]" if outcome.archs else ""
-    out.write(f"{outcome.commit[:10]} {outcome.verdict:<12}{extra} {outcome.seconds:6.1f}s  "
-              f"{outcome.subject[:70]}{'  ' + outcome.note if outcome.note else ''}\n")
+    out.write(f"{outcome.commit[:10]} {outcome.verdict:<12}{extra} {outcome.seconds:6.1f}s "
+              f"{outcome.cpu:5.1f}cpu  {outcome.subject[:70]}"
+              f"{'  ' + outcome.note if outcome.note else ''}\n")
 
 
 def summary(outcomes: list[Outcome], out: Any) -> None:
@@ -121,6 +128,10 @@ def summary(outcomes: list[Outcome], out: Any) -> None:
         worst = max(outcomes, key=lambda o: o.seconds)
         out.write(f"wall time: median {statistics.median(times):.2f}s, worst {worst.seconds:.2f}s"
                   f" ({worst.commit[:10]}), over {len(times)} reports\n")
+        cpus = [o.cpu for o in outcomes if o.verdict != "TIMEOUT"]
+        if cpus:
+            out.write(f"cpu time (user+sys, finished reports): median "
+                      f"{statistics.median(cpus):.2f}s, worst {max(cpus):.2f}s\n")
     for outcome in outcomes:
         if outcome.verdict != "BREAKS":
             continue

@@ -72,7 +72,10 @@ def extract_binding_cpp_facts(path: str, source: bytes) -> list[Fact]:
         facts = walker.finish()
         failure = syntax_failure(path, tree.root_node, LANGUAGE)
         if failure is not None:
-            facts.append(failure)
+            # Unparsed, yet a comment-only edit is still provable: the text without its
+            # comments, layout folded, is the same at both revisions.
+            facts.append(Fact(failure.kind, failure.name, failure.line,
+                              {**failure.data, "lexical_digest": lexical_digest(text)}))
         else:
             root = parse(text).root_node
             facts.append(Fact(FactKind.CONTENT, path, 0, {
@@ -80,6 +83,34 @@ def extract_binding_cpp_facts(path: str, source: bytes) -> list[Fact]:
         return sorted_facts(facts)
 
     return extract_tree(path, source, LANGUAGE, extract)
+
+
+def lexical_digest(source: bytes) -> str:
+    """sha256 of the source with its comments left out and whitespace folded (string and
+    character literals kept verbatim): equal for two texts that differ only in comments
+    and layout, whether or not they parse."""
+    out = bytearray()
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        if c == 47 and source[i + 1 : i + 2] == b"/":
+            j = source.find(b"\n", i)
+            i = n if j < 0 else j
+            out += b" "
+        elif c == 47 and source[i + 1 : i + 2] == b"*":
+            j = source.find(b"*/", i + 2)
+            i = n if j < 0 else j + 2
+            out += b" "
+        elif c in (34, 39):
+            j = i + 1
+            while j < n and source[j] != c and source[j] != 10:
+                j += 2 if source[j] == 92 else 1
+            out += source[i : j + 1]
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return hashlib.sha256(b" ".join(bytes(out).split())).hexdigest()
 
 
 def beyond_digest(root: tree_sitter.Node) -> str:

@@ -15,7 +15,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from impact.facts import Fact, sorted_facts
 from impact.kinds import FactKind
-from impact.python.digest import module_digest
+from impact.python.digest import digest_code, module_digest
 from impact.python.scaffold import dotted_name, extract_python, parameters, string_value
 
 # Imports whose attribute calls are ordinary library calls, not calls into a kernel
@@ -37,11 +37,14 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
         visitor = _Visitor(wrapper.module)
         wrapper.visit(visitor)
         facts = visitor.facts
-        beyond = wrapper.module.visit(_BlankStated(visitor.blanked))
-        assert isinstance(beyond, cst.Module)
+        digest = module_digest(wrapper.module)
+        beyond = digest
+        if visitor.blanked:
+            blanked = wrapper.module.visit(_BlankStated(visitor.blanked))
+            assert isinstance(blanked, cst.Module)
+            beyond = module_digest(blanked)
         facts.append(Fact(FactKind.CONTENT, path, 0, {
-            "digest": module_digest(wrapper.module),
-            "beyond_bindings": module_digest(beyond)}))
+            "digest": digest, "beyond_bindings": beyond}))
         return sorted_facts(facts)
 
     return extract_python(path, source, extract)
@@ -180,6 +183,10 @@ class _Visitor(cst.CSTVisitor):
             "function": self.functions[-1] if self.functions else None,
             "positional": positional,
             "keywords": sorted(keywords),
+            # What the call passes, layout-blind: a call whose arguments changed is a copy
+            # the change rewrote.
+            "arguments": digest_code("(" + ", ".join(
+                self.code(a).rstrip(",").strip() for a in node.args) + ")"),
         }
         if len(receivers) > 1:
             data["receivers"] = sorted(receivers)

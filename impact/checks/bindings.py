@@ -33,6 +33,9 @@ _STATED = (FactKind.OP_STUB, FactKind.OP_CALL, FactKind.PYBIND_DEF, FactKind.SCH
            FactKind.TORCH_IMPL, FactKind.BOXED_READ, FactKind.CPP_FUNCTION,
            FactKind.OP_MODULE, FactKind.PYBIND_MODULE, FactKind.BINDING_UNREADABLE)
 _TORCH_OPS = "torch.ops"
+# Every file that declares a Python op stub spells its decorator (impact/bindings reads
+# `@...compile_ops(...)`): only those files can hold the stub a call reaches.
+_STUB_DECORATOR = "compile_ops"
 
 
 def _canonical(value: Any) -> str:
@@ -173,12 +176,15 @@ def _naming(ctx: CheckContext, snapshots: tuple[Snapshot, ...], names: set[str],
     return {p for snap in snapshots for p in ctx.index(snap).files_naming(names, kinds)}
 
 
-def _binders(ctx: CheckContext, snapshots: tuple[Snapshot, ...]) -> dict[str, set[str]]:
-    """Every name a binding site binds (pybind `m.def`, TORCH_LIBRARY schema, `m.impl`)
-    with the C++ functions it names, from the files that register bindings."""
+def _binders(ctx: CheckContext, snapshots: tuple[Snapshot, ...], names: set[str]
+             ) -> dict[str, set[str]]:
+    """The names among `names` that a binding site binds (pybind `m.def`, TORCH_LIBRARY
+    schema, `m.impl`), or whose C++ function one binds, with the functions it names: only
+    the files that register bindings and mention one of `names` are parsed."""
     bound: dict[str, set[str]] = defaultdict(set)
     files = {p for snap in snapshots
              for p in ctx.index(snap).files_naming(_BINDING_NEEDLES, (SurfaceKind.OP_CPP,))}
+    files &= _naming(ctx, snapshots, names, (SurfaceKind.OP_CPP,))
     for snap in snapshots:
         for path in sorted(files):
             if path not in snap:
@@ -227,7 +233,7 @@ def _reach(ctx: CheckContext, view: View, touched: set[str]) -> _Reach:
                 if path in snap:
                     direct |= {f.name for f in ctx.facts(snap, path)
                                if f.kind == FactKind.OP_STUB and f.data.get("module") in modules}
-    bound = _binders(ctx, snapshots) if maybe else {}
+    bound = _binders(ctx, snapshots, set(maybe)) if maybe else {}
     functions = defaultdict(set)
     for op, names in bound.items():
         for name in names:
@@ -240,7 +246,11 @@ def _reach(ctx: CheckContext, view: View, touched: set[str]) -> _Reach:
     # A call to a Python stub of this package names an op too: its stub says so.
     calls = {n for n in maybe if n not in bound and n not in functions}
     if calls:
-        for path in _naming(ctx, snapshots, calls, (SurfaceKind.OP_PYTHON,)):
+        stubs = _naming(ctx, snapshots, {_STUB_DECORATOR}, (SurfaceKind.OP_PYTHON,))
+        defining = {p for snap in snapshots for p in ctx.index(snap).files_naming(
+            {f"def {name}(" for name in calls if name.isidentifier()},
+            (SurfaceKind.OP_PYTHON,))}
+        for path in stubs & defining:
             for snap in snapshots:
                 if path in snap:
                     ops |= {f.name for f in ctx.facts(snap, path)
@@ -473,12 +483,17 @@ def _callers(symbol: str, stubs: list[_Site], copies: _Copies, old: _Copies | No
             if not before or old is None or call.key not in old.keys:
                 continue  # a caller the change rewrote says what it means now
             given = int(call.data.get("positional", 0))
-            was, now = _param_names(before[0])[:given], _param_names(stub)[:given]
-            if was != now:
-                index = next(i for i, (a, b) in enumerate(zip(was, now, strict=False))
-                             if a != b)
+            was, now = _param_names(before[0]), _param_names(stub)
+            # A parameter that still exists but now sits elsewhere among the slots the call
+            # fills by position: the call's values land one slot off (a rename in place
+            # keeps every slot).
+            shifted = [i for i, name in enumerate(was[:given])
+                       if name in now and now.index(name) != i]
+            if shifted:
+                index = shifted[0]
                 yield _Problem(f"{ident}:shifted", Reason.CALLER_SHIFTED_BY_INSERTION,
-                               {"given": given, "index": index, "inserted": now[index],
+                               {"given": given, "index": index,
+                                "inserted": now[index] if index < len(now) else "",
                                 "shifted": was[index]}, (call, stub))
 
 
