@@ -4,7 +4,7 @@ Runs one fresh `impact report --commit C --format json` process per first-parent
 (a timeout each), then prints the verdict histogram, the wall-time median and worst, and
 every BREAKS with its rows (contract, subject, sides as file:line). With `--corpus FILE`
 it also checks a labelled corpus (`benchmarks/realhist_corpus.json`, schema
-`impact/contracts/realhist_corpus.schema.json`): each entry of this repository is reported
+`benchmarks/realhist_corpus.schema.json`): each entry of this repository is reported
 and agreement is counted. Run:
 
     python benchmarks/realhist.py --repo /path/to/aiter.git --last 40 [--corpus FILE]
@@ -30,7 +30,7 @@ from typing import Any
 import jsonschema
 
 HERE = Path(__file__).resolve().parent
-CORPUS_SCHEMA = HERE.parent / "impact" / "contracts" / "realhist_corpus.schema.json"
+CORPUS_SCHEMA = HERE / "realhist_corpus.schema.json"
 VERDICTS = ("BREAKS", "NEEDS-DEVICE", "NONE", "N/A")
 
 

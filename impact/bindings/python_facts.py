@@ -37,14 +37,11 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
         visitor = _Visitor(wrapper.module)
         wrapper.visit(visitor)
         facts = visitor.facts
-        digest = module_digest(wrapper.module)
-        beyond = digest
-        if visitor.blanked:
-            blanked = wrapper.module.visit(_BlankStated(visitor.blanked))
-            assert isinstance(blanked, cst.Module)
-            beyond = module_digest(blanked)
-        facts.append(Fact(FactKind.CONTENT, path, 0, {
-            "digest": digest, "beyond_bindings": beyond}))
+        data: dict[str, Any] = {"digest": module_digest(wrapper.module)}
+        beyond = _beyond(wrapper.module.code, visitor.blanked)
+        if beyond is not None:  # not computed: the check treats the code as changed
+            data["beyond_bindings"] = beyond
+        facts.append(Fact(FactKind.CONTENT, path, 0, data))
         return sorted_facts(facts)
 
     return extract_python(path, source, extract)
@@ -61,9 +58,28 @@ class _Visitor(cst.CSTVisitor):
         self.functions: list[str] = []
         self.bindings_done = False
         self.stub_names: set[str] = set()
-        # The nodes whose text the facts state (stub parameter lists, op-call argument
-        # lists): left out of the `beyond_bindings` digest.
-        self.blanked: set[int] = set()
+        # The spans whose text the facts state (stub parameter lists, op-call argument
+        # lists) or that are docstrings, with what replaces them in the `beyond_bindings`
+        # digest: ((start line, column), (end line, column), replacement).
+        self.blanked: list[tuple[tuple[int, int], tuple[int, int], str]] = []
+
+    def blank(self, node: cst.CSTNode, last: cst.CSTNode | None = None,
+              replacement: str = "") -> None:
+        start = self.get_metadata(PositionProvider, node).start
+        end = self.get_metadata(PositionProvider, last or node).end
+        self.blanked.append(((start.line, start.column), (end.line, end.column), replacement))
+
+    def docstring(self, body: Any) -> None:
+        statements = list(getattr(body, "body", []) or [])
+        if statements and isinstance(statements[0], cst.SimpleStatementLine) \
+                and len(statements[0].body) == 1 and isinstance(statements[0].body[0], cst.Expr) \
+                and isinstance(statements[0].body[0].value,
+                               (cst.SimpleString, cst.ConcatenatedString)):
+            self.blank(statements[0].body[0].value, replacement="...")
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.docstring(node.body)
+        return True
 
     def line(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line
@@ -81,6 +97,7 @@ class _Visitor(cst.CSTVisitor):
     def visit_Module(self, node: cst.Module) -> bool:
         # Bindings first, so a call above its import (inside a function) still resolves.
         node.visit(_Binder(self))
+        self.docstring(node)
         return True
 
     # -- functions -----------------------------------------------------------------------
@@ -88,6 +105,7 @@ class _Visitor(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         for decorator in node.decorators:
             self.decorator(node, decorator.decorator)
+        self.docstring(node.body)
         self.functions.append(node.name.value)
         return True
 
@@ -104,7 +122,7 @@ class _Visitor(cst.CSTVisitor):
             self.fake_twin(func, call, dotted)
 
     def stub(self, func: cst.FunctionDef, call: cst.Call) -> None:
-        self.blanked.add(id(func.params))
+        self.blank(func.params)
         positional = [a for a in call.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         module = string_value(positional[0].value) if positional else None
@@ -166,7 +184,8 @@ class _Visitor(cst.CSTVisitor):
             receivers = self.receivers(receiver_text)
             if not receivers:
                 return True
-        self.blanked.add(id(node))
+        if node.args:
+            self.blank(node.args[0], node.args[-1])
         positional = 0
         keywords: list[str] = []
         for arg in node.args:
@@ -217,20 +236,32 @@ class _Visitor(cst.CSTVisitor):
         return found
 
 
-class _BlankStated(cst.CSTTransformer):
-    """The module with the stated parts (stub parameters, op-call arguments) emptied."""
+def _beyond(code: str, spans: list[tuple[tuple[int, int], tuple[int, int], str]]
+            ) -> str | None:
+    """The layout-blind digest of `code` with each span replaced (outer spans win over
+    the ones inside them), or None when what is left does not tokenize."""
+    starts = [0]
+    for line in code.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
 
-    def __init__(self, blanked: set[int]) -> None:
-        super().__init__()
-        self.blanked = blanked
+    def offset(point: tuple[int, int]) -> int:
+        return starts[point[0] - 1] + point[1] if point[0] - 1 < len(starts) else len(code)
 
-    def leave_Parameters(self, original_node: cst.Parameters, updated_node: cst.Parameters
-                         ) -> cst.Parameters:
-        return cst.Parameters() if id(original_node) in self.blanked else updated_node
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        return updated_node.with_changes(args=()) if id(original_node) in self.blanked \
-            else updated_node
+    chosen: list[tuple[int, int, str]] = []
+    for begin, end, replacement in sorted(
+            ((offset(a), offset(b), r) for a, b, r in spans), key=lambda x: (x[0], -x[1])):
+        if chosen and begin < chosen[-1][1]:
+            continue  # inside a span already replaced
+        chosen.append((begin, end, replacement))
+    pieces, at = [], 0
+    for begin, end, replacement in chosen:
+        pieces += [code[at:begin], replacement]
+        at = end
+    pieces.append(code[at:])
+    try:
+        return digest_code("".join(pieces))
+    except Exception:  # a tokenizer error: leave it to the check to say changed
+        return None
 
 
 class _Binder(cst.CSTVisitor):
