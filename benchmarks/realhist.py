@@ -21,6 +21,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -80,7 +81,10 @@ def run_one(repo: str, sha: str, subject: str, timeout: float, target_tip: str |
     start = time.monotonic()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        # A neutral folder: `python -m` puts the working folder first on sys.path, and a
+        # checkout of impact there would shadow the installed one (or PYTHONPATH's).
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                              cwd=tempfile.gettempdir())
     except subprocess.TimeoutExpired:
         return Outcome(sha, subject, "TIMEOUT", time.monotonic() - start)
     seconds = time.monotonic() - start

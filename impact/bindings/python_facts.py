@@ -37,8 +37,13 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
         visitor = _Visitor(wrapper.module)
         wrapper.visit(visitor)
         facts = visitor.facts
-        data: dict[str, Any] = {"digest": module_digest(wrapper.module)}
-        beyond = _beyond(wrapper.module.code, visitor.blanked)
+        code = wrapper.module.code
+        docstrings = [span for span in visitor.blanked if span[2]]
+        # Docstrings, comments and layout left out; then also what the facts state.
+        digest = _beyond(code, docstrings)
+        data: dict[str, Any] = {"digest": digest if digest is not None
+                                else module_digest(wrapper.module)}
+        beyond = _beyond(code, visitor.blanked)
         if beyond is not None:  # not computed: the check treats the code as changed
             data["beyond_bindings"] = beyond
         facts.append(Fact(FactKind.CONTENT, path, 0, data))
