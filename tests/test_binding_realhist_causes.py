@@ -194,3 +194,11 @@ def test_prebuilt_kernels_and_tuned_configs_are_on_the_surface(build, capsys) ->
     doc = report(build, capsys, base, e.replace("aiter/configs/tuned_gemm.csv", "1,2,3,a",
                                                 "1,2,3,b"))
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
+
+
+def test_a_stub_file_that_stops_parsing_is_changed_not_a_removed_op(build, capsys) -> None:
+    """Every stub of an unreadable file disappears from its facts; the bindings it had are
+    not 'missing their Python side' (fail closed: changed)."""
+    doc = report(build, capsys, AITER, e.append(NORM, "\ndef broken(:\n"))
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
+    assert not charged(doc, "mismatch")

@@ -692,7 +692,9 @@ class BindingsCheck:
             return
         paths = reach.paths
         old, new = _copies(ctx, view.old, paths), _copies(ctx, view.new, paths)
-        blind = False  # a copy we could not read may hold the binding we call missing
+        # A copy we could not read may hold the binding (or the stub) we call missing.
+        blind = any(ctx.parse_failure(ctx.facts(snap, path)) is not None
+                    for path in touched for snap in (view.old, view.new) if path in snap)
         for path in sorted(reach.related):
             for snap in (view.old, view.new):
                 failure = ctx.parse_failure(ctx.facts(snap, path)) if path in snap else None
@@ -709,7 +711,8 @@ class BindingsCheck:
             symbol_paths = {s.path for s in _op_sites(symbol, new) + _op_sites(symbol, old)}
             after = _problems(symbol, new, old, ctx.module_of)
             for problem in after:
-                soft = problem.soft or (blind and problem.key.endswith(":unbound"))
+                soft = problem.soft or (blind and problem.key.endswith(
+                    (":unbound", ":python-missing")))
                 status = Status.CHANGED if soft else Status.MISMATCH
                 sides = [(site, view.name, site.key not in old.keys) for site in problem.sites]
                 if problem.key.endswith(":python-missing"):
