@@ -202,3 +202,13 @@ def test_a_stub_file_that_stops_parsing_is_changed_not_a_removed_op(build, capsy
     doc = report(build, capsys, AITER, e.append(NORM, "\ndef broken(:\n"))
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
     assert not charged(doc, "mismatch")
+
+
+def test_the_fix_of_a_mismatch_the_base_had_is_changed_not_none(build, capsys) -> None:
+    """flash-attention 4a948e9c94: the base's copies disagreed; the change makes them
+    agree. Not BREAKS, and not NONE either: calls that failed now run."""
+    base = with_(AITER, e.replace(NORM_H, RMS_DECL, "              double epsilon);"))
+    doc = report(build, capsys, base, e.replace(NORM_H, "              double epsilon);",
+                                                RMS_DECL))
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
+    assert any(r["reason"] == "mismatch-resolved" for r in charged(doc, "changed"))

@@ -721,7 +721,15 @@ class BindingsCheck:
                               if not new.stubs.get(symbol)]
                 yield self._row(ctx, view, problem.key, status, problem.reason,
                                 problem.details, sides)
-            if not after and _signature(symbol, old) != _signature(symbol, new):
+            fixed = not after and any(not p.soft for p in _problems(
+                symbol, old, None, ctx.module_of))
+            if fixed:
+                # A break the base had is gone: what the calls do changed (a run shows it).
+                sites = [(_Site(p, 0, {}), view.name, True)
+                         for p in sorted(symbol_paths & touched)]
+                yield self._row(ctx, view, f"{symbol}:resolved", Status.CHANGED,
+                                Reason.MISMATCH_RESOLVED, {"symbol": symbol}, sites)
+            elif not after and _signature(symbol, old) != _signature(symbol, new):
                 sites = [(_Site(p, 0, {}), view.name, True)
                          for p in sorted(symbol_paths & touched)]
                 yield self._row(ctx, view, f"{symbol}:consistent", Status.INERT,

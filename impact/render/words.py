@@ -194,6 +194,9 @@ REASONS: dict[Reason, str] = {
     Reason.CALLER_SHIFTED_BY_INSERTION:
         "the call passes {given} arguments by position: parameter '{inserted}' now sits at "
         "position {index}, so '{shifted}' and the ones after it get the wrong values",
+    Reason.MISMATCH_RESOLVED:
+        "'{symbol}' had copies that disagreed at the base and agree now: calls that failed "
+        "or passed wrong values run differently",
 
     # --- emit fold
     Reason.FOLDED_EQUAL_BUILD:
