@@ -112,3 +112,4 @@ class FactKind(enum.StrEnum):
     BOXED_READ = "boxed-read"
     CPP_FUNCTION = "cpp-function"
     BINDING_UNREADABLE = "binding-unreadable"
+    PYBIND_MODULE = "pybind-module"  # a PYBIND11_MODULE body: the binding macros it expands

@@ -130,6 +130,10 @@ class Reason(enum.StrEnum):
     COPY_UNREADABLE = "copy-unreadable"
     BINDING_NOT_UNDERSTOOD = "binding-not-understood"
     CHANGED_ALIKE_ON_EVERY_SIDE = "changed-alike-on-every-side"
+    # bindings, session 3 (helper `bindings`): callers are copies too
+    CALLER_DOES_NOT_FIT_STUB = "caller-does-not-fit-stub"
+    CALLER_SHIFTED_BY_INSERTION = "caller-shifted-by-insertion"
+    MISMATCH_RESOLVED = "mismatch-resolved"
 
     # --- emit fold
     FOLDED_EQUAL_BUILD = "folded-equal-build"

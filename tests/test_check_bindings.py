@@ -71,7 +71,9 @@ CASES = [
                 "void silu_and_mul(torch::Tensor& out, torch::Tensor& input, float scale);"),
       e.replace("csrc/kernels/activation_kernels.cu",
                 "void silu_and_mul(torch::Tensor& out, torch::Tensor& input)",
-                "void silu_and_mul(torch::Tensor& out, torch::Tensor& input, float scale)")),
+                "void silu_and_mul(torch::Tensor& out, torch::Tensor& input, float scale)"),
+      # Callers are copies too: the wrapper that calls the stub passes the new argument.
+      e.replace("aiter/dist/utils.py", "silu_and_mul(out, x)", "silu_and_mul(out, x, 1.0)")),
      "NONE", ("bindings", "inert")),
     ("aiter: a comment-only change", AITER,
      (e.replace(ACT, "def silu_and_mul(out: Tensor, input: Tensor) -> None: ...",

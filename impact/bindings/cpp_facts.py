@@ -17,6 +17,7 @@ identifiers so that the rest of the body still parses.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +37,7 @@ from impact.cpp.scaffold import (
     syntax_failure,
     token_digest,
 )
-from impact.facts import Fact, content_fact, sorted_facts
+from impact.facts import Fact, sorted_facts
 from impact.kinds import FactKind
 
 LANGUAGE = "C++"
@@ -70,10 +71,73 @@ def extract_binding_cpp_facts(path: str, source: bytes) -> list[Fact]:
         walker.visit(tree.root_node, _Scope())
         facts = walker.finish()
         failure = syntax_failure(path, tree.root_node, LANGUAGE)
-        facts.append(failure or content_fact(path, token_digest(parse(text).root_node)))
+        if failure is not None:
+            # Unparsed, yet a comment-only edit is still provable: the text without its
+            # comments, layout folded, is the same at both revisions.
+            facts.append(Fact(failure.kind, failure.name, failure.line,
+                              {**failure.data, "lexical_digest": lexical_digest(text)}))
+        else:
+            root = parse(text).root_node
+            facts.append(Fact(FactKind.CONTENT, path, 0, {
+                "digest": token_digest(root), "beyond_bindings": beyond_digest(root)}))
         return sorted_facts(facts)
 
     return extract_tree(path, source, LANGUAGE, extract)
+
+
+def lexical_digest(source: bytes) -> str:
+    """sha256 of the source with its comments left out and whitespace folded (string and
+    character literals kept verbatim): equal for two texts that differ only in comments
+    and layout, whether or not they parse."""
+    out = bytearray()
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        if c == 47 and source[i + 1 : i + 2] == b"/":
+            j = source.find(b"\n", i)
+            i = n if j < 0 else j
+            out += b" "
+        elif c == 47 and source[i + 1 : i + 2] == b"*":
+            j = source.find(b"*/", i + 2)
+            i = n if j < 0 else j + 2
+            out += b" "
+        elif c in (34, 39):
+            j = i + 1
+            while j < n and source[j] != c and source[j] != 10:
+                j += 2 if source[j] == 92 else 1
+            out += source[i : j + 1]
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return hashlib.sha256(b" ".join(bytes(out).split())).hexdigest()
+
+
+def beyond_digest(root: tree_sitter.Node) -> str:
+    """The layout-blind digest of everything a file says beyond its binding facts: every
+    function's parameter list, every `.def(...)`/`.impl(...)` argument list and every
+    `#define` that registers bindings are left out (those are compared as facts), so an
+    edit outside them (a kernel body, a launch setting) changes this digest."""
+    digest = hashlib.sha256()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "comment" or node.type == "parameter_list":
+            continue
+        if node.type in ("preproc_function_def", "preproc_def"):
+            value = node.child_by_field_name("value")
+            if value is not None and _DEF_CALL.search(value.text or b""):
+                continue
+        if node.type == "argument_list" and node.parent is not None:
+            function = node.parent.child_by_field_name("function")
+            field_node = function.child_by_field_name("field") if function is not None else None
+            if field_node is not None and (field_node.text or b"") in (b"def", b"impl"):
+                continue
+        if node.child_count == 0:
+            digest.update(b" ".join((node.text or b"").split()) + b"\x00")
+            continue
+        stack.extend(reversed(node.children))
+    return digest.hexdigest()
 
 
 # -- `#if` inside parentheses ------------------------------------------------------------
@@ -211,11 +275,12 @@ class _Scope:
     extern_c: bool = False
     library: tuple[str, str, str | None] | None = None  # (kind, namespace, dispatch key)
     macro: str | None = None
+    in_class: bool = False
 
     def inner(self, **changes: Any) -> _Scope:
         values = {
             "names": self.names, "function": self.function, "extern_c": self.extern_c,
-            "library": self.library, "macro": self.macro,
+            "library": self.library, "macro": self.macro, "in_class": self.in_class,
         }
         values.update(changes)
         return _Scope(**values)
@@ -262,7 +327,8 @@ class _Walker:
             return
         if node_type in CLASS_TYPES and node.child_by_field_name("body"):
             name = node.child_by_field_name("name")
-            self.children(node, scope.inner(names=(*scope.names, self.text(name) if name else "")))
+            self.children(node, scope.inner(names=(*scope.names, self.text(name) if name else ""),
+                                            in_class=True))
             return
         if node_type == "linkage_specification":
             value = node.child_by_field_name("value")
@@ -305,12 +371,24 @@ class _Walker:
                                     library=(_LIBRARY_MACROS[name], params[0] if params else "",
                                              dispatch))
             if body is not None:
+                if name not in _LIBRARY_MACROS:
+                    self.module_body(node, name, params_of(declarator, self), body)
                 self.children(body, inner)
             return
         self.function(node, declarator, name, scope, definition=True)
         qualified = self.qualified(name, scope)
         if body is not None:
             self.visit(body, scope.inner(function=f"{qualified}@{self.line(node)}"))
+
+    def module_body(self, node: tree_sitter.Node, macro: str, params: list[str],
+                    body: tree_sitter.Node) -> None:
+        """A `PYBIND11_MODULE(name, m)` body: the bare macro names it expands (`FOO_PYBIND;`),
+        which say which `#define`d bindings this extension holds."""
+        expands = sorted({self.text(child.named_children[0]) for child in body.named_children
+                          if child.type == "expression_statement" and child.named_children
+                          and child.named_children[0].type == "identifier"})
+        self.facts.append(Fact(FactKind.PYBIND_MODULE, params[0] if params else macro,
+                               self.line(node), {"expands": expands}))
 
     def declaration(self, node: tree_sitter.Node, scope: _Scope) -> None:
         for child in node.children_by_field_name("declarator"):
@@ -346,6 +424,8 @@ class _Walker:
             "is_definition": definition,
             "extern_c": scope.extern_c,
         }
+        if scope.in_class:
+            data["member"] = True
         if params_node is not None:
             if params_node.has_error:
                 data["complete"] = False
@@ -460,8 +540,10 @@ class _Walker:
             self.unreadable(node, label, "binding arguments do not parse", scope)
             return
         bound: str | None = None
+        qualified: str | None = None
         if len(args) > 1:
             bound = self.function_name(args[1])
+            qualified = self.function_name(args[1], qualified=True)
         py_args: list[dict[str, Any]] = []
         any_arg = False
         for arg in args[2:]:
@@ -474,6 +556,7 @@ class _Walker:
         line = self.line(node)
         data: dict[str, Any] = {
             "function": bound,
+            "qualified_function": qualified,
             "args": py_args if any_arg else None,
             "line": line,
         }
@@ -521,9 +604,10 @@ class _Walker:
             default = " ".join(self.text(values[1]).split())
         return {"name": arg_name, "has_default": default is not None, "default": default}
 
-    def function_name(self, node: tree_sitter.Node) -> str | None:
-        """The C++ function a binding names: last identifier of `&ns::fn`, looking through
-        `TORCH_BOX(...)`, `TORCH_FN(...)`, `py::overload_cast<...>(...)`; None for a lambda."""
+    def function_name(self, node: tree_sitter.Node, *, qualified: bool = False) -> str | None:
+        """The C++ function a binding names: last identifier of `&ns::fn` (all of `ns::fn`
+        when `qualified`), looking through `TORCH_BOX(...)`, `TORCH_FN(...)`,
+        `py::overload_cast<...>(...)`; None for a lambda."""
         while True:
             if node.type in ("pointer_expression", "parenthesized_expression"):
                 inner = node.child_by_field_name("argument") or (
@@ -539,8 +623,8 @@ class _Walker:
                     return None
                 node = values[-1]
             elif node.type in ("identifier", "qualified_identifier", "template_function"):
-                text = self.text(node).split("<")[0]
-                return text.split("::")[-1].strip() or None
+                text = re.sub(r"\s+", "", self.text(node).split("<")[0]).lstrip(":")
+                return (text if qualified else text.split("::")[-1]) or None
             else:
                 return None
 
@@ -649,6 +733,11 @@ def _normalise_type(text: str) -> str:
     text = " ".join(text.split())
     text = re.sub(r"\s*([*&<>,]|::)\s*", r"\1", text)
     return text.replace(",", ", ")
+
+
+def params_of(declarator: tree_sitter.Node, walker: _Walker) -> list[str]:
+    """The texts of a declarator's parameters (a module macro's arguments)."""
+    return [walker.text(p).strip() for p in _parameters(declarator)]
 
 
 def _parameters(declarator: tree_sitter.Node) -> list[tree_sitter.Node]:

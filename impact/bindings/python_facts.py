@@ -13,9 +13,9 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from impact.facts import Fact, content_fact, sorted_facts
+from impact.facts import Fact, sorted_facts
 from impact.kinds import FactKind
-from impact.python.digest import module_digest
+from impact.python.digest import digest_code, module_digest
 from impact.python.scaffold import dotted_name, extract_python, parameters, string_value
 
 # Imports whose attribute calls are ordinary library calls, not calls into a kernel
@@ -37,7 +37,16 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
         visitor = _Visitor(wrapper.module)
         wrapper.visit(visitor)
         facts = visitor.facts
-        facts.append(content_fact(path, module_digest(wrapper.module)))
+        code = wrapper.module.code
+        docstrings = [span for span in visitor.blanked if span[2]]
+        # Docstrings, comments and layout left out; then also what the facts state.
+        digest = _beyond(code, docstrings)
+        data: dict[str, Any] = {"digest": digest if digest is not None
+                                else module_digest(wrapper.module)}
+        beyond = _beyond(code, visitor.blanked)
+        if beyond is not None:  # not computed: the check treats the code as changed
+            data["beyond_bindings"] = beyond
+        facts.append(Fact(FactKind.CONTENT, path, 0, data))
         return sorted_facts(facts)
 
     return extract_python(path, source, extract)
@@ -53,6 +62,29 @@ class _Visitor(cst.CSTVisitor):
         self.modules: dict[str, list[str]] = {}
         self.functions: list[str] = []
         self.bindings_done = False
+        self.stub_names: set[str] = set()
+        # The spans whose text the facts state (stub parameter lists, op-call argument
+        # lists) or that are docstrings, with what replaces them in the `beyond_bindings`
+        # digest: ((start line, column), (end line, column), replacement).
+        self.blanked: list[tuple[tuple[int, int], tuple[int, int], str]] = []
+
+    def blank(self, node: cst.CSTNode, last: cst.CSTNode | None = None,
+              replacement: str = "") -> None:
+        start = self.get_metadata(PositionProvider, node).start
+        end = self.get_metadata(PositionProvider, last or node).end
+        self.blanked.append(((start.line, start.column), (end.line, end.column), replacement))
+
+    def docstring(self, body: Any) -> None:
+        statements = list(getattr(body, "body", []) or [])
+        if statements and isinstance(statements[0], cst.SimpleStatementLine) \
+                and len(statements[0].body) == 1 and isinstance(statements[0].body[0], cst.Expr) \
+                and isinstance(statements[0].body[0].value,
+                               (cst.SimpleString, cst.ConcatenatedString)):
+            self.blank(statements[0].body[0].value, replacement="...")
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.docstring(node.body)
+        return True
 
     def line(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line
@@ -70,6 +102,7 @@ class _Visitor(cst.CSTVisitor):
     def visit_Module(self, node: cst.Module) -> bool:
         # Bindings first, so a call above its import (inside a function) still resolves.
         node.visit(_Binder(self))
+        self.docstring(node)
         return True
 
     # -- functions -----------------------------------------------------------------------
@@ -77,6 +110,7 @@ class _Visitor(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         for decorator in node.decorators:
             self.decorator(node, decorator.decorator)
+        self.docstring(node.body)
         self.functions.append(node.name.value)
         return True
 
@@ -93,6 +127,7 @@ class _Visitor(cst.CSTVisitor):
             self.fake_twin(func, call, dotted)
 
     def stub(self, func: cst.FunctionDef, call: cst.Call) -> None:
+        self.blank(func.params)
         positional = [a for a in call.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         module = string_value(positional[0].value) if positional else None
@@ -133,21 +168,29 @@ class _Visitor(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
-        if not isinstance(func, cst.Attribute):
-            return True
-        target = dotted_name(func)
-        if target is None:
-            return True
-        parts = target.split(".")
-        if parts[-1] == "default" and len(parts) > 1:
-            parts = parts[:-1]
-        if len(parts) < 2:
-            return True
-        op = parts[-1]
-        receiver_text = ".".join(parts[:-1])
-        receivers = self.receivers(receiver_text)
-        if not receivers:
-            return True
+        if isinstance(func, cst.Name):
+            op = func.value
+            receivers = self.name_receivers(op)
+            if not receivers:
+                return True
+        else:
+            if not isinstance(func, cst.Attribute):
+                return True
+            target = dotted_name(func)
+            if target is None:
+                return True
+            parts = target.split(".")
+            if parts[-1] == "default" and len(parts) > 1:
+                parts = parts[:-1]
+            if len(parts) < 2:
+                return True
+            op = parts[-1]
+            receiver_text = ".".join(parts[:-1])
+            receivers = self.receivers(receiver_text)
+            if not receivers:
+                return True
+        if node.args:
+            self.blank(node.args[0], node.args[-1])
         positional = 0
         keywords: list[str] = []
         for arg in node.args:
@@ -164,11 +207,28 @@ class _Visitor(cst.CSTVisitor):
             "function": self.functions[-1] if self.functions else None,
             "positional": positional,
             "keywords": sorted(keywords),
+            # What the call passes, layout-blind: a call whose arguments changed is a copy
+            # the change rewrote.
+            "arguments": digest_code("(" + ", ".join(
+                self.code(a).rstrip(",").strip() for a in node.args) + ")"),
         }
         if len(receivers) > 1:
             data["receivers"] = sorted(receivers)
         self.facts.append(Fact(FactKind.OP_CALL, op, self.line(node), data))
         return True
+
+    def name_receivers(self, name: str) -> list[str]:
+        """A bare call `f(...)`: a stub of this file (receiver `.`), or a name imported
+        with `from m import f` from a package that is not a plain library (receiver `m`)."""
+        if name in self.stub_names:
+            return ["."]
+        found: list[str] = []
+        for module in self.modules.get(name, []):
+            head, _, last = module.rpartition(".")
+            if last == name and head.strip(".") and (
+                    module.startswith(".") or head.split(".")[0] not in _NOT_EXTENSIONS):
+                found.append(head)
+        return found
 
     def receivers(self, text: str) -> list[str]:
         parts = text.split(".")
@@ -179,6 +239,34 @@ class _Visitor(cst.CSTVisitor):
             if module.startswith("torch.ops.") or module.split(".")[0] not in _NOT_EXTENSIONS:
                 found.append(module)
         return found
+
+
+def _beyond(code: str, spans: list[tuple[tuple[int, int], tuple[int, int], str]]
+            ) -> str | None:
+    """The layout-blind digest of `code` with each span replaced (outer spans win over
+    the ones inside them), or None when what is left does not tokenize."""
+    starts = [0]
+    for line in code.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(point: tuple[int, int]) -> int:
+        return starts[point[0] - 1] + point[1] if point[0] - 1 < len(starts) else len(code)
+
+    chosen: list[tuple[int, int, str]] = []
+    for begin, end, replacement in sorted(
+            ((offset(a), offset(b), r) for a, b, r in spans), key=lambda x: (x[0], -x[1])):
+        if chosen and begin < chosen[-1][1]:
+            continue  # inside a span already replaced
+        chosen.append((begin, end, replacement))
+    pieces, at = [], 0
+    for begin, end, replacement in chosen:
+        pieces += [code[at:begin], replacement]
+        at = end
+    pieces.append(code[at:])
+    try:
+        return digest_code("".join(pieces))
+    except Exception:  # a tokenizer error: leave it to the check to say changed
+        return None
 
 
 class _Binder(cst.CSTVisitor):
@@ -217,6 +305,15 @@ class _Binder(cst.CSTVisitor):
                 bound = alias.asname.name.value
             self.owner.bind(bound, module)
         return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            call = expr if isinstance(expr, cst.Call) else None
+            dotted = dotted_name(call.func) if call is not None else None
+            if dotted is not None and dotted.rsplit(".", 1)[-1].endswith("compile_ops"):
+                self.owner.stub_names.add(node.name.value)
+        return True
 
     def visit_Assign(self, node: cst.Assign) -> bool:
         value = dotted_name(node.value)

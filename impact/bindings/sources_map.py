@@ -47,7 +47,8 @@ def extract_sources_map_facts(path: str, source: bytes) -> list[Fact]:
             if not isinstance(srcs, list) or not all(isinstance(s, str) for s in srcs):
                 facts.append(parse_failure(path, f"module {module!r} has no list of srcs", line))
                 continue
-            facts.append(Fact(OP_MODULE, module, line, {"srcs": list(srcs)}))
+            facts.append(Fact(OP_MODULE, module, line, {
+                "srcs": list(srcs), "files": sorted({source_tail(s) for s in srcs} - {""})}))
         if any(f.kind != OP_MODULE for f in facts):
             return sorted_facts(facts)  # a file not fully understood has no content fact
         canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
@@ -55,6 +56,18 @@ def extract_sources_map_facts(path: str, source: bytes) -> list[Fact]:
         return sorted_facts(facts)
     except Exception as err:  # an extractor reports, never raises
         return [parse_failure(path, f"internal error: {type(err).__name__}")]
+
+
+def source_tail(spelled: str) -> str:
+    """A source as the map spells it (`f'{AITER_CSRC_DIR}/pybind/x_pybind.cu'`) reduced to
+    the part a repository path ends with (`pybind/x_pybind.cu`): quotes, an f-string
+    prefix and a leading `{FOLDER}/` placeholder dropped."""
+    text = spelled.strip()
+    if text[:2] in ("f'", 'f"'):
+        text = text[1:]
+    text = text.strip("'\"")
+    text = re.sub(r"^(\{[^}]*\}/)+", "", text)
+    return text.lstrip("./")
 
 
 def _key_line(text: str, key: Any) -> int:

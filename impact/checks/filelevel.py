@@ -76,6 +76,8 @@ def file_row(ctx: CheckContext, view: View, contract: str, path: str, what: Path
                    else Reason.SURFACE_FILE_REMOVED)
     old_facts, new_facts = ctx.facts(old, path), ctx.facts(new, path)
     broken_new, broken_old = ctx.parse_failure(new_facts), ctx.parse_failure(old_facts)
+    if broken_new is not None and broken_old is not None and _same_text(broken_old, broken_new):
+        return row(Status.INERT, Reason.ONLY_LAYOUT_CHANGED)
     if broken_new is not None:
         return row(Status.CHANGED, Reason.FILE_NOT_UNDERSTOOD,
                    failure=str(broken_new.data.get("reason", "")))
@@ -87,6 +89,13 @@ def file_row(ctx: CheckContext, view: View, contract: str, path: str, what: Path
     if same_content(ctx, old_facts, new_facts):
         return row(Status.INERT, Reason.ONLY_LAYOUT_CHANGED)
     return row(Status.CHANGED, Reason.CONTENT_CHANGED)
+
+
+def _same_text(old: Fact, new: Fact) -> bool:
+    """Whether two unparsed revisions of a file differ in comments and layout only, as
+    the extractor's comment-blind `lexical_digest` (when it records one) says."""
+    digest = new.data.get("lexical_digest")
+    return digest is not None and old.data.get("lexical_digest") == digest
 
 
 def file_rows(ctx: CheckContext, contract: str, kinds: frozenset[str]) -> Iterator[Row]:

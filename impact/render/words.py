@@ -188,6 +188,15 @@ REASONS: dict[Reason, str] = {
     Reason.COPY_UNREADABLE: "a copy could not be read: {failure}",
     Reason.BINDING_NOT_UNDERSTOOD: "binding not understood: {failure}",
     Reason.CHANGED_ALIKE_ON_EVERY_SIDE: "'{symbol}' changed on every side alike: all copies agree",
+    Reason.CALLER_DOES_NOT_FIT_STUB:
+        "the call passes {given} positional arguments and keywords {keywords}; the stub "
+        "takes {required} to {most} ({problem})",
+    Reason.CALLER_SHIFTED_BY_INSERTION:
+        "the call passes {given} arguments by position: parameter '{inserted}' now sits at "
+        "position {index}, so '{shifted}' and the ones after it get the wrong values",
+    Reason.MISMATCH_RESOLVED:
+        "'{symbol}' had copies that disagreed at the base and agree now: calls that failed "
+        "or passed wrong values run differently",
 
     # --- emit fold
     Reason.FOLDED_EQUAL_BUILD:
