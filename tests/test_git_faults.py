@@ -324,6 +324,24 @@ def test_special_files_are_skipped_unread_with_a_note(checkout, tmp_path) -> Non
         assert skipped.get(what, "").startswith(kind), (what, skipped)
 
 
+def test_a_tracked_file_replaced_by_a_fifo_is_changed_and_named(build, tmp_path) -> None:
+    """The only change: a tracked pack file is now a FIFO. dulwich's unstaged scan skips it;
+    it must still read as changed (never NONE) and be named, and never be opened."""
+    repo = build(Scenario(base=BARE, head=(Change("noop", edits=()),)), checkout=True)
+    target = repo.path / PACK
+    target.unlink()
+    os.mkfifo(target)
+    done = subprocess.run([sys.executable, "-m", "impact", "report", "--repo",
+                           str(repo.path), "--worktree", "--format", "json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode in (1, 2), done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["verdict"]["line"] not in SAFE
+    named = [r for r in doc["rows"] if r["status"] in ("changed", "mismatch")
+             and any(s["file"] == PACK for s in r["sides"])]
+    assert named and "a FIFO" in json.dumps(doc)
+
+
 def test_a_symlink_loop_in_the_work_tree_is_read_as_a_link(checkout, capsys) -> None:
     os.symlink("loop-b", checkout.path / "loop-a")
     os.symlink("loop-a", checkout.path / "loop-b")

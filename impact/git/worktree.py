@@ -82,6 +82,23 @@ def _unreadable(repository: Repository, path: str, exc: OSError) -> Entry:
     return Entry(sha, REGULAR)
 
 
+def _tracked_now_special(root: str, entries: dict[str, Entry], seen: set[str]) -> set[str]:
+    """Tracked files that are now a FIFO, socket or device. dulwich's unstaged scan passes
+    over any file that is neither regular nor a link, so without this look such a file
+    would read as unchanged (fail open); `_working_entry` then records it, unopened."""
+    found = set()
+    for path, entry in entries.items():
+        if path in seen or entry.is_submodule:
+            continue
+        try:
+            mode = os.lstat(os.path.join(root, path)).st_mode
+        except OSError:
+            continue  # gone or unreachable: dulwich's scan has already judged it
+        if special_kind(mode) is not None:
+            found.add(path)
+    return found
+
+
 def worktree_entries(repository: Repository) -> dict[str, Entry]:
     """Path -> entry for HEAD's successor: staged, unstaged, deleted and untracked work.
 
@@ -113,7 +130,7 @@ def worktree_entries(repository: Repository) -> dict[str, Entry]:
         # A tracked file dulwich could not read (permission denied, gone mid-read): look at
         # every tracked file one at a time, each failure named by `_working_entry`.
         unstaged = set(entries)
-    changed = unstaged | set(conflicted)
+    changed = unstaged | set(conflicted) | _tracked_now_special(root, entries, unstaged)
     for path in sorted(changed - submodules):
         working = _working_entry(repository, root, path)
         if working is None:
