@@ -83,6 +83,7 @@ class FactKind(enum.StrEnum):
     INCLUDE = "include"
     PACK_ROW = "pack-row"
     FUNCTION_DEFINITION = "function-definition"
+    CONSTANT_DEFINITION = "constant-definition"
     STRING_LITERAL = "string-literal"
     # CMake
     TARGET_SOURCES = "target-sources"

@@ -493,3 +493,13 @@ def test_extract_never_raises(source: bytes) -> None:
     json.dumps([f.to_json() for f in facts])
     cmake = extract_cmake_facts("CMakeLists.txt", source)
     json.dumps([f.to_json() for f in cmake])
+
+
+def test_named_constants_are_definitions_a_mirror_can_name() -> None:
+    """A profile's C++ mirror may be a constant (`kConvThreads`), not only a function."""
+    source = (b"namespace a::b {\nconstexpr uint32_t kThreads = 256;\n"
+              b"static const int kWaves = 4;\nint notConst = 1;\n"
+              b"inline int f() { constexpr int local = 2; return local; }\n}\n")
+    facts = [f for f in facts_of("x/Geometry.hpp", source)
+             if f.kind == FactKind.CONSTANT_DEFINITION]
+    assert {(f.name, f.line) for f in facts} == {("a::b::kThreads", 2), ("a::b::kWaves", 3)}

@@ -362,9 +362,9 @@ def _mirror_side(ctx: CheckContext, snapshot: Snapshot, locator: Locator | None)
 
 
 def _defines(kind: str, name: str, data: dict[str, Any], symbol: str) -> bool:
-    """A function definition or KernelArgument list named `symbol` (namespaces and
+    """A function, a named constant or a KernelArgument list named `symbol` (namespaces and
     enclosing classes may prefix it: `ns::Cls::launch` defines `Cls::launch`)."""
-    if kind == FactKind.FUNCTION_DEFINITION:
+    if kind in (FactKind.FUNCTION_DEFINITION, FactKind.CONSTANT_DEFINITION):
         return name == symbol or name.endswith("::" + symbol)
     if kind == FactKind.KERNEL_ARGUMENT_LIST:
         return symbol in (name, str(data.get("function") or ""))

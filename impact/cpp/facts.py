@@ -38,6 +38,7 @@ GEOMETRY_CALL = FactKind.GEOMETRY_CALL
 INCLUDE = FactKind.INCLUDE
 PACK_ROW = FactKind.PACK_ROW
 FUNCTION_DEFINITION = FactKind.FUNCTION_DEFINITION
+CONSTANT_DEFINITION = FactKind.CONSTANT_DEFINITION
 
 _METADATA_METHODS = {"getIntMetadata", "getStringMetadata"}
 _GEOMETRY_METHODS = {"setGridSize", "setBlockSize"}
@@ -352,6 +353,14 @@ class _Walker:
                             },
                         )
                     )
+            if (scope.function is None and value is not None
+                    and specifiers & {"constexpr", "const"}
+                    and not _isfunction_declarator(declarator)):
+                # A named constant can be a profile's C++ mirror (a block size).
+                qualified = "::".join([n for n in scope.namespaces if n]
+                                      + list(scope.classes) + [name])
+                self.facts.append(Fact(CONSTANT_DEFINITION, qualified, line_of(node),
+                                       {"namespace": scope.namespace}))
             if name == "s_packs" and value is not None and value.type == "initializer_list":
                 self.pack_rows(value)
             if (scope.function is None and is_list_type(type_text, declarator)
