@@ -251,7 +251,8 @@ def _add_device_commands(sub: argparse._SubParsersAction) -> None:
     validate.add_argument("--bench", action="append", default=[], metavar="CMD",
                           help="a bench shell command, run base/head/base (repeatable)")
     validate.add_argument("--package", metavar="NAME",
-                          help="the package under test, for the import check")
+                          help="the package under test, for the import check (default with "
+                               "--from-report: the one package its device_runs name)")
     validate.add_argument("-o", "--output", default="validation_report.json", metavar="FILE")
     validate.add_argument("--samples", type=int, default=10, help="idle samples (10)")
     validate.add_argument("--interval", type=float, default=1.0, help="seconds between (1)")

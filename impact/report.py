@@ -101,7 +101,8 @@ def device_runs(rows: list[Row], surface: SurfaceMap | None = None,
     empty). A subject seen in several views is run once on the union of its archs; runs
     with the same archs, target and purpose are one run. Each run carries the tests and
     bench commands the surface map's `[[device_tests]]` name for its changed files (never
-    guessed; a test the head tree lacks is left out), and a note when the map names none."""
+    guessed; a test the head tree lacks is left out), the packages those entries name, and
+    a note when the map names none."""
     per_subject: dict[tuple[str, str, str], dict[str, set[str]]] = {}
     for row in rows:
         if row.preexisting or row.lane != Lane.IMPACT or row.status not in (
@@ -130,11 +131,13 @@ def device_runs(rows: list[Row], surface: SurfaceMap | None = None,
 def _plan(surface: SurfaceMap | None, files: list[str], device_test: str,
           head: Snapshot | None) -> dict[str, Any]:
     """The tests and bench commands the map's [[device_tests]] name for `files`, where the
-    map said so, and a note for what it does not name (or names but the head lacks)."""
+    map said so, the packages the contributing entries name (a sorted list, empty when
+    none does), and a note for what it does not name (or names but the head lacks)."""
     tests: dict[str, None] = {}
     bench: dict[str, None] = {}
     basis: list[str] = []
     missing: list[str] = []
+    packages: set[str] = set()
     for entry in surface.device_tests if surface is not None else ():
         for path in files:
             pattern = entry.matches(path)
@@ -148,6 +151,8 @@ def _plan(surface: SurfaceMap | None, files: list[str], device_test: str,
                     tests.setdefault(test, None)
             bench.update(dict.fromkeys(commands))
             if found or commands:
+                if entry.package:
+                    packages.add(entry.package)
                 basis.append(f"{surface.name} device_tests[{entry.index}] '{pattern}' "
                              f"matched {path}")
     notes = []
@@ -156,7 +161,7 @@ def _plan(surface: SurfaceMap | None, files: list[str], device_test: str,
         notes.append(f"the surface map names no device test for {names}")
     if missing:
         notes.append("not in the head tree, so not emitted: " + ", ".join(sorted(set(missing))))
-    return {"tests": list(tests), "bench": list(bench),
+    return {"tests": list(tests), "bench": list(bench), "packages": sorted(packages),
             "basis": "; ".join(sorted(set(basis))) if basis else "",
             "note": "; ".join(notes) if notes else None}
 

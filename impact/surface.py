@@ -114,13 +114,16 @@ class DeviceTests:
     """One `[[device_tests]]` entry: the device tests and bench commands the map names for
     changed files matching `paths`. `{stem}` in a target is the matched file's name without
     its suffix, `{op}` the same without a leading `test_`, `{device_test}` the test a
-    profile names for the row (hipDNN); nothing else is ever filled in or guessed."""
+    profile names for the row (hipDNN); nothing else is ever filled in or guessed.
+    `package` is the importable package the tests exercise, when the map names one: it
+    reaches the report's device_runs so `impact validate` can prove which tree it imports."""
 
     index: int
     paths: tuple[str, ...]
     regexes: tuple[re.Pattern[bytes], ...]
     tests: tuple[str, ...]
     bench: tuple[str, ...]
+    package: str | None = None
 
     def matches(self, path: str) -> str | None:
         """The first pattern `path` matches, or None."""
@@ -271,7 +274,8 @@ def _device_tests(items: list[dict[str, Any]], problems: list[str]) -> tuple[Dev
             except (MalformedPattern, re.error) as exc:
                 problems.append(f"device_tests/{index}: bad pattern {pattern!r} ({exc})")
         out.append(DeviceTests(index, tuple(item["paths"]), tuple(regexes),
-                               tuple(item.get("tests", ())), tuple(item.get("bench", ()))))
+                               tuple(item.get("tests", ())), tuple(item.get("bench", ())),
+                               item.get("package")))
     return tuple(out)
 
 

@@ -240,7 +240,8 @@ def _selected(changed: set[str]) -> tuple[set[str], set[str]]:
 def test_every_device_test_entry_names_real_files() -> None:
     files = _tree_files()
     for entry in _device_tests():
-        assert set(entry) == {"paths", "tests", "bench"}
+        assert set(entry) == {"paths", "tests", "bench", "package"}
+        assert entry["package"] == "gpukern"  # what validate --from-report checks
         for pattern in entry["paths"]:
             rx = re.compile(translate(pattern.encode()))
             matched = [f for f in files if rx.match(f.encode())]

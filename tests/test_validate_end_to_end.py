@@ -34,6 +34,7 @@ patterns = ["pkg/*.py"]
 paths = ["pkg/*.py"]
 tests = ["tests/test_{stem}.py", "tests/test_missing_{stem}.py"]
 bench = ["python bench.py"]
+package = "pkg"
 """
 
 BASE = {
@@ -233,3 +234,75 @@ def test_without_git_the_patch_is_dulwichs_and_says_so(tmp_path: Path, monkeypat
     monkeypatch.setattr(shutil_module, "which", lambda name: None)
     ours, source = patch_bytes(views)
     assert source == "dulwich" and ours.startswith(b"diff --git ")
+
+
+def _plan(tmp_path: Path, repo) -> Path:
+    report = tmp_path / "r.json"
+    main(["report", "--repo", str(repo.path), "--base", repo.base, "--head", repo.head,
+          "--format", "json", "-o", str(report), "--no-cache"])
+    return report
+
+
+def _from_report(tmp_path: Path, report: Path) -> tuple[int, Path]:
+    out = tmp_path / "v.json"
+    code = main(["validate", "--from-report", str(report), "-o", str(out), "--samples", "1",
+                 "--interval", "0", "--lock-dir", str(tmp_path / "l")])
+    return code, out
+
+
+def test_the_maps_package_reaches_the_import_check_without_a_flag(tmp_path: Path,
+                                                                   recorded) -> None:
+    repo = _repo(tmp_path, BROKEN)
+    report = _plan(tmp_path, repo)
+    [run] = json.loads(report.read_text())["device_runs"]
+    assert run["packages"] == ["pkg"]
+    code, out = _from_report(tmp_path, report)  # no --package
+    doc = json.loads(out.read_text())
+    jsonschema.Draft202012Validator(load_schema("validation_report.schema.json")).validate(doc)
+    compat = doc["stages"]["runtime_compat"]
+    assert compat["status"] == "pass" and compat["reason"].startswith("pkg resolves inside")
+    for side in ("base", "head"):  # the import check found pkg in each side's own folder
+        origin = Path(compat["detail"]["origins"][side])
+        assert origin == Path(doc["repo"][f"{side}_dir"]).resolve() / "pkg" / "__init__.py"
+    assert doc["test_selection"]["package"] == "pkg"
+    assert "device_runs of the report" in doc["test_selection"]["package_source"]
+    assert doc["runtime_identity"]["module"] == "pkg"
+    assert (code, doc["verdict"]) == (1, "BLOCK")  # the run went on to blame the head
+
+
+def test_package_flag_wins_over_the_plan(tmp_path: Path, recorded) -> None:
+    report = _plan(tmp_path, _repo(tmp_path, BROKEN))
+    out = tmp_path / "v.json"
+    main(["validate", "--from-report", str(report), "--package", "json", "-o", str(out),
+          "--samples", "1", "--interval", "0", "--lock-dir", str(tmp_path / "l")])
+    doc = json.loads(out.read_text())
+    assert (doc["test_selection"]["package"], doc["test_selection"]["package_source"]) == (
+        "json", "--package")
+    assert doc["stages"]["runtime_compat"]["status"] == "fail"  # json is not in the tree
+
+
+def test_a_plan_naming_no_package_skips_the_import_check(tmp_path: Path, recorded) -> None:
+    report = _plan(tmp_path, _repo(tmp_path, BROKEN))
+    plan = json.loads(report.read_text())
+    plan["device_runs"][0]["packages"] = []
+    report.write_text(json.dumps(plan))
+    code, out = _from_report(tmp_path, report)
+    doc = json.loads(out.read_text())
+    compat = doc["stages"]["runtime_compat"]
+    assert compat["status"] == "skip" and "[[device_tests]]" in compat["reason"]
+    assert doc["test_selection"]["package"] is None
+    assert doc["test_selection"]["package_source"].startswith("none")
+    assert doc["stages"]["correctness"]["status"] == "skip"
+    assert (code, doc["verdict"]) == (2, "INCONCLUSIVE")
+
+
+def test_a_plan_naming_several_packages_is_refused(tmp_path: Path, recorded, capsys) -> None:
+    report = _plan(tmp_path, _repo(tmp_path, BROKEN))
+    plan = json.loads(report.read_text())
+    plan["device_runs"][0]["packages"] = ["other", "pkg"]
+    report.write_text(json.dumps(plan))
+    capsys.readouterr()
+    code, out = _from_report(tmp_path, report)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 3 and len(err) == 1 and not out.exists()
+    assert "other, pkg" in err[0] and "--package" in err[0]

@@ -3,13 +3,21 @@
 
 from __future__ import annotations
 
+import jsonschema
 import pytest
 
+from impact.contracts import load_schema
+from impact.errors import BadUsage
 from impact.git import Snapshot
 from impact.reasons import Reason
 from impact.report import device_runs
 from impact.rows import Role, Row, Side, Status
 from impact.surface import BadSurfaceMap, builtin_map, parse_surface_map
+from impact.validate.run import plan_package
+
+BASE_MAP = b'schema_version = 1\nname = "x"\n[[surface]]\nkind = "op"\nlane = "IMPACT"\n' \
+           b'language = "python"\npatterns = ["a/**"]\n'
+RUN_SCHEMA = load_schema("report.schema.json")["properties"]["device_runs"]
 
 
 def _row(file: str, status: Status = Status.CHANGED, device_test: str = "") -> Row:
@@ -73,9 +81,73 @@ bench = ["python bench/{op}.py --json"]
 
 
 def test_a_bad_device_tests_table_is_refused() -> None:
-    base = b'schema_version = 1\nname = "x"\n[[surface]]\nkind = "op"\nlane = "IMPACT"\n' \
-           b'language = "python"\npatterns = ["a/**"]\n'
+    base = BASE_MAP
     with pytest.raises(BadSurfaceMap, match="device_tests"):
         parse_surface_map(base + b'[[device_tests]]\ntests = ["t.py"]\n', "test")
     with pytest.raises(BadSurfaceMap, match="bad pattern"):
         parse_surface_map(base + b'[[device_tests]]\npaths = ["a/[z"]\n', "test")
+
+
+def test_an_entry_may_name_its_package() -> None:
+    named = parse_surface_map(BASE_MAP + b'[[device_tests]]\npaths = ["a/*.py"]\n'
+                              b'tests = ["t.py"]\npackage = "alib.core"\n', "test")
+    bare = parse_surface_map(BASE_MAP + b'[[device_tests]]\npaths = ["a/*.py"]\n', "test")
+    assert named.device_tests[0].package == "alib.core"
+    assert bare.device_tests[0].package is None
+
+
+@pytest.mark.parametrize("value", [b"3", b'["alib"]', b'"a-lib"', b'""', b'"alib."'])
+def test_a_package_that_is_no_module_name_is_refused(value: bytes) -> None:
+    with pytest.raises(BadSurfaceMap, match="device_tests/0/package"):
+        parse_surface_map(BASE_MAP + b'[[device_tests]]\npaths = ["a/*.py"]\npackage = '
+                          + value + b"\n", "test")
+
+
+def test_runs_carry_the_packages_of_the_entries_that_named_their_tests() -> None:
+    head = Snapshot.from_files({"aiter/ops/norm.py": "", "op_tests/test_norm.py": ""})
+    [run] = device_runs([_row("aiter/ops/norm.py")], builtin_map("aiter"), head)
+    assert run["packages"] == ["aiter"]
+    [none] = device_runs([_row("csrc/kernels/x.cu")], builtin_map("aiter"),
+                         Snapshot.from_files({"csrc/kernels/x.cu": ""}))
+    assert none["packages"] == []  # no entry matched: no package claimed
+    jsonschema.validate([run, none], RUN_SCHEMA)
+
+
+def test_a_run_merged_from_several_entries_lists_each_package_once() -> None:
+    files = {"hopper/flash_api.cpp": "", "hopper/test_flash_attn.py": "",
+             "csrc/flash_attn/flash_api.cpp": "", "flash_attn/flash_attn_interface.py": "",
+             "tests/test_flash_attn.py": ""}
+    rows = [_row(f) for f in ("hopper/flash_api.cpp", "csrc/flash_attn/flash_api.cpp",
+                              "flash_attn/flash_attn_interface.py")]
+    [run] = device_runs(rows, builtin_map("flash-attention"), Snapshot.from_files(files))
+    assert run["packages"] == ["flash_attn", "flash_attn_interface"]
+    jsonschema.validate([run], RUN_SCHEMA)
+
+
+def test_hipdnn_names_no_package() -> None:
+    test = "src/tests/TestDense.cpp"
+    head = Snapshot.from_files({test: "", "kernels/dense.py": ""})
+    [run] = device_runs([_row("kernels/dense.py", device_test=test)], builtin_map("hipdnn"),
+                        head)
+    assert run["tests"] == [test] and run["packages"] == []
+
+
+def test_a_run_without_packages_breaks_the_report_schema() -> None:
+    [run] = device_runs([_row("csrc/kernels/x.cu")], builtin_map("aiter"),
+                        Snapshot.from_files({"csrc/kernels/x.cu": ""}))
+    del run["packages"]
+    with pytest.raises(jsonschema.ValidationError, match="packages"):
+        jsonschema.validate([run], RUN_SCHEMA)
+
+
+def _plan_with(*packages: list[str]) -> dict:
+    return {"device_runs": [{"packages": p} for p in packages]}
+
+
+def test_plan_package_takes_the_one_package_of_the_plan() -> None:
+    assert plan_package(_plan_with(["pkg"], [], ["pkg"]), None)[0] == "pkg"
+    assert plan_package(_plan_with(["pkg"]), "other") == ("other", "--package")
+    assert plan_package(_plan_with([]), None)[0] is None
+    assert plan_package(None, None)[0] is None
+    with pytest.raises(BadUsage, match="several packages"):
+        plan_package(_plan_with(["a"], ["b"]), None)

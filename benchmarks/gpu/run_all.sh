@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every GPU scenario end to end: build the scenario repository, then for each scenario
-# `impact report` (JSON) and `impact validate --from-report`, timing each stage.
+# `impact report` (JSON) and `impact validate --from-report` (the package under test comes
+# from the map's [[device_tests]] `package`, through the report), timing each stage.
 #
 #   benchmarks/gpu/run_all.sh OUT [SCENARIO ...]
 #
@@ -69,7 +70,7 @@ for s in "${SCENARIOS[@]}"; do
         env_prefix=(env CUDA_VISIBLE_DEVICES= PYTHONPATH="$HERE/nogpu${PYTHONPATH:+:$PYTHONPATH}")
     fi
     stage validate "$s" -- "${env_prefix[@]}" "$IMPACT" validate --repo "$REPO" --base base \
-        --head "$s" --from-report "$OUT/$s.report.json" --package gpukern \
+        --head "$s" --from-report "$OUT/$s.report.json" \
         --samples "${GPU_SAMPLES:-10}" --interval "${GPU_INTERVAL:-1}" \
         -o "$OUT/$s.validation.json" > "$OUT/$s.validate.log" 2>&1
 done

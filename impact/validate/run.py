@@ -91,6 +91,27 @@ def plan_selection(plan: dict[str, Any]) -> tuple[list[str], list[str], str]:
     return tests, bench, basis
 
 
+def plan_package(plan: dict[str, Any] | None, given: str | None) -> tuple[str | None, str]:
+    """The package the import check proves, and where it came from: --package when given,
+    else the one package the report's device runs name (their map's [[device_tests]]
+    `package`). Several named packages are refused (BadUsage): the check and the runtime
+    identity prove one package, and picking one would silently leave the others unproven."""
+    if given:
+        return given, "--package"
+    if plan is None:
+        return None, "none: no --package given"
+    named = sorted({p for run in plan["device_runs"] for p in run["packages"]})
+    if not named:
+        return None, "none: no --package given and the report's device_runs name no package"
+    if len(named) > 1:
+        raise BadUsage(f"the report's device runs exercise several packages ({', '.join(named)})"
+                       " and validate checks one",
+                       "name the one to check with --package NAME (or validate each with its "
+                       "own --package)")
+    return named[0], ("device_runs of the report (the package its surface map's "
+                      "[[device_tests]] name)")
+
+
 def _bind(options: Options, plan: dict[str, Any]) -> None:
     """The report must be about exactly this base and head (and tip)."""
     revs = plan["revisions"]
@@ -140,6 +161,7 @@ def validate(options: Options) -> dict[str, Any]:
                            "take the targets from the report, or name them yourself")
         plan = load_plan(options.from_report)
         _bind(options, plan)
+    options.package, package_source = plan_package(plan, options.package)
     if not (options.base and options.head):
         raise BadUsage("validate needs --base and --head (or --from-report)",
                        "name the two revisions to compare")
@@ -232,6 +254,7 @@ def validate(options: Options) -> dict[str, Any]:
             "test_selection": {
                 "tests": tests, "bench": bench, "runner": result["runner"],
                 "runner_reason": result["runner_reason"], "basis": basis,
+                "package": options.package, "package_source": package_source,
                 "perf_rounds": list(perf.ROUNDS),
                 "metric_format": "JSON lines {\"label\": str, \"us\": float} or "
                                  "'<label>: <number> us'",
@@ -281,8 +304,9 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
     if "head" not in sides:
         stages["runtime_compat"] = _stage("skip", "no merged head tree to check (merge_sim failed)")
     elif not options.package:
-        stages["runtime_compat"] = _stage("skip", "no package named: pass --package NAME so the "
-                                          "import check can prove which tree runs")
+        stages["runtime_compat"] = _stage("skip", "no package named: pass --package NAME, or "
+                                          "name `package` in the map's [[device_tests]], so "
+                                          "the import check can prove which tree runs")
     else:
         origins, bad = {}, []
         for name, side in sides.items():
