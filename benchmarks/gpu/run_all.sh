@@ -69,8 +69,9 @@ for s in "${SCENARIOS[@]}"; do
         # No GPU: torch sees no device and NVML cannot be imported, as on a machine without one.
         env_prefix=(env CUDA_VISIBLE_DEVICES= PYTHONPATH="$HERE/nogpu${PYTHONPATH:+:$PYTHONPATH}")
     fi
-    stage validate "$s" -- "${env_prefix[@]}" "$IMPACT" validate --repo "$REPO" --base base \
-        --head "$s" --from-report "$OUT/$s.report.json" \
+    # The report names the repository, base, head and (through the map) the package.
+    stage validate "$s" -- "${env_prefix[@]}" "$IMPACT" validate \
+        --from-report "$OUT/$s.report.json" \
         --samples "${GPU_SAMPLES:-10}" --interval "${GPU_INTERVAL:-1}" \
         -o "$OUT/$s.validation.json" > "$OUT/$s.validate.log" 2>&1
 done
