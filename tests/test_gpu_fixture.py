@@ -240,8 +240,9 @@ def _selected(changed: set[str]) -> tuple[set[str], set[str]]:
 def test_every_device_test_entry_names_real_files() -> None:
     files = _tree_files()
     for entry in _device_tests():
-        assert set(entry) == {"paths", "tests", "bench", "package"}
-        assert entry["package"] == "gpukern"  # what validate --from-report checks
+        # No `package`: the H200 reports are bound to this map's scenario commits, and
+        # run_all.sh names the package (--package gpukern) instead.
+        assert set(entry) == {"paths", "tests", "bench"}
         for pattern in entry["paths"]:
             rx = re.compile(translate(pattern.encode()))
             matched = [f for f in files if rx.match(f.encode())]
