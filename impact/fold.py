@@ -122,6 +122,19 @@ def _fold_row(row: Row, emit: _Emit, ctx: CheckContext, host_side: set[str],
                                                    module=module)))
 
 
+def unfinished_tables(document: dict[str, Any]) -> list[str]:
+    """What the head's predicate probes left unsettled: every head table that did not
+    finish (timed out, failed), or the revision itself when it has no result. A Pack-time
+    with any of these is INCOMPLETE, never CLEAN: no finding is not the same as none."""
+    emit = _Emit(document)
+    if not emit.complete:
+        return [f"{r} revision" for r in ("base", "head")
+                if document["revisions"][r]["status"] != "done"
+                or not document["revisions"][r]["result"]] or ["emit"]
+    return sorted(str(t.get("family")) for t in emit.head.get("predicate_tables", [])
+                  if t.get("status") != "done")
+
+
 def pack_findings(document: dict[str, Any], ctx: CheckContext) -> list[dict[str, Any]]:
     """The head's predicate-table findings, each marked `new` (the base lacks it),
     `first-shipped` (in a family the base did not ship, whose module the change left

@@ -12,7 +12,7 @@ from typing import Any
 
 from impact.archs import arch_sources
 from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a_surface
-from impact.fold import fold, pack_findings
+from impact.fold import fold, pack_findings, unfinished_tables
 from impact.git import Snapshot, View, Views
 from impact.rollup import pack_time, rollup
 from impact.rows import Lane, Role, Row, Status
@@ -195,7 +195,7 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
             rows = fold(rows, emit, ctx)
         findings = pack_findings(emit, ctx)
     verdict = rollup(rows, surface.all_archs)
-    packs = pack_time(findings)
+    packs = pack_time(findings, unfinished_tables(emit) if emit is not None else ())
     failures = sorted({path for view in ctx.available_views() for path in view.diff.paths
                        if surface.classify(path) is not None
                        for snap in (view.old, view.new) if snap is not None and path in snap

@@ -35,6 +35,7 @@ class PackOutcome(enum.StrEnum):
     NOT_RUN = "NOT-RUN"
     CLEAN = "CLEAN"
     NEW = "NEW"
+    INCOMPLETE = "INCOMPLETE"
 
 
 EXIT_CODES: dict[Outcome, int] = {
@@ -71,6 +72,7 @@ class PackTime:
     new: int = 0
     first_shipped: int = 0
     findings: tuple[Mapping[str, Any], ...] = ()
+    unfinished: tuple[str, ...] = ()
 
     @property
     def probed(self) -> bool:
@@ -79,7 +81,8 @@ class PackTime:
     def to_json(self) -> dict[str, Any]:
         return {"kind": str(self.kind), "probed": self.probed, "new": self.new,
                 "first_shipped": self.first_shipped,
-                "findings": [dict(f) for f in self.findings]}
+                "findings": [dict(f) for f in self.findings],
+                "unfinished": list(self.unfinished)}
 
 
 def _arch_order(archs: Iterable[str]) -> tuple[str, ...]:
@@ -109,13 +112,17 @@ def rollup(rows: Iterable[Row], every_arch: str = "all-archs") -> Verdict:
     return Verdict(Outcome.NOT_APPLICABLE, other_lanes=lanes)
 
 
-def pack_time(findings: Iterable[Mapping[str, Any]] | None) -> PackTime:
+def pack_time(findings: Iterable[Mapping[str, Any]] | None,
+              unfinished: Iterable[str] = ()) -> PackTime:
     """The Pack-time verdict of the classified predicate-table findings; None when no
-    emit file was given (the probes did not run)."""
+    emit file was given (the probes did not run). Probes that did not finish make it
+    INCOMPLETE unless a finding already makes it NEW: silence is not CLEAN."""
     if findings is None:
         return PackTime(PackOutcome.NOT_RUN)
     listed = tuple(findings)
+    pending = tuple(unfinished)
     new = sum(1 for f in listed if f.get("status") == "new")
     first = sum(1 for f in listed if f.get("status") == "first-shipped")
-    kind = PackOutcome.NEW if (new or first) else PackOutcome.CLEAN
-    return PackTime(kind, new, first, listed)
+    kind = (PackOutcome.NEW if (new or first) else
+            PackOutcome.INCOMPLETE if pending else PackOutcome.CLEAN)
+    return PackTime(kind, new, first, listed, pending)

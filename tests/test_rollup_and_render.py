@@ -120,3 +120,25 @@ def test_explain_prints_the_docstring(capsys) -> None:
     assert "What it checks:" in capsys.readouterr().out
     assert main(["explain", "nonsense"]) == 3
     assert "no contract named" in capsys.readouterr().err
+
+
+def test_unfinished_probes_make_pack_time_incomplete_never_clean() -> None:
+    from impact.fold import unfinished_tables
+    from impact.rollup import PackOutcome, pack_time
+
+    def doc(tables, head_status="done"):
+        return {"revisions": {
+            "base": {"status": "done", "result": {"families": [], "predicate_tables": []}},
+            "head": {"status": head_status,
+                     "result": {"families": [], "predicate_tables": tables}
+                     if head_status == "done" else None}}}
+
+    finished = doc([{"family": "a@gfx950", "status": "done", "findings": []}])
+    timed_out = doc([{"family": "a@gfx950", "status": "done", "findings": []},
+                     {"family": "b@gfx950", "status": "timed-out", "findings": []}])
+    assert unfinished_tables(finished) == []
+    assert unfinished_tables(timed_out) == ["b@gfx950"]
+    assert unfinished_tables(doc([], head_status="crashed")) == ["head revision"]
+    assert pack_time([], unfinished_tables(finished)).kind == PackOutcome.CLEAN
+    assert pack_time([], unfinished_tables(timed_out)).kind == PackOutcome.INCOMPLETE
+    assert pack_time([{"status": "new"}], ["b@gfx950"]).kind == PackOutcome.NEW

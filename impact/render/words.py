@@ -321,6 +321,10 @@ def pack_time_line(pack_time: Mapping[str, Any]) -> str:
         return "Pack-time: NOT RUN (no emit file; run with --run-emit)"
     if pack_time["kind"] == "CLEAN":
         return "Pack-time: CLEAN"
+    if pack_time["kind"] == "INCOMPLETE":
+        pending = pack_time.get("unfinished", [])
+        return (f"Pack-time: INCOMPLETE ({len(pending)} predicate probe(s) did not finish: "
+                f"{', '.join(pending)})")
     return f"Pack-time: NEW {pack_time['new']}, FIRST-SHIPPED {pack_time['first_shipped']}"
 
 
