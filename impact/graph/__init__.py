@@ -16,5 +16,5 @@ from impact.graph.symbols import (
     symbol_node,
 )
 
-__all__ = [*_records, "DEFINITION_KINDS", "abbreviates", "SymbolGraph", "build_graph", "module_node",
-           "name_forms", "same_name", "symbol_node"]
+__all__ = [*_records, "DEFINITION_KINDS", "SymbolGraph", "abbreviates", "build_graph",
+           "module_node", "name_forms", "same_name", "symbol_node"]
