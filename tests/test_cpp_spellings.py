@@ -143,7 +143,8 @@ LIST_SPELLINGS = [
     ("list_c_array_of_a_local_record", (
         'namespace {\nstruct Pinned\n{\n    const char* kind;\n    int size;\n'
         '    const char* name;\n};\n'
-        'const Pinned kAbi[] = {\n    {"global_buffer", 8, "q_ptr"}, {"global_buffer", 8, "k_ptr"},\n'
+        'const Pinned kAbi[] = {\n'
+        '    {"global_buffer", 8, "q_ptr"}, {"global_buffer", 8, "k_ptr"},\n'
         '    {"by_value", 4, "scale"}, {"by_value", 4, "batch"},\n};\n}\n'), "kAbi"),
     ("list_vector_of_a_local_record_reordered_fields", (
         'struct Row { std::string name; ArgKind kind; uint32_t offset; uint32_t size; };\n'
