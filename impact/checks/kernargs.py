@@ -390,7 +390,8 @@ class KernargsCheck:
         order. A launch() call is compared argument by argument after the launch
         parameters before them (stream, grid and block, shared memory, the kernel
         handle): its count, then each argument's name (`_ptr`, case, `m_`/`k` prefixes
-        set aside) against the parameter at its position, and its kind and size where
+        set aside; `sq` may stand for `seqlen_q`, the start of each of its words)
+        against the parameter at its position, and its kind and size where
         the C++ settles them (a cast, a declared type, a struct field). The graph pairs
         each copy with its builder: a list with the builder a profile declares, else the
         one with equal names, else the builder it restated at the base, else the closest
