@@ -422,3 +422,31 @@ def test_one_buffer_passed_twice_is_not_a_swap_but_is_not_inert(build) -> None:
         "        launcher.launch(q, q, v, o, scale, batch, seqlenQ, seqlenKv);\n"),))
     (row,) = [r for r in rows if r.subject == LAUNCH]
     assert row.status == C
+
+
+def _keyword_params(files: dict[str, bytes]) -> None:
+    """The gfx942 builder's b.param calls with `name=`/`type=` keywords, a type in
+    parentheses that change nothing: Python binds them as the positional spelling."""
+    e.replace(e.GFX942_DENSE, 'b.param("o_ptr", PtrType(elem),',
+              'b.param(name="o_ptr", type=(PtrType(elem)),')(files)
+    e.replace(e.GFX942_DENSE, 'b.param("scale", F32)', 'b.param(type=F32, name=("scale"))')(files)
+
+
+def test_builder_params_by_keyword_read_as_positional(build) -> None:
+    # The builder as compared did not move (unread keyword params would drop two).
+    assert not [r for r in rows_for(build, (_keyword_params,)) if r.subject == GFX942_LAUNCH]
+    swap = e.replace(e.GFX942_DENSE_PACK, "launcher.launch(q, k, v, o, scale);",
+                     "launcher.launch(q, k, v, scale, o);")
+    (row,) = [r for r in rows_for(build, (swap,), base=(_keyword_params,))
+              if r.subject == GFX942_LAUNCH]
+    assert row.status == M and (row.details["position"], row.details["other"]) == (4, 5)
+
+
+def test_launch_arguments_that_abbreviate_parameters_are_compared_by_position(build) -> None:
+    names = e.replace(e.GFX942_DENSE_PACK, "launcher.launch(q, k, v, o, scale);",
+                      "launcher.launch(q, k, v, o, sc);")
+    swapped = e.replace(e.GFX942_DENSE_PACK, "launcher.launch(q, k, v, o, scale);",
+                        "launcher.launch(q, k, v, sc, o);")
+    assert not [r for r in rows_for(build, (names,)) if r.status == M]
+    (row,) = [r for r in rows_for(build, (swapped,)) if r.subject == GFX942_LAUNCH]
+    assert row.status == M and row.details["argument"] == "sc"

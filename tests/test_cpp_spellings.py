@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from impact.cpp.facts import extract_cpp_facts
-from impact.graph import name_forms, same_name
+from impact.graph import abbreviates, name_forms, same_name
 from impact.kinds import FactKind
 
 GB, BV = "global_buffer", "by_value"
@@ -140,6 +140,25 @@ LIST_SPELLINGS = [
         'std::vector<KernelArgument> pointers()\n{\n'
         '    return {{"global_buffer", 8, 0, "q_ptr"}, {"global_buffer", 8, 8, "k_ptr"},\n'
         '            {"by_value", 4, 16, "scale"}, {"by_value", 4, 20, "batch"}};\n}'), "sig"),
+    ("list_c_array_of_a_local_record", (
+        'namespace {\nstruct Pinned\n{\n    const char* kind;\n    int size;\n'
+        '    const char* name;\n};\n'
+        'const Pinned kAbi[] = {\n'
+        '    {"global_buffer", 8, "q_ptr"}, {"global_buffer", 8, "k_ptr"},\n'
+        '    {"by_value", 4, "scale"}, {"by_value", 4, "batch"},\n};\n}\n'), "kAbi"),
+    ("list_vector_of_a_local_record_reordered_fields", (
+        'struct Row { std::string name; ArgKind kind; uint32_t offset; uint32_t size; };\n'
+        'static const std::vector<Row> kRows = {\n'
+        '    {"q_ptr", ArgKind::global_buffer, 0, 8}, Row{"k_ptr", ArgKind::global_buffer, 8, 8},\n'
+        '    Row("scale", ArgKind::by_value, 16, 4), {"batch", ArgKind::by_value, 20, 4}};\n'),
+     "kRows"),
+    ("list_local_record_in_a_function", sig(
+        '    const std::array<Pinned, 4> rows{{{"global_buffer", 8, "q_ptr"},\n'
+        '        {"global_buffer", 8, "k_ptr"}, {"by_value", 4, "scale"},\n'
+        '        {"by_value", 4, "batch"}}};\n    (void)rows;\n'
+        '    return {{"global_buffer", 8, 0, "q_ptr"}, {"global_buffer", 8, 8, "k_ptr"},\n'
+        '            {"by_value", 4, 16, "scale"}, {"by_value", 4, 20, "batch"}};',
+        'struct Pinned { const char* kind; int size; const char* name; };'), "sig.rows"),
     ("element_helper_calls", sig(
         '    return {buffer("q_ptr"), buffer("k_ptr", 8), scalar4("scale"), scalar4("batch")};',
         'constexpr uint32_t kPtr = sizeof(void*);\n'
@@ -334,6 +353,28 @@ def test_argument_names_normalise_to_one(a: str, b: str) -> None:
 def test_different_argument_names_stay_apart(a: str, b: str) -> None:
     assert not same_name(a, b)
     assert name_forms(a) and name_forms(b)
+
+
+def test_a_struct_not_shaped_like_an_argument_holds_no_list() -> None:
+    source = ('struct Dim { const char* label; int extent; };\n'
+              'const Dim kDims[] = {{"n", 4}, {"h", 8}};\n')
+    assert lists(source) == {}
+
+
+@pytest.mark.parametrize(("short", "name"), [
+    ("b", "batch"), ("sq", "seqlen_q"), ("skv", "seqlen_kv"), ("seqQ", "seqlen_q"),
+    ("m_sq", "seqlen_q"), ("hq", "heads_q"),
+])
+def test_a_launch_argument_may_abbreviate_a_parameter(short: str, name: str) -> None:
+    assert abbreviates(short, name)
+
+
+@pytest.mark.parametrize(("short", "name"), [
+    ("sq", "seqlen_kv"), ("skv", "seqlen_q"), ("s", "seqlen_q"), ("batch", "batch"),
+    ("x", "batch"), ("bq", "batch"), ("hq", "num_heads_q"),
+])
+def test_an_abbreviation_covers_every_word_in_order(short: str, name: str) -> None:
+    assert not abbreviates(short, name)
 
 
 def test_s_packs_rows_in_every_spelling() -> None:

@@ -107,24 +107,7 @@ def outcome(doc: dict, case: b.Case, view: str = "head",
 
 # -- expected failures today, each with the answer the tool gives ---------------------------
 # Filled from running this module against the readers as they are; see the closing report.
-NO_ROW = "NEEDS-DEVICE {}: no kernargs row at all, only 'surface: content changed' ({})"
-CENSUS = ("NEEDS-DEVICE gfx950: 'no kernel names found in the census file; cannot compare it "
-          "with the KDP' (std::set<std::string> census not read)")
-CONTENT = "NEEDS-DEVICE gfx950: 'surface: content changed' ({})"
-XFAIL_BASE_HEAD: dict[str, str] = {
-    "old-era builder swaps o_ptr and scale (gfx942, no list)": NO_ROW.format(
-        "gfx942", "launch() of a pack with no list is not compared with its builder"),
-    "launch() swaps two int32 arguments (inline casts)": NO_ROW.format(
-        "gfx950", "launch() compared by count only"),
-    "old-era launch() drops an argument (gfx942)": NO_ROW.format(
-        "gfx942", "launch() of a pack with no list is not compared with its builder"),
-    "signature test pin swaps two entries alone": NO_ROW.format(
-        "gfx950", "pin as a C array of a local struct not read"),
-    "census pin drops a name alone": CENSUS,
-    "KDP variant removed, census left": CENSUS,
-    "cosmetic: python redundant parentheses": CONTENT.format(
-        "the layout-blind digest sees the parentheses"),
-}
+XFAIL_BASE_HEAD: dict[str, str] = {}
 # With an unrelated target commit the merged view reads as the head view does.
 XFAIL_TARGET: dict[str, str] = {
     name: reason for name, reason in XFAIL_BASE_HEAD.items()

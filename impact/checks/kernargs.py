@@ -26,6 +26,7 @@ from impact.graph import (
     PairedBy,
     SymbolGraph,
     Unread,
+    abbreviates,
     same_name,
 )
 from impact.kinds import SurfaceKind
@@ -328,20 +329,26 @@ def _compare_launch(site: _Site) -> _Outcome:
     return first
 
 
+def _names(arg: str | None, param: str) -> bool:
+    """Whether a launch() argument names a builder parameter: the same name, or the
+    parameter by the starts of its words (`_problem.sq` for `seqlen_q`)."""
+    return same_name(arg, param) or abbreviates(arg, param)
+
+
 def _launch_problem(site: _Site, params: tuple[_Param, ...]) -> _Outcome | None:
     """The first argument of a launch() that disagrees with `params`, or None."""
     args = site.launch_args
     if len(args) != len(params):
         return None  # no per-argument reading (an older fact): the count agreed
     for i, (arg, param) in enumerate(zip(args, params, strict=True)):
-        if arg.name is None or same_name(arg.name, param.name):
+        if arg.name is None or _names(arg.name, param.name):
             continue
-        other = next((j for j, p in enumerate(params)
-                      if j != i and same_name(arg.name, p.name)), None)
-        if other is None:
-            continue  # a name of its own: compared by type below
-        own_elsewhere = any(k != i and same_name(a.name, param.name) for k, a in enumerate(args))
-        other_in_place = same_name(args[other].name, params[other].name)
+        others = [j for j, p in enumerate(params) if j != i and _names(arg.name, p.name)]
+        if len(others) != 1:
+            continue  # a name of its own (or of several): compared by type below
+        other = others[0]
+        own_elsewhere = any(k != i and _names(a.name, param.name) for k, a in enumerate(args))
+        other_in_place = _names(args[other].name, params[other].name)
         if not own_elsewhere and other_in_place:
             continue  # one buffer passed twice on purpose (`q` for `k` too), not a swap
         return _Outcome(_Verdict.MISMATCH, Reason.LAUNCH_ARGUMENT_MISPLACED, {
@@ -383,7 +390,8 @@ class KernargsCheck:
         order. A launch() call is compared argument by argument after the launch
         parameters before them (stream, grid and block, shared memory, the kernel
         handle): its count, then each argument's name (`_ptr`, case, `m_`/`k` prefixes
-        set aside) against the parameter at its position, and its kind and size where
+        set aside; `sq` may stand for `seqlen_q`, the start of each of its words)
+        against the parameter at its position, and its kind and size where
         the C++ settles them (a cast, a declared type, a struct field). The graph pairs
         each copy with its builder: a list with the builder a profile declares, else the
         one with equal names, else the builder it restated at the base, else the closest

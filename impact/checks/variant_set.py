@@ -95,12 +95,28 @@ def _kdps(ctx: CheckContext, snapshot: Snapshot) -> dict[str, _Kdp]:
     return out
 
 
+def _spellings(known: set[str]) -> dict[str, str]:
+    """Each way a census may pin a variant, to the variant's name: the UKD name itself, or
+    the kernel name inside a `family.<kernel>.gfxNNN` UKD name (what a pack's census
+    reports as `kernelNames`). A full name wins over another variant's inner one."""
+    out: dict[str, str] = {}
+    for name in sorted(known):
+        if _KERNEL_NAME.match(name):
+            out.setdefault(name.split(".")[1], name)
+    out.update({name: name for name in known})
+    return out
+
+
 def _census_names(facts: list[Fact], known: set[str]) -> dict[str, int]:
-    """The literals of a census file that are kernel names: those equal to a variant name
-    the KDP ships at either revision, or shaped like one (`family.tags.gfxNNN`)."""
+    """The variants a census file pins, with the line of each: its literals equal to a
+    variant name the KDP ships at either revision (or that variant's kernel name), or
+    shaped like one (`family.tags.gfxNNN`)."""
+    spelled = _spellings(known)
     names: dict[str, int] = {}
     for literal, line in census_literals(facts):
-        if literal in known or _KERNEL_NAME.match(literal):
+        if literal in spelled:
+            names.setdefault(spelled[literal], line)
+        elif _KERNEL_NAME.match(literal):
             names.setdefault(literal, line)
     return names
 

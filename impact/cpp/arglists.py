@@ -40,6 +40,7 @@ class ListRead:
     unread: list[dict[str, Any]] = field(default_factory=list)
     helpers: set[str] = field(default_factory=set)  # list helpers it was built from
     modified_copy: bool = False  # a copy of another list, then changed (a neighbour ABI)
+    order: tuple[str, ...] = _FIELDS  # the element's fields in order (a local record's)
 
     def note(self, node: tree_sitter.Node, construct: str) -> None:
         self.unread.append({"line": line_of(node), "construct": construct})
@@ -55,9 +56,17 @@ def mentions_element(type_text: str) -> bool:
     return _ELEMENT.search(type_text) is not None
 
 
-def is_list_type(type_text: str, declarator: tree_sitter.Node | None = None) -> bool:
-    """A type (with its declarator) that holds several KernelArguments."""
-    if not mentions_element(type_text):
+def record_of(type_text: str, records: dict[str, tuple[str, ...]]) -> str | None:
+    """The file's KernelArgument-shaped struct a type names as its element, if any."""
+    return next((name for name in records
+                 if re.search(rf"(?<![\w:]){re.escape(name)}\b", type_text)), None)
+
+
+def is_list_type(type_text: str, declarator: tree_sitter.Node | None = None,
+                 records: dict[str, tuple[str, ...]] | None = None) -> bool:
+    """A type (with its declarator) that holds several KernelArguments (or several of the
+    file's own structs shaped like one, `records`)."""
+    if not mentions_element(type_text) and record_of(type_text, records or {}) is None:
         return False
     if _CONTAINER.search(type_text):
         return True
@@ -75,6 +84,17 @@ class ArgLists:
     def __init__(self, values: Values) -> None:
         self.values = values
         self.helpers_used: set[str] = set()
+        self.records = values.element_records()
+
+    def is_list(self, type_text: str, declarator: tree_sitter.Node | None = None) -> bool:
+        return is_list_type(type_text, declarator, self.records)
+
+    def new_read(self, type_text: str) -> ListRead:
+        """An empty read for a list of `type_text`: a local record's fields give the order
+        of a positional element."""
+        record = record_of(type_text, self.records) if not mentions_element(type_text) \
+            else None
+        return ListRead(order=self.records[record]) if record is not None else ListRead()
 
     def text(self, node: tree_sitter.Node) -> str:
         return self.values.text(node)
@@ -100,6 +120,9 @@ class ArgLists:
             name = self.text(function).split("::")[-1] if function is not None else ""
             if name == "KernelArgument":
                 self.fields(values, node, env, out)
+                return
+            if name in self.records:
+                self.fields(values, node, env, out, self.records[name])
                 return
             helper = self.values.functions.get(name)
             if helper is not None and env is not None and depth < _MAX_HELPER_DEPTH:
@@ -134,18 +157,19 @@ class ArgLists:
             added["line"] = line_of(call)
 
     def fields(self, values: list[tree_sitter.Node], node: tree_sitter.Node,
-               env: Env | None, out: ListRead) -> None:
-        """One entry from positional (kind, size, offset, name) values or designated
-        `.kind = ...` initialisers."""
+               env: Env | None, out: ListRead, order: tuple[str, ...] | None = None) -> None:
+        """One entry from positional values (kind, size, offset, name, or the order of the
+        local record the list holds) or designated `.kind = ...` initialisers."""
         named: dict[str, tree_sitter.Node] = {}
+        order = order or out.order
         if values and all(v.type == "initializer_pair" for v in values):
             for pair in values:
                 designator = pair.child_by_field_name("designator")
                 value = pair.child_by_field_name("value")
                 if designator is not None and value is not None:
                     named[self.text(designator).lstrip(".").strip()] = value
-        elif len(values) == 4:
-            named = dict(zip(_FIELDS, values, strict=True))
+        elif len(values) == len(order):
+            named = dict(zip(order, values, strict=True))
         else:
             out.note(node, f"element with {len(values)} values")
             return
@@ -264,15 +288,15 @@ class ArgLists:
             if value is None and declarator.type == "init_declarator":
                 value = next((c for c in declarator.named_children
                               if c.type in ("initializer_list", "argument_list")), None)
-            listy = is_list_type(type_text, declarator) or (
+            listy = self.is_list(type_text, declarator) or (
                 value is not None and value.type in ("compound_literal_expression",
                                                      "call_expression")
-                and is_list_type(self.text(value).split("{")[0].split("(")[0])) or (
+                and self.is_list(self.text(value).split("{")[0].split("(")[0])) or (
                 value is not None and value.type == "call_expression"
                 and self.values.returns_list(_callee(value, self.values)))
             if not listy:
                 continue
-            read = ListRead()
+            read = self.new_read(type_text)
             if value is not None and not (value.type == "argument_list"
                                           and not value.named_child_count):
                 self.sequence(value, env, read, state.locals, depth)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
-from impact.cpp.arglists import ArgLists, ListRead, is_list_type, mentions_element
+from impact.cpp.arglists import ArgLists, ListRead, mentions_element
 from impact.cpp.launches import LaunchReader
 from impact.cpp.literals import string_value
 from impact.cpp.scaffold import (
@@ -242,7 +242,7 @@ class _Walker:
                 )
             )
         return_type = node.child_by_field_name("type")
-        returns = return_type is not None and is_list_type(
+        returns = return_type is not None and self.arglists.is_list(
             self.text(return_type), declarator.child_by_field_name("declarator"))
         body = node.child_by_field_name("body")
         if body is not None:
@@ -363,9 +363,9 @@ class _Walker:
                                        {"namespace": scope.namespace}))
             if name == "s_packs" and value is not None and value.type == "initializer_list":
                 self.pack_rows(value)
-            if (scope.function is None and is_list_type(type_text, declarator)
+            if (scope.function is None and self.arglists.is_list(type_text, declarator)
                     and not _isfunction_declarator(declarator)):
-                read = ListRead()
+                read = self.arglists.new_read(type_text)
                 if value is not None:
                     self.arglists.sequence(value, self.values.file, read)
                 self.arglists.helpers_used |= read.helpers

@@ -139,6 +139,17 @@ class Values:
                     fields.append((self.text(ident), self.text(type_node) + pointer))
         self.structs[self.text(name)] = fields
 
+    def element_records(self) -> dict[str, tuple[str, ...]]:
+        """The file's own structs shaped like a KernelArgument (fields named kind, size and
+        name, maybe offset), each with its field names in declaration order: a pin may
+        spell its entries as such a local record."""
+        out: dict[str, tuple[str, ...]] = {}
+        for name, fields in self.structs.items():
+            names = tuple(f for f, _type in fields)
+            if {"kind", "size", "name"} <= set(names):
+                out[name] = names
+        return out
+
     def returns_list(self, name: str) -> bool:
         """Whether the file's function `name` returns a container of KernelArguments."""
         function = self.functions.get(name.split("::")[-1])

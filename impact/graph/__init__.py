@@ -5,7 +5,7 @@ records the queries return; `pairing.py` the rules that pair a copy of an argume
 with its builder. Outside this package a node id is an opaque string.
 """
 
-from impact.graph.pairing import name_forms, same_name
+from impact.graph.pairing import abbreviates, name_forms, same_name
 from impact.graph.records import *  # noqa: F403  (the records are the graph's API)
 from impact.graph.records import __all__ as _records
 from impact.graph.symbols import (
@@ -16,5 +16,5 @@ from impact.graph.symbols import (
     symbol_node,
 )
 
-__all__ = [*_records, "DEFINITION_KINDS", "SymbolGraph", "build_graph", "module_node",
-           "name_forms", "same_name", "symbol_node"]
+__all__ = [*_records, "DEFINITION_KINDS", "SymbolGraph", "abbreviates", "build_graph",
+           "module_node", "name_forms", "same_name", "symbol_node"]

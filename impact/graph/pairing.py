@@ -39,6 +39,43 @@ def name_forms(name: str | None) -> frozenset[str]:
     return frozenset(out)
 
 
+def _word_list(name: str) -> list[str]:
+    """The words of a name (`seqlen_q`, `seqlenQ` and `m_seqlenQ`: seqlen, q), lower case,
+    a member prefix and a trailing `ptr` set aside."""
+    text = name.strip()
+    for prefix in ("m_", "_"):
+        if text.startswith(prefix) and len(text) > len(prefix):
+            text = text[len(prefix):]
+    words = [w for w in _CAMEL.sub("_", text).lower().split("_") if w]
+    if len(words) > 1 and words[-1] in ("ptr", "pointer"):
+        words = words[:-1]
+    return words
+
+
+def _prefixes(short: str, words: list[str]) -> bool:
+    """Whether `short` is a prefix of each word in turn, every word used once."""
+    if not words:
+        return not short
+    head = words[0]
+    return any(short[:n] == head[:n] and _prefixes(short[n:], words[1:])
+               for n in range(1, min(len(short), len(head)) + 1))
+
+
+def abbreviates(short: str | None, name: str | None) -> bool:
+    """Whether `short` spells `name` by the starts of its words, every word in order
+    (`b` for `batch`, `sq` for `seqlen_q`, `skv` for `seqlen_kv`; not `s` for
+    `seqlen_q`; `seqQ` for `seqlen_q`, word by word). Never `name` itself."""
+    if not short or not name or not short.isidentifier():
+        return False
+    mine, words = _word_list(short), _word_list(name)
+    if not mine or mine == words:
+        return False
+    if len(mine) > 1:
+        return len(mine) == len(words) and all(
+            w.startswith(m) for m, w in zip(mine, words, strict=True))
+    return _prefixes(mine[0], words)
+
+
 def same_name(a: str | None, b: str | None) -> bool:
     """Whether two argument names are one name under `name_forms`."""
     return bool(name_forms(a) & name_forms(b))

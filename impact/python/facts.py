@@ -187,6 +187,13 @@ class _Extractor:
         code = self.module.code_for_node(node).strip()
         return " ".join(code.split()) if "\n" in code else code
 
+    def bare_text(self, node: cst.BaseExpression) -> str:
+        """`text` without parentheses around the whole expression, which change nothing
+        in argument position (`b.param("n", (ir.I32))`); a tuple or generator keeps its own."""
+        if (getattr(node, "lpar", None) and not isinstance(node, (cst.Tuple, cst.GeneratorExp))):
+            node = node.with_changes(lpar=[], rpar=[])  # type: ignore[attr-defined]
+        return self.text(node)
+
     def arg_text(self, arg: cst.Arg) -> str:
         """`k=v`, `*v` or `v` without the separating comma."""
         star = arg.star if isinstance(arg.star, str) else ""
@@ -423,16 +430,24 @@ class _Extractor:
         return (start.line, start.column)
 
     @staticmethod
-    def is_param_call(call: cst.Call) -> bool:
+    def param_args(call: cst.Call) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
+        """The name and type a `b.param(name, type, ...)` call passes, positionally or as
+        `name=`/`type=` keywords (Python binds both the same way)."""
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        keyword = {arg.keyword.value: arg.value for arg in call.args if arg.keyword}
+        slots: list[cst.BaseExpression | None] = []
+        for i, name in enumerate(("name", "type")):
+            slots.append(positional[i] if i < len(positional) else keyword.get(name))
+        return slots[0], slots[1]
+
+    @classmethod
+    def is_param_call(cls, call: cst.Call) -> bool:
         func = call.func
-        return (
-            isinstance(func, cst.Attribute)
-            and func.attr.value == "param"
-            and isinstance(func.value, cst.Name)
-            and bool(call.args)
-            and call.args[0].keyword is None
-            and string_value(call.args[0].value) is not None
-        )
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "param"
+                and isinstance(func.value, cst.Name) and call.args):
+            return False
+        name, _type = cls.param_args(call)
+        return name is not None and string_value(name) is not None
 
     def calls_name(self, node: cst.BaseExpression, name: str) -> bool:
         """Whether `node` calls `name`, spelled bare or qualified by a DSL module."""
@@ -460,15 +475,16 @@ class _Extractor:
         return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
 
     def param_fact(self, function: str, index: int, call: cst.Call, guard: str) -> None:
-        args = self.positional(call)
-        param = string_value(args[0])
-        attrs = {arg.keyword.value: self.text(arg.value) for arg in call.args if arg.keyword}
-        type_node = args[1] if len(args) > 1 else None
+        name_node, type_node = self.param_args(call)
+        assert name_node is not None
+        param = string_value(name_node)
+        attrs = {arg.keyword.value: self.bare_text(arg.value)
+                 for arg in call.args if arg.keyword and arg.keyword.value not in ("name", "type")}
         data = {
             "function": function,
             "index": index,
             "param": param,
-            "type": self.opt_text(type_node),
+            "type": None if type_node is None else self.bare_text(type_node),
             "attrs": attrs,
             "guard": guard,
         }
