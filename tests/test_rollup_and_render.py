@@ -64,7 +64,7 @@ def sample_report() -> dict:
         "verdict": verdict.to_json(),
         "device_runs": device_runs(rows),
         "pack_time": {"kind": "CLEAN", "probed": True, "new": 0, "first_shipped": 0,
-                      "findings": []},
+                      "findings": [], "unfinished": []},
         "emit": None,
         "coverage": {"contracts_checked": ["surface"], "skipped": [], "parse_failures": ["bad.py"],
                      "archs": {}},
