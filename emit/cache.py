@@ -34,13 +34,12 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from impact.factstore import _TMP_PREFIX, DEFAULT_LIMIT_BYTES, FactStore, Warn, _key_digest
+from impact.factstore import DEFAULT_LIMIT_BYTES, FactStore, Warn, _key_digest
 
 ENTRY_FORMAT = 1
 EMIT_FOLDER = "emit"
@@ -130,20 +129,4 @@ class EmitStore(FactStore):
         body = json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
         header = {"key": key, "sha256": hashlib.sha256(body).hexdigest()}
         data = json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body
-        try:
-            file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".json", dir=file.parent)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(tmp, file)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError as exc:
-            self._off(f"cannot write {self.folder}: {exc.strerror or exc}")
-            return
-        self.writes += 1
-        self._written_since_check += len(data)
-        if self._written_since_check > self.limit // 10:
-            self.evict()
+        self._write(file, data)

@@ -199,6 +199,11 @@ class FactStore:
         file = self._file(key)
         text = f'{{"key":{json.dumps(key, sort_keys=True)},"facts":{records_json}}}'
         data = text.encode("utf-8")
+        self._write(file, data)
+
+    def _write(self, file: Path, data: bytes) -> None:
+        """Write `data` to `file` whole or not at all (a temporary file renamed); a folder
+        that cannot be written turns the store off with a warning, never an error."""
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".json", dir=file.parent)
