@@ -40,12 +40,20 @@ a refusal of that arch; after, a failure.  Nothing here knows a name of a partic
 tree's (no spec-class attribute, no registry attribute).
 
 Families are keyed by (source module, builder, target arch, launch).  Each family runs in
-a worker thread bounded by ``--family-budget`` seconds, after the tree's modules are
-dropped from ``sys.modules`` (so the recorded ``imports`` are the family's whole
-closure).  A family past its budget is abandoned and reads ``timed-out``.  Predicate
-tables then put each family's support predicate (as the tree's producer resolves it) to
-one-field variations of its shipped specs, again under the budget per family; once one
-table times out, it and every later table read ``timed-out``.
+a worker thread, after the tree's modules are dropped from ``sys.modules`` (so the recorded
+``imports`` are the family's whole closure).  Predicate tables then put each family's
+support predicate (as the tree's producer resolves it) to one-field variations of its
+shipped specs; a variation's builder call is skipped once its (field, value) has its
+finding and nothing later could change the table (the first finding per (field, value)
+is the one kept, in the same order as probing every one).
+
+Budgets: ``--family-budget`` seconds of the worker thread's own CPU time, per family build
+and per predicate table, checked between variants and between probes, so a loaded machine
+does not turn a build that fits into a timeout.  Past it the worker stops where it is and
+the family or table reads ``timed-out`` (Pack-time INCOMPLETE, never CLEAN).  A worker
+that neither stops nor finishes (tree code that blocks) is abandoned after
+``WALL_FACTOR`` times the budget of wall time; it reads ``timed-out`` too, and then every
+later table reads ``timed-out`` as well.
 """
 
 from __future__ import annotations
@@ -64,11 +72,16 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 SCHEMA_VERSION = 1
 RULES_VERSION = 1
 DEFAULT_BUDGET = 20.0
+# Wall-clock backstop of a worker, in family budgets (the budget itself is CPU time).
+WALL_FACTOR = 4.0
+# Probes between two looks at the worker's CPU clock.
+CLOCK_EVERY = 32
 FLAVOR_ENV = "ROCKE_LLVM_FLAVOR"
 ROCKE_KIND = "rocke"
 INT32_MAX = 2**31 - 1
@@ -86,6 +99,7 @@ class Context:
         self.rules = rules
         self.descriptor_rel = descriptor_rel.strip("/")
         self.descriptor_root = tree / self.descriptor_rel
+        self._under: dict[str, bool] = {}  # a module file path -> under a root (resolved once)
 
     def clean(self, text: str) -> str:
         """Drop the temporary tree path from a message so documents are comparable."""
@@ -103,11 +117,14 @@ class Context:
     def _under_roots(self, path) -> bool:
         if not isinstance(path, str):
             return False
-        try:
-            real = Path(path).resolve()
-        except (OSError, ValueError):
-            return False
-        return any(real == r or r in real.parents for r in self.roots)
+        known = self._under.get(path)
+        if known is None:
+            try:
+                real = Path(path).resolve()
+            except (OSError, ValueError):
+                return False
+            known = self._under[path] = any(real == r or r in real.parents for r in self.roots)
+        return known
 
     def is_tree_module(self, module) -> bool:
         if self._under_roots(getattr(module, "__file__", None)):
@@ -398,6 +415,23 @@ def _spec_json(spec: dict) -> str:
     return json.dumps(spec, sort_keys=True, default=repr)
 
 
+def _spec_key(spec: dict):
+    """A hashable stand-in for `_spec_json(spec)`, equal exactly when the JSON texts are
+    (each value with its type, so 1, 1.0 and True stay apart), without encoding JSON: a
+    family of 900 variants makes some 10^5 of these."""
+    try:
+        key = tuple((k, type(v), v) for k, v in sorted(spec.items()))
+        hash(key)
+    except TypeError:  # a list or dict value (or keys that do not sort): the JSON text
+        return _spec_json(spec)
+    if any(type(v) not in _PLAIN for _, _, v in key):
+        return _spec_json(spec)
+    return key
+
+
+_PLAIN = frozenset({int, bool, str, type(None)})
+
+
 def _dotted(source: str) -> str:
     """A rocke source as a module path: slashes to dots, `.py` dropped."""
     stem = source[:-3] if source.endswith(".py") else source
@@ -605,7 +639,10 @@ def _producer_call(produce, params: dict, e: dict, arch: str, out_dir: str,
     offered = {"source": e["source"], "builder": e["builder"], "spec": dict(e["spec"]),
                "kernel_source": kernel_source, "arch": arch, "out_dir": Path(out_dir),
                "flavor": flavor, "llvm_flavor": flavor, "launch": e["launch"]}
-    kwargs = {k: v for k, v in offered.items() if k in params}
+    # Where the producer writes its artifacts: nothing here reads them, so an out_dir the
+    # producer may go without (default None) is left out and nothing is written.
+    kwargs = {k: v for k, v in offered.items() if k in params
+              and not (k == "out_dir" and params[k].default is None)}
     needed = [n for n, p in params.items()
               if p.default is inspect.Parameter.empty and n not in kwargs
               and p.kind not in (inspect.Parameter.VAR_POSITIONAL,
@@ -617,8 +654,10 @@ def _producer_call(produce, params: dict, e: dict, arch: str, out_dir: str,
 
 
 def build_family(ctx: Context, fam: Family, flavor: str | None, backend_fail: str | None,
-                 duplicates: set) -> None:
-    """Runs in a worker thread; fills fam.*; never raises."""
+                 duplicates: set, budget: float | None = None) -> None:
+    """Runs in a worker thread; fills fam.*; never raises. Past `budget` seconds of this
+    thread's CPU time it stops before the next variant, leaving fam.done False."""
+    deadline = None if budget is None else time.thread_time() + budget
     source, builder, arch, _ = fam.key
     cap = Capture()
     try:
@@ -646,6 +685,8 @@ def build_family(ctx: Context, fam: Family, flavor: str | None, backend_fail: st
     out_dir = tempfile.mkdtemp(prefix="emit-producer-")
     try:
         for e in fam.entries:
+            if deadline is not None and time.thread_time() > deadline:
+                return  # fam.done stays False: the family reads timed-out
             fam.variants.append(_build_variant(
                 ctx, fam, e, members, cap, produce, params, ir, out_dir, flavor, backend_fail,
                 duplicates, built_archs))
@@ -721,10 +762,12 @@ def _variant_record(e: dict, archs, status, reason, kernels) -> dict:
 
 
 def run_bounded(fn, budget: float) -> bool:
-    """Run fn in a daemon worker thread; False when it is still running at the budget."""
+    """Run fn in a daemon worker thread; False when it is still running after
+    WALL_FACTOR times `budget` of wall time (fn itself stops at `budget` of its CPU time;
+    this backstop is for tree code that blocks)."""
     worker = threading.Thread(target=fn, daemon=True)
     worker.start()
-    worker.join(budget)
+    worker.join(budget * WALL_FACTOR)
     return not worker.is_alive()
 
 
@@ -759,7 +802,7 @@ def spec_variations(cls, shipped: list[dict]):
             for value in values:
                 var = dict(spec)
                 var[f.name] = value
-                key = (f.name, _spec_json(var))
+                key = (f.name, _spec_key(var))
                 if key in seen:
                     continue
                 seen.add(key)
@@ -777,25 +820,40 @@ class Table:
         self.done = False
 
 
-def probe_family(ctx: Context, table: Table) -> None:
+def probe_family(ctx: Context, table: Table, budget: float | None = None) -> None:
+    """Fill `table`: every one-field variation of the shipped specs through the predicate,
+    and an accepted one through the builder. Per (field, value) the table keeps the first
+    builder failure and, for a non-positive value, the first accepted and the first refused
+    variation, all in variation order; once a (field, value) has all it can keep, its later
+    variations are counted but not run (they could change nothing). Past `budget` seconds
+    of this thread's CPU time it stops, leaving table.done False (the table reads
+    timed-out)."""
     fam = table.fam
     shipped = sorted({_spec_json(e["spec"]): e["spec"] for e in fam.entries}.items())
     shipped = [s for _, s in shipped]
     archs = fam.built_archs
     builder_hits: dict = {}
+    settled: set = set()  # (field, value) pairs nothing later can change
+    deadline = None if budget is None else time.thread_time() + budget
     probes = 0
     for field, value, var in spec_variations(fam.cls, shipped):
         probes += 1
+        if deadline is not None and probes % CLOCK_EVERY == 0 \
+                and time.thread_time() > deadline:
+            return  # table.done stays False
+        if (field, value) in settled:
+            continue
         try:
             spec_obj = fam.cls(**var)
         except BaseException:
             continue
+        nonpositive = isinstance(value, int) and not isinstance(value, bool) and value <= 0
         for arch in archs:
             try:
                 ok, why = verdict(fam.predicate(spec_obj, arch=arch))
             except BaseException:
                 continue
-            if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+            if nonpositive:
                 slot = table.nonpositive.setdefault((field, value), {"accepted": None,
                                                                      "refused": None})
                 if ok and slot["accepted"] is None:
@@ -813,6 +871,11 @@ def probe_family(ctx: Context, table: Table) -> None:
                     "detail": f"predicate accepts on {arch}; builder raises "
                               f"{ctx.describe(exc)}",
                 }
+        if (field, value) in builder_hits:
+            slot = table.nonpositive.get((field, value))
+            if not nonpositive or (slot is not None and slot["accepted"] is not None
+                                   and slot["refused"] is not None):
+                settled.add((field, value))
     table.probes = probes
     table.findings = [builder_hits[k] for k in sorted(builder_hits, key=_finding_key)]
     table.status = "done"
@@ -935,7 +998,8 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float,
         print(f"progress {done}/{len(families)}", file=sys.stderr, flush=True)
         fam.entries.sort(key=lambda e: (e["name"], e["kdp"], e["ukd_id"], _spec_json(e["spec"])))
         finished = run_bounded(
-            lambda fam=fam: build_family(ctx, fam, flavor, backend_fail, duplicates), budget)
+            lambda fam=fam: build_family(ctx, fam, flavor, backend_fail, duplicates, budget),
+            budget)
         if not finished or not fam.done:
             abandoned = abandoned or not finished
             fam.status = "timed-out"
@@ -956,10 +1020,12 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float,
             if not cut and fam.status != "timed-out":
                 table.status = "done"
             continue
-        finished = run_bounded(lambda t=table: probe_family(ctx, t), budget)
+        finished = run_bounded(lambda t=table: probe_family(ctx, t, budget), budget)
         if not finished or not table.done:
+            # A worker still running tree code takes the later tables with it; one that
+            # stopped at its budget leaves them their own.
             abandoned = abandoned or not finished
-            cut = True
+            cut = cut or not finished
             table.status, table.probes, table.findings = "timed-out", 0, []
             table.nonpositive = {}
     sign_findings(tables)
