@@ -783,10 +783,17 @@ def int_variations(v: int) -> list[int]:
 
 
 def spec_variations(cls, shipped: list[dict]):
-    """(field, value, spec dict) for one-field variations of the shipped specs."""
+    """(field, value, spec dict) for one-field variations of the shipped specs, each
+    distinct spec dict once (as its JSON text would tell them apart).
+
+    Two variations of one field are the same dict exactly when their values are (type
+    included) and their shipped specs agree on every other key; `_rest_classes` numbers
+    the shipped specs by the latter, so the set of variations seen holds small keys, not
+    a spec per variation (a 900-variant family probes some 10^5)."""
     seen = set()
     fields = [f for f in dataclasses.fields(cls)]
-    for spec in shipped:
+    rest = _rest_classes(shipped, [f.name for f in fields])
+    for index, spec in enumerate(shipped):
         try:
             full = dataclasses.asdict(cls(**spec))
         except BaseException:  # a spec that does not construct is not probed
@@ -800,13 +807,25 @@ def spec_variations(cls, shipped: list[dict]):
             else:
                 continue
             for value in values:
-                var = dict(spec)
-                var[f.name] = value
-                key = (f.name, _spec_key(var))
+                key = (f.name, type(value), value, rest[f.name][index])
                 if key in seen:
                     continue
                 seen.add(key)
+                var = dict(spec)
+                var[f.name] = value
                 yield f.name, value, var
+
+
+def _rest_classes(shipped: list[dict], names: list[str]) -> dict[str, list[int]]:
+    """For each field name, each shipped spec's class: the index of the first shipped spec
+    that has the same keys and values (`_spec_key`) once that field is left out."""
+    classes: dict[str, list[int]] = {}
+    for name in names:
+        first: dict = {}
+        classes[name] = [first.setdefault(_spec_key({k: v for k, v in spec.items()
+                                                      if k != name}), i)
+                         for i, spec in enumerate(shipped)]
+    return classes
 
 
 class Table:
