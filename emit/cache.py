@@ -10,21 +10,25 @@ built again and overwritten, never trusted. The value was checked against the ch
 schema when its child wrote it; the runner checks a loaded piece's shape again (the
 families of its group, each built, each table done) before use.
 
-What the key holds (`revision_key`): everything the child can read. The child imports from
-every Python root and reads every descriptor root, and a family's module may import
-common code (rocke's core, helpers, the packer), read data files or list folders, so no
-per-family key can be proven complete: the key is the git tree id of *every* materialised
-root, whole. A head that changes one family's module changes its kernel folder's tree
-id, so that revision is built again in full, while the other revision (and every later
-emit of the same trees) is read from the cache. Besides the trees: the rules file the
-child reads (its sha256), the root lists as the child is given them, the flavor pin, the
-allow-listed environment (PATH, LANG, LC_*, ROCKE_*, HKP_*), the limits that can change
-a result (address space, open files), whether the namespaces were asked for, the
-Python version and executable, every distribution on the child's import path with its
-version, and the sha256 of the child's and the sandbox's sources (impact's emit tool
+What the key holds (`revision_key`): everything the child can read, each named by what is
+known without reading a blob, so a second emit of the same trees computes it without a
+child, a parser or a temporary folder. The child imports from every Python root and
+reads every descriptor root, and a family's module may import common code (rocke's core,
+helpers, the packer), read data files or list folders, so no per-family key can be
+proven complete: the key is the git tree id of *every* materialised root, whole. A head
+that changes one family's module changes its kernel folder's tree id, so that revision is
+built again in full, while the other revision (and every later emit of the same trees)
+is read from the cache. Besides the trees: what the rules file the child reads is made
+from (`emit.rules.rules_inputs`: the blob id of every file it is read from, the surface
+map's digest, the readers' version), the root lists as the child is given them, the
+flavor pin, the allow-listed environment (PATH, LANG, LC_*, ROCKE_*, HKP_*), the limits
+that can change a result (address space, open files), whether the namespaces were asked
+for, the Python version and executable, every distribution on the child's import path
+with its version (the path as `emit.runner.key_import_path` finds it, a superset of the
+child's), and the sha256 of the child's and the sandbox's sources (impact's emit tool
 version). The family budget and the timeout are not in the key: a piece with a timed-out
 or failed family or table is never stored, nor anything a child built after one of its
-families or tables timed out (the abandoned worker may still have been running).
+families or tables timed out.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from typing import Any
 
 from impact.factstore import DEFAULT_LIMIT_BYTES, FactStore, Warn, _key_digest
 
-ENTRY_FORMAT = 1
+ENTRY_FORMAT = 2  # 2: the rules file keyed by its inputs, not its digest
 EMIT_FOLDER = "emit"
 _TOOL_SOURCES = ("child.py", "sandbox.py")
 
@@ -62,13 +66,14 @@ def tool_fingerprint(import_path: tuple[str, ...]) -> dict[str, Any]:
 
 
 def revision_key(*, trees: Mapping[str, str], python_roots: Iterable[str],
-                 descriptor_roots: Iterable[str], rules_sha256: str, flavor: str | None,
-                 environment: Mapping[str, str], limits: Mapping[str, int], isolate: bool,
+                 descriptor_roots: Iterable[str], rules_inputs: Mapping[str, Any],
+                 flavor: str | None, environment: Mapping[str, str],
+                 limits: Mapping[str, int], isolate: bool,
                  tool: Mapping[str, Any]) -> dict[str, Any]:
     """The key of one revision's build: everything the child reads (module docstring)."""
     return {"format": ENTRY_FORMAT, "trees": dict(sorted(trees.items())),
             "python_roots": list(python_roots), "descriptor_roots": list(descriptor_roots),
-            "rules_sha256": rules_sha256, "flavor": flavor,
+            "rules_inputs": dict(rules_inputs), "flavor": flavor,
             "environment": dict(sorted(environment.items())), "limits": dict(limits),
             "isolate": isolate, "tool": dict(tool)}
 

@@ -9,20 +9,26 @@ descriptor reader found (rocke sources already normalised by
 
 Maintainers: reads a snapshot only through its tree index and the fact cache, never blob
 text; the folders come from the surface map (no hipDNN path here). The file is validated
-against impact/contracts/emit_rules.schema.json when it is written.
+against impact/contracts/emit_rules.schema.json when it is written. `rules_inputs` names
+everything `child_rules` reads (the files by blob id, the map, the readers' version)
+without reading any of it, for the cache of built variants: a second emit of the same
+trees never parses a file, so the parsers (impact.extract) are imported only when the
+rules are built.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import posixpath
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from impact.contracts import validate
 from impact.descriptors import descriptor_type, generic_targets
-from impact.extract import FactCache
 from impact.facts import Fact
+from impact.factstore import extractor_version
 from impact.git import Snapshot
 from impact.index import TreeIndex
 from impact.kinds import FactKind, SurfaceKind
@@ -38,11 +44,16 @@ AUTHORED_KINDS = frozenset({ROCKE, "hip", "hsaco", "embedded_source"})
 LOWERING_CALL = "compile_kernel"
 BACKEND_KEYWORD = "backend"
 
+if TYPE_CHECKING:
+    from impact.extract import FactCache
+
 Record = dict[str, Any]
 
 
 def child_rules(snapshot: Snapshot, surface: SurfaceMap) -> Record:
     """The child's data file for `snapshot`: a JSON-ready document (see RULES_SCHEMA)."""
+    from impact.extract import FactCache  # the parsers: only when rules are built
+
     index = TreeIndex.of(snapshot, surface)
     cache = FactCache(surface)
     variants, not_inspected = shipped_variants(snapshot, surface, index, cache)
@@ -54,6 +65,26 @@ def child_rules(snapshot: Snapshot, surface: SurfaceMap) -> Record:
         "variants": variants,
         "not_inspected": not_inspected,
     }
+
+
+def rules_inputs(snapshot: Snapshot, surface: SurfaceMap) -> Record:
+    """What `child_rules(snapshot, surface)` is a function of, read from the tree index
+    only: every file it reads (the packer files and the KDP and UKD files under the
+    descriptor roots) by blob id, the surface map's digest, and the version of the readers
+    (this module's source and impact's extractor version, which covers the descriptor
+    readers, the fact cache and the generic-target table). Raises OSError when impact's
+    sources cannot be read (the caller then keeps no cache)."""
+    index = TreeIndex.of(snapshot, surface)
+    paths = sorted({*index.paths(SurfaceKind.HKP_PACK), *_descriptors(index, surface, "kdp"),
+                    *_descriptors(index, surface, "ukd")})
+    return {"files": {path: snapshot[path].sha for path in paths},
+            "surface": surface.sha256, "readers": _readers_version()}
+
+
+@cache
+def _readers_version() -> str:
+    own = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    return hashlib.sha256(f"{RULES_VERSION} {own} {extractor_version()}".encode()).hexdigest()
 
 
 def write_rules(rules: Record, path: Path) -> None:

@@ -23,13 +23,18 @@ emit/shard.py deals the groups of families out among children or slices; the chi
 documents are joined back and must cover each enumerated family exactly once. Groups
 already built for the same key come from emit/cache.py (never the head's under
 `untrusted_head`), and complete groups a child built are stored there.
+
+The warm path: the cache key is computed from what is known without reading a blob (the
+roots' git tree ids, the blob ids of the files the rules are read from, the environment,
+the tool versions: no child, no parser, no temporary folder), and when the cache holds
+every group wanted for both revisions the emit file is joined from it at once. Only a
+revision that needs a child is written out, has its rules built, and gets a jail.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import pwd
@@ -49,7 +54,7 @@ from dulwich.index import commit_tree
 from dulwich.object_store import MemoryObjectStore
 
 from emit.cache import EmitStore, revision_key, tool_fingerprint
-from emit.rules import child_rules, write_rules
+from emit.rules import child_rules, rules_inputs, write_rules
 from emit.sandbox import remove
 from emit.shard import (
     REVISION_FIELDS,
@@ -68,6 +73,7 @@ from emit.shard import (
 )
 from impact.contracts import validate
 from impact.errors import ImpactError
+from impact.factstore import FactStore
 from impact.git import Snapshot, Views
 from impact.surface import SurfaceMap
 from impact.version import tool_version
@@ -173,12 +179,19 @@ def roots_of(surface: SurfaceMap) -> tuple[str, ...]:
 
 
 def tree_ids(snapshot: Snapshot, roots: tuple[str, ...]) -> dict[str, str]:
-    """The git tree id of each root folder in `snapshot` (the empty tree when absent)."""
+    """The git tree id of each root folder in `snapshot` (the empty tree when absent): a
+    committed tree's own id for the folder (one folder read per path level), else the id
+    its files would have, computed from the files under that folder only."""
     ids = {}
     for root in roots:
-        prefix = root.rstrip("/") + "/"
-        entries = [(p[len(prefix):].encode(), snapshot[p].sha.encode(), snapshot[p].mode)
-                   for p in snapshot if p.startswith(prefix)]
+        folder = root.strip("/")
+        found = snapshot.folder(folder) if snapshot.lazy else None
+        if found is not None and found.tree_id is not None:
+            ids[root] = found.tree_id
+            continue
+        prefix = folder + "/"
+        entries = [(p[len(prefix):].encode(), entry.sha.encode(), entry.mode)
+                   for p, entry in snapshot.walk(folder)]
         ids[root] = commit_tree(MemoryObjectStore(), entries).decode() if entries else EMPTY_TREE
     return ids
 
@@ -199,12 +212,17 @@ def materialise(snapshot: Snapshot, roots: tuple[str, ...], into: Path) -> None:
         target.write_bytes(snapshot.read(path))
 
 
+def allowed_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The allow-list: PATH, LANG, LC_*, the ROCKE_* and HKP_* knobs."""
+    source = os.environ if environ is None else environ
+    return {k: v for k, v in source.items()
+            if k in ALLOWED_ENV or k.startswith(ALLOWED_ENV_PREFIXES)}
+
+
 def child_environment(home: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The allow-list: PATH, LANG, LC_*, the ROCKE_* and HKP_* knobs; HOME and TMPDIR
     point into the child's own folder. Nothing else: no tokens, credentials or proxies."""
-    source = os.environ if environ is None else environ
-    env = {k: v for k, v in source.items()
-           if k in ALLOWED_ENV or k.startswith(ALLOWED_ENV_PREFIXES)}
+    env = allowed_environment(environ)
     (home / "tmp").mkdir(parents=True, exist_ok=True)
     env["HOME"] = str(home)
     env["TMPDIR"] = str(home / "tmp")
@@ -249,6 +267,19 @@ def child_import_path() -> tuple[str, ...]:
         return tuple(p for p in json.loads(done.stdout) if isinstance(p, str))
     except (OSError, ValueError, subprocess.SubprocessError):
         return ()
+
+
+def key_import_path() -> tuple[str, ...]:
+    """For the cache key, without starting an interpreter: this process's import path
+    less the entries `python -I` leaves out (the script's or current folder, PYTHONPATH).
+    Every folder the child's path holds is here (the same interpreter, its site folders
+    and .pth files), so every distribution it could import is in the key; an extra folder
+    can only add names. A process started without its site folders asks the child's
+    interpreter instead."""
+    if sys.flags.no_site or sys.flags.isolated:
+        return child_import_path()
+    left_out = {"", os.getcwd(), *os.environ.get("PYTHONPATH", "").split(os.pathsep)}
+    return tuple(p for p in sys.path if p not in left_out and os.path.isabs(p))
 
 
 def kept_paths(workdir: Path) -> list[tuple[str, bool]]:
@@ -493,7 +524,7 @@ class _Revision:
     label: str
     commit: str | None
     trees: dict[str, str]
-    folder: Path                          # tree/ and rules.json, read by every child
+    folder: Path | None = None            # tree/ and rules.json, read by every child
     key: dict[str, Any] | None = None     # None: the cache is not used for this revision
     plan: dict[str, Any] | None = None    # the revision fields, `enumerated` included
     pieces: dict[str, dict[str, Any]] = field(default_factory=dict)  # group id -> piece
@@ -507,6 +538,7 @@ class _Revision:
     rules: dict[str, Any] = field(default_factory=dict)
 
     def new_run(self, name: str, only: list[str] | None, cost: int = 0) -> _Run:
+        assert self.folder is not None
         if self.snapshot is not None:  # the first child: write the tree and the rules
             (self.folder / "tree").mkdir(parents=True)
             materialise(self.snapshot, self.roots, self.folder / "tree")
@@ -530,7 +562,8 @@ def run_emit(views: Views, surface: SurfaceMap, *, jobs: int | None = None,
              limits: Limits = Limits(), flavor: str | None = None, bar: TextIO | None = None,
              isolate: bool = True, store: EmitStore | None = None,
              untrusted_head: bool = False,
-             shard: tuple[int, int] | None = None) -> dict[str, Any]:
+             shard: tuple[int, int] | None = None,
+             fact_store: FactStore | None = None) -> dict[str, Any]:
     """Build every shipped variant at the base and at the head (or slice K of N of them,
     `shard`); the emit document.
 
@@ -538,7 +571,10 @@ def run_emit(views: Views, surface: SurfaceMap, *, jobs: int | None = None,
     build, or a shard, each revision is first asked for its families (a child that builds
     none) and its groups are split among children (emit/shard.py). `store` is the cache
     of built variants (emit/cache.py); with `untrusted_head` the head's results are
-    neither read from it nor written to it, as the head's own code produced them.
+    neither read from it nor written to it, as the head's own code produced them. When
+    the cache holds every group wanted, no child starts and no file is parsed.
+    `fact_store`, the persistent fact cache the rules of a revision that needs a child
+    are read through (None: the one the caller made active, if any).
     `isolate=False` runs the children without namespaces (the emit file records every
     protection as missing): for tests of that record, and callers that know the OS
     refuses them."""
@@ -548,54 +584,92 @@ def run_emit(views: Views, surface: SurfaceMap, *, jobs: int | None = None,
     commits = _commits(views)
     if store is not None and not store.enabled:
         store = None
-    with _signals_end_the_run(), _temp_root() as tmp:
-        hide = hidden_paths(views, tmp, extra=(store.root,) if store is not None else ())
-        revisions = []
-        for label, snapshot in (("base", views.base), ("head", views.head)):
-            revision = _Revision(label, commits[label], trees[label], tmp / label,
-                                 snapshot=snapshot, roots=roots,
-                                 rules=child_rules(snapshot, surface))
-            if store is not None and untrusted_head and label == "head":
-                revision.cache_state = "not used: the head is untrusted"
-            elif store is not None:
-                revision.key = _revision_key(revision, surface, flavor, limits, isolate)
+    revisions = []
+    for label, snapshot in (("base", views.base), ("head", views.head)):
+        revision = _Revision(label, commits[label], trees[label], snapshot=snapshot,
+                             roots=roots)
+        if store is not None and untrusted_head and label == "head":
+            revision.cache_state = "not used: the head is untrusted"
+        elif store is not None:
+            revision.key = _revision_key(revision, snapshot, surface, flavor, limits, isolate)
+            if revision.key is not None:
                 revision.cache_state = "used"
                 _load_cached(store, revision)
-            revisions.append(revision)
-        common = {"limits": limits, "isolate": isolate, "roots_py": tuple(surface.python_roots),
-                  "roots_desc": tuple(surface.descriptor_roots), "flavor": flavor,
-                  "bar": bar, "hide": hide}
-        split = shard is not None or jobs > len(revisions)
-        planning = [r for r in revisions if r.plan is None and split]
-        for revision in planning:
-            revision.plan_run = revision.new_run("plan", [])
-        if planning:
-            run_children([r.plan_run for r in planning if r.plan_run], jobs=jobs, **common)
-            for revision in planning:
-                _read_plan(revision)
-        _plan_children(revisions, jobs, shard)
-        builds = sorted((run for r in revisions for run in r.runs), key=lambda r: -r.cost)
-        if builds:
-            run_children(builds, jobs=jobs, **common)
-        records = {r.label: _finish(r, store, shard) for r in revisions}
+        revisions.append(revision)
+    try:
+        if not any(_needs_child(r, shard) for r in revisions):
+            records = {r.label: _finish(r, store, shard) for r in revisions}
+            return emit_document(records, shard)
+        with _signals_end_the_run(), _temp_root() as tmp:
+            _build(revisions, tmp, surface, jobs=jobs, limits=limits, isolate=isolate,
+                   flavor=flavor, bar=bar, shard=shard, fact_store=fact_store,
+                   hide=hidden_paths(views, tmp, extra=(store.root,) if store is not None else ()))
+            records = {r.label: _finish(r, store, shard) for r in revisions}
+        return emit_document(records, shard)
+    finally:
         if store is not None:
             store.close()
-    return emit_document(records, shard)
 
 
-def _revision_key(revision: _Revision, surface: SurfaceMap, flavor: str | None,
-                  limits: Limits, isolate: bool) -> dict[str, Any]:
-    rules = json.dumps(revision.rules, sort_keys=True, separators=(",", ":")).encode()
-    environment = child_environment(revision.folder.parent / "home-for-the-key")
-    for name in ("HOME", "TMPDIR"):  # inside this run's temporary folder
-        environment.pop(name, None)
+def _needs_child(revision: _Revision, shard: tuple[int, int] | None) -> bool:
+    """Whether the cache lacks the plan or a group this emit wants of `revision`."""
+    if revision.plan is None:
+        return True
+    groups = groups_of(revision.plan["enumerated"])
+    revision.wanted = assign(groups, shard[1])[shard[0] - 1] if shard else groups
+    return any(g.id not in revision.pieces for g in revision.wanted)
+
+
+def _build(revisions: list[_Revision], tmp: Path, surface: SurfaceMap, *, jobs: int,
+           limits: Limits, isolate: bool, flavor: str | None, bar: TextIO | None,
+           shard: tuple[int, int] | None, fact_store: FactStore | None,
+           hide: list[str]) -> None:
+    """Write out each revision that needs a child (its tree and rules), plan and run the
+    children; the revisions the cache serves whole get none."""
+    building = [r for r in revisions if _needs_child(r, shard)]
+    with contextlib.ExitStack() as facts:
+        if fact_store is not None:
+            from impact.extract import persistent_facts  # the parsers, for the rules only
+
+            facts.enter_context(persistent_facts(fact_store))
+        for revision in revisions:
+            revision.folder = tmp / revision.label
+            if revision in building:
+                assert revision.snapshot is not None
+                revision.rules = child_rules(revision.snapshot, surface)
+            else:
+                revision.snapshot = None  # nothing of it is written out
+    common = {"limits": limits, "isolate": isolate, "roots_py": tuple(surface.python_roots),
+              "roots_desc": tuple(surface.descriptor_roots), "flavor": flavor,
+              "bar": bar, "hide": hide}
+    split = shard is not None or jobs > len(revisions)
+    planning = [r for r in building if r.plan is None and split]
+    for revision in planning:
+        revision.plan_run = revision.new_run("plan", [])
+    if planning:
+        run_children([r.plan_run for r in planning if r.plan_run], jobs=jobs, **common)
+        for revision in planning:
+            _read_plan(revision)
+    _plan_children(revisions, jobs, shard)
+    builds = sorted((run for r in revisions for run in r.runs), key=lambda r: -r.cost)
+    if builds:
+        run_children(builds, jobs=jobs, **common)
+
+
+def _revision_key(revision: _Revision, snapshot: Snapshot, surface: SurfaceMap,
+                  flavor: str | None, limits: Limits, isolate: bool) -> dict[str, Any] | None:
+    """The cache key of `revision` (emit/cache.py), or None when impact's own sources
+    cannot be read to version the rules (the cache is then not used)."""
+    try:
+        inputs = rules_inputs(snapshot, surface)
+    except OSError:
+        return None
     return revision_key(
         trees=revision.trees, python_roots=surface.python_roots,
-        descriptor_roots=surface.descriptor_roots,
-        rules_sha256=hashlib.sha256(rules).hexdigest(), flavor=flavor,
-        environment=environment,
+        descriptor_roots=surface.descriptor_roots, rules_inputs=inputs, flavor=flavor,
+        environment=allowed_environment(),
         limits={"as": limits.address_space, "nofile": limits.open_files}, isolate=isolate,
-        tool=tool_fingerprint(child_import_path()))
+        tool=tool_fingerprint(key_import_path()))
 
 
 def _load_cached(store: EmitStore, revision: _Revision) -> None:

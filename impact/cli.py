@@ -370,7 +370,9 @@ def _size(count: int) -> str:
 def _run(args: argparse.Namespace) -> int:
     if args.command == "cache":
         return _cache_command(args)
-    if args.command in ("report", "emit", "facts"):
+    if args.command in ("report", "facts"):
+        # (`impact emit` hands its fact cache to the runner, which opens it only when a
+        # revision's rules are read: a warm emit imports no parser.)
         from impact.extract import persistent_facts
 
         with persistent_facts(_store(args)):
@@ -460,7 +462,8 @@ def _emit_command(args: argparse.Namespace) -> int:
     document = run_emit(views, surface, jobs=args.jobs,
                         limits=Limits(timeout=args.timeout, family_budget=args.family_budget),
                         bar=progress_stream(), store=_emit_store(args),
-                        untrusted_head=args.untrusted_head, shard=shard)
+                        untrusted_head=args.untrusted_head, shard=shard,
+                        fact_store=_store(args))
     write_emit_file(document, target)
     return EXIT_NONE
 

@@ -16,7 +16,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from test_emit_child import TILED, UNIFIED, copy_tree, edit, run_child
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "emit_child_golden.json"
