@@ -276,7 +276,7 @@ def key_import_path() -> tuple[str, ...]:
     and .pth files), so every distribution it could import is in the key; an extra folder
     can only add names. A process started without its site folders asks the child's
     interpreter instead."""
-    if sys.flags.no_site or sys.flags.isolated:
+    if sys.flags.no_site:
         return child_import_path()
     left_out = {"", os.getcwd(), *os.environ.get("PYTHONPATH", "").split(os.pathsep)}
     return tuple(p for p in sys.path if p not in left_out and os.path.isabs(p))

@@ -219,9 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="what a contract check checks, and why")
     explain.add_argument("contract", help="a contract name, e.g. kernargs")
     explain.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    cache = sub.add_parser("cache", help="show or empty the fact cache")
+    cache = sub.add_parser("cache", help="show or empty the cache folder (the fact cache "
+                                         "and the emitter's cache of built variants)")
     cache.add_argument("action", choices=["info", "clear"],
-                       help="info: the folder, its entries and size; clear: delete every entry")
+                       help="info: the folder, its entries and size, per store (facts, "
+                            "emit); clear: delete every entry of both")
     _add_cache(cache, switch=False)
     cache.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     demo = sub.add_parser("demo", help="build a demo repository from the bundled fixture tree "
@@ -348,18 +350,29 @@ def _store(args: argparse.Namespace) -> FactStore | None:
 
 
 def _cache_command(args: argparse.Namespace) -> int:
+    """`impact cache info|clear`: both stores of the cache folder, the facts of parsed
+    files (`facts/`) and the built variants of the emitter (`emit/`), each with its own
+    size bound; the totals come first."""
+    from emit.cache import EmitStore
     from impact.factstore import FactStore, default_cache_dir
 
     folder = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
-    store = FactStore(folder, create=False)
+    stores = (("facts", FactStore(folder, create=False)),
+              ("emit", EmitStore(folder, create=False)))
     if args.action == "clear":
-        gone = store.clear()
-        sys.stdout.write(f"impact cache: cleared {folder}: {gone.entries} entries, "
-                         f"{_size(gone.size)}\n")
+        gone = [(name, store.clear()) for name, store in stores]
+        entries = sum(usage.entries for _, usage in gone)
+        parts = ", ".join(f"{name} {usage.entries}" for name, usage in gone)
+        sys.stdout.write(f"impact cache: cleared {folder}: {entries} entries, "
+                         f"{_size(sum(usage.size for _, usage in gone))} ({parts})\n")
         return EXIT_NONE
-    usage = store.usage()
-    sys.stdout.write(f"folder: {folder}\nentries: {usage.entries}\n"
-                     f"size: {_size(usage.size)} (limit {_size(usage.limit)})\n")
+    usages = [(name, store.usage()) for name, store in stores]
+    lines = [f"folder: {folder}", f"entries: {sum(u.entries for _, u in usages)}",
+             f"size: {_size(sum(u.size for _, u in usages))} "
+             f"(limit {_size(usages[0][1].limit)} per store)"]
+    lines += [f"{name}: {u.entries} entries, {_size(u.size)} (limit {_size(u.limit)})"
+              for name, u in usages]
+    sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_NONE
 
 

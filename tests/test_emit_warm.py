@@ -1,0 +1,118 @@
+"""A second `impact emit` of the same trees, and `impact cache info|clear` over both stores.
+
+The warm emit must do only what it must (issue 16): compute the key, read the cached
+groups, join and write; no child, no temporary folder, no parser imported. It is run in a
+fresh interpreter, so what it imports is its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from impact.cli import main
+from impact.fixtures import Change, Scenario
+from impact.fixtures import edits as e
+from impact.fixtures.tree import rocke_tree_files
+
+REPO = Path(__file__).resolve().parents[1]
+COMMENT = Change("comment", edits=(e.edit_comment(e.GFX950_DENSE),))
+# Runs `impact emit` in this interpreter and says which of the heavy modules it imported,
+# how many temporary folders it made and how many processes it started.
+PROBE = """
+import json, subprocess, sys, tempfile
+made, started = [], []
+mkdtemp, popen = tempfile.mkdtemp, subprocess.Popen.__init__
+tempfile.mkdtemp = lambda *a, **k: made.append(1) or mkdtemp(*a, **k)
+def counted(self, *a, **k):
+    started.append(1)
+    popen(self, *a, **k)
+subprocess.Popen.__init__ = counted
+from impact.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "folders": len(made), "processes": len(started),
+                  "modules": sorted(m for m in ("impact.extract", "libcst")
+                                    if m in sys.modules)}))
+"""
+
+
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory):
+    """A repository, and a cache folder one emit of its base..head filled."""
+    from impact.fixtures import build_repository
+
+    where = tmp_path_factory.mktemp("warm")
+    repo = build_repository(Scenario(base=rocke_tree_files(), head=(COMMENT,)), where / "repo")
+    cache = where / "cache"
+    out = where / "cold.json"
+    assert main(["emit", "--repo", str(repo.path), "--base", "base", "--head", "head",
+                 "-o", str(out), "--cache-dir", str(cache), "--jobs", "2"]) == 0
+    return repo, cache, json.loads(out.read_text())
+
+
+def emit_in_a_fresh_process(repo, cache: Path, out: Path) -> dict:
+    env = {**os.environ, "CI": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "emit", "--repo", str(repo.path), "--base", "base",
+         "--head", "head", "-o", str(out), "--cache-dir", str(cache)],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=300, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def without_work(document: dict) -> dict:
+    return {label: {k: v for k, v in revision.items() if k != "work"}
+            for label, revision in document["revisions"].items()}
+
+
+def test_a_warm_emit_starts_no_child_and_imports_no_parser(cold, tmp_path) -> None:
+    repo, cache, first = cold
+    assert all(r["work"]["groups_built"] > 0 for r in first["revisions"].values())
+    out = tmp_path / "warm.json"
+    probe = emit_in_a_fresh_process(repo, cache, out)
+    # No parser (the rules are not rebuilt), no temporary folder (nothing written out), no
+    # process (no child, no jail, no watchdog, no interpreter asked for its path).
+    assert probe == {"code": 0, "folders": 0, "processes": 0, "modules": []}
+    warm = json.loads(out.read_text())
+    for revision in warm["revisions"].values():
+        assert revision["work"]["children"] == 0 and revision["work"]["groups_built"] == 0
+        assert revision["work"]["groups_cached"] > 0
+    assert without_work(warm) == without_work(first)
+
+
+def test_a_cold_emit_in_a_fresh_process_does_import_them(cold, tmp_path) -> None:
+    """The probe above can fail: with an empty cache the same command needs both."""
+    repo, _, _ = cold
+    probe = emit_in_a_fresh_process(repo, tmp_path / "empty", tmp_path / "cold.json")
+    assert probe["code"] == 0 and probe["modules"] == ["impact.extract", "libcst"]
+    assert probe["folders"] >= 1 and probe["processes"] >= 3  # watchdog, two children
+
+
+def _files(folder: Path, store: str) -> list[Path]:
+    return sorted((folder / store).glob("*/*.json"))
+
+
+def test_cache_info_and_clear_cover_the_emit_store(cold, capsys) -> None:
+    _, cache, _ = cold
+    emit_files, fact_files = _files(cache, "emit"), _files(cache, "facts")
+    assert emit_files and fact_files
+    assert main(["cache", "info", "--cache-dir", str(cache)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    emit_size = sum(p.stat().st_size for p in emit_files)
+    fact_size = sum(p.stat().st_size for p in fact_files)
+    assert lines[1] == f"entries: {len(emit_files) + len(fact_files)}"
+    assert lines[2].startswith(f"size: {emit_size + fact_size} bytes")
+    assert f"facts: {len(fact_files)} entries, {fact_size} bytes" in lines[3]
+    assert f"emit: {len(emit_files)} entries, {emit_size} bytes" in lines[4]
+    assert main(["cache", "clear", "--cache-dir", str(cache)]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(emit_files) + len(fact_files)} entries" in out
+    assert f"emit {len(emit_files)}" in out
+    assert not _files(cache, "emit") and not _files(cache, "facts")
+    assert main(["cache", "info", "--cache-dir", str(cache)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "entries: 0" and lines[4].startswith("emit: 0 entries")
