@@ -14,8 +14,11 @@ to 2,000 (give 100000 to build the full-size one). Then it times, in fresh proce
                          base is a hit, the head (its kernel folder changed) is built
 
 and `impact --version`, the start-up every command pays. Each row: the median wall time,
-CPU time and peak RSS (GNU time %M where present: the largest single process of the run,
-parent or child). `--family-budget` is passed through (the default is impact's). Run:
+CPU time (user + system of the command and every process it waited for, children
+included: on a shared machine the steadier figure) and peak RSS (GNU time %M where
+present: the largest single process of the run, parent or child), and the one-minute
+load average when the case started. `--family-budget` is passed through (the default is
+impact's: CPU seconds per family build and per predicate table). Run:
 
     python benchmarks/emit_scale.py [--variants 900] [--files 2000] [--runs 1]
                                     [--family-budget S] [--dir DIR] [--keep] [--json FILE]
@@ -67,6 +70,7 @@ def _work(out: Path) -> dict[str, Any]:
 def case(name: str, argv: list[str], env: dict[str, str], runs: int, out: Path | None,
          prepare=None) -> dict[str, Any]:
     timed = []
+    load = os.getloadavg()[0]
     for _ in range(runs):
         if prepare is not None:
             prepare()
@@ -75,12 +79,12 @@ def case(name: str, argv: list[str], env: dict[str, str], runs: int, out: Path |
                "runs_s": [round(r.seconds, 2) for r in timed],
                "cpu_s": round(statistics.median(r.cpu_s for r in timed), 2),
                "peak_rss_mb": round(max(r.rss_kb for r in timed) / 1024, 1),
-               "exit": [r.code for r in timed],
+               "exit": [r.code for r in timed], "load": round(load, 1),
                "work": _work(out) if out is not None else {}}
     if any(r.code != 0 for r in timed):
         summary["stderr"] = timed[-1].stderr.strip().splitlines()[-3:]
     print(f"  {name:<16} {summary['median_s']:8.2f} s  cpu {summary['cpu_s']:7.2f} s  "
-          f"rss {summary['peak_rss_mb']:6.1f} MB  exit {summary['exit']}  "
+          f"rss {summary['peak_rss_mb']:6.1f} MB  load {load:4.1f}  exit {summary['exit']}  "
           f"{json.dumps(summary['work'])}", flush=True)
     return summary
 
