@@ -106,7 +106,7 @@ class Limits:
     """What one child may use."""
 
     timeout: float = 900.0          # wall clock, for the whole process group
-    family_budget: float = 20.0     # per family, for the predicate probes
+    family_budget: float = 20.0     # CPU seconds per family build and per probe table
     address_space: int = 8 << 30    # bytes
     open_files: int = 1024
 
@@ -278,7 +278,11 @@ def key_import_path() -> tuple[str, ...]:
     interpreter instead."""
     if sys.flags.no_site:
         return child_import_path()
-    left_out = {"", os.getcwd(), *os.environ.get("PYTHONPATH", "").split(os.pathsep)}
+    try:
+        here = os.getcwd()
+    except OSError:  # the current folder was removed
+        here = ""
+    left_out = {"", here, *os.environ.get("PYTHONPATH", "").split(os.pathsep)}
     return tuple(p for p in sys.path if p not in left_out and os.path.isabs(p))
 
 
@@ -627,6 +631,7 @@ def _build(revisions: list[_Revision], tmp: Path, surface: SurfaceMap, *, jobs: 
     """Write out each revision that needs a child (its tree and rules), plan and run the
     children; the revisions the cache serves whole get none."""
     building = [r for r in revisions if _needs_child(r, shard)]
+    built = {r.label for r in building}
     with contextlib.ExitStack() as facts:
         if fact_store is not None:
             from impact.extract import persistent_facts  # the parsers, for the rules only
@@ -634,7 +639,7 @@ def _build(revisions: list[_Revision], tmp: Path, surface: SurfaceMap, *, jobs: 
             facts.enter_context(persistent_facts(fact_store))
         for revision in revisions:
             revision.folder = tmp / revision.label
-            if revision in building:
+            if revision.label in built:
                 assert revision.snapshot is not None
                 revision.rules = child_rules(revision.snapshot, surface)
             else:

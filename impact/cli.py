@@ -205,7 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     emit.add_argument("--timeout", type=float, default=900.0,
                       help="seconds a child may run before its process group is ended")
     emit.add_argument("--family-budget", type=float, default=20.0,
-                      help="seconds of support-predicate probes per family")
+                      help="CPU seconds per family build and per family's support-predicate "
+                           "probes (past it: timed-out, Pack-time INCOMPLETE)")
     _add_cache(emit)
     emit.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     facts = sub.add_parser("facts", help="print, as JSON, the facts impact sees in some files")
