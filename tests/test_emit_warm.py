@@ -124,3 +124,29 @@ def test_cache_info_and_clear_cover_the_emit_store(cold, capsys) -> None:
     assert main(["cache", "info", "--cache-dir", str(cache)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1] == "entries: 0" and lines[4].startswith("emit: 0 entries")
+
+
+def test_tree_ids_are_the_same_read_from_git_or_computed_from_files(cold) -> None:
+    """The key and `report --emit` name each root by its git tree id: read from the commit
+    (one folder per path level) it must equal the id computed from the files under it, as
+    for a tree held in memory (a worktree), and the empty tree for a root that is absent."""
+    from dulwich.index import commit_tree
+    from dulwich.object_store import MemoryObjectStore
+
+    from emit.runner import EMPTY_TREE, roots_of, tree_ids
+    from impact.git import Snapshot, open_views
+    from impact.surface import load_surface_map
+
+    repo, _, _ = cold
+    snapshot = open_views(repo.path, base="base", head="head").head
+    assert snapshot.lazy
+    roots = (*roots_of(load_surface_map()), "no/such/folder")
+    from_git = tree_ids(snapshot, roots)
+    in_memory = Snapshot.from_files({path: snapshot.read(path) for path in snapshot})
+    assert not in_memory.lazy and tree_ids(in_memory, roots) == from_git
+    assert from_git["no/such/folder"] == EMPTY_TREE
+    for root in roots[:-1]:
+        prefix = root + "/"
+        entries = [(p[len(prefix):].encode(), snapshot[p].sha.encode(), snapshot[p].mode)
+                   for p in snapshot if p.startswith(prefix)]
+        assert entries and from_git[root] == commit_tree(MemoryObjectStore(), entries).decode()
