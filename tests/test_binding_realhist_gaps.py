@@ -212,3 +212,33 @@ def test_a_break_in_fa2_names_fa2_copies_only(build, capsys) -> None:
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     assert all("hopper" not in _folders(r) for r in rows), rows
     assert {s["file"] for r in rows for s in r["sides"]} <= {FA2_CPP, FA2_PY}, rows
+
+
+# -- the CuTe DSL package's pins ------------------------------------------------------------
+
+CUTE_PINS = "flash_attn/cute/pyproject.toml"
+PINS_TEXT = """[project]
+name = "flash-attn-4"
+dependencies = [
+    "nvidia-cutlass-dsl==4.6.0.dev0",
+    "quack-kernels>=0.5.3",
+    "torch",
+]
+"""
+
+
+def test_a_dsl_compiler_pin_change_reads_changed(build, capsys) -> None:
+    """flash-attention 0251105a: only layout moved in the CuTe Python files, but the pin
+    of the DSL compiler every FA4 kernel is generated with did change: not NONE."""
+    base = {**tree_files("flash_attention_tree"), CUTE_PINS: PINS_TEXT,
+            "tests/pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-q'\n"}
+    repo = build(Scenario(base=base, head=(Change("relax the pin", edits=(
+        e.replace(CUTE_PINS, "nvidia-cutlass-dsl==4.6.0.dev0", "nvidia-cutlass-dsl>=4.6.2"),
+    )),)))
+    doc = _report(capsys, repo.path, "--commit", "head")
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
+    assert any(r["subject"] == CUTE_PINS for r in _charged(doc, "changed")), doc["rows"]
+    # The tests' own pyproject is no pin of what runs.
+    repo = build(Scenario(base=base, head=(Change("test options", edits=(
+        e.replace("tests/pyproject.toml", "-q", "-v"),)),)))
+    assert _report(capsys, repo.path, "--commit", "head")["verdict"]["kind"] == "N/A"
