@@ -242,3 +242,40 @@ def test_a_dsl_compiler_pin_change_reads_changed(build, capsys) -> None:
     repo = build(Scenario(base=base, head=(Change("test options", edits=(
         e.replace("tests/pyproject.toml", "-q", "-v"),)),)))
     assert _report(capsys, repo.path, "--commit", "head")["verdict"]["kind"] == "N/A"
+
+
+# -- a comment in a call that already did not fit -------------------------------------------
+
+
+def _short_caller() -> dict[str, str]:
+    """FA2's caller passes 3 arguments where the C++ function takes 4 (pybind keeps no
+    default): a mismatch the tree already has."""
+    return {**TWO_EXTENSIONS, FA2_PY: TWO_EXTENSIONS[FA2_PY].replace(
+        "out = flash_attn_gpu.fwd(q, k, v, dropout_p)",
+        "out = flash_attn_gpu.fwd(\n        q,\n        k,\n        v,\n    )")}
+
+
+def test_a_comment_inside_a_call_does_not_charge_the_calls_old_mismatch(build, capsys
+                                                                      ) -> None:
+    """flash-attention 00756db9: a comment added after one argument of a call whose count
+    the base's C++ already disagreed with. The call passes what it passed: the mismatch
+    is the base's (preexisting), never BREAKS."""
+    base = _short_caller()
+    repo = build(Scenario(base=base, head=(Change("comment", edits=(
+        e.replace(FA2_PY, "        v,\n    )", "        v,  # the values\n    )"),)),)))
+    doc = _report(capsys, repo.path, "--commit", "head")
+    assert doc["verdict"]["kind"] != "BREAKS", doc["rows"]
+    old = [r for r in doc["rows"] if r["status"] == "mismatch"]
+    assert old and all(r["preexisting"] for r in old), doc["rows"]
+
+
+def test_a_call_that_passes_another_count_is_charged(build, capsys) -> None:
+    """The same call now passing 5: it moved, and 5 fits no list."""
+    base = _short_caller()
+    repo = build(Scenario(base=base, head=(Change("one more", edits=(
+        e.replace(FA2_PY, "        v,\n    )", "        v,\n        0.0,\n        True,\n    )"),
+    )),)))
+    doc = _report(capsys, repo.path, "--commit", "head")
+    assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
+    rows = _charged(doc, "mismatch")
+    assert {(s["file"], s["role"]) for r in rows for s in r["sides"]} >= {(FA2_PY, "changed")}

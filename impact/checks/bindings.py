@@ -62,6 +62,18 @@ class _Site:
     def key(self) -> tuple[str, str, str, str]:
         return (self.path, self.kind, self.name, _canonical(self.data))
 
+    @property
+    def shape(self) -> tuple[str, str, str, str]:
+        """What a disagreement between copies turns on: the key, less a call's argument
+        text. Whether a call fits a list depends on how many arguments it passes, by
+        position and by keyword, and to what; a comment or another expression in one of
+        its slots leaves a mismatch it already had where it was (the base's, not the
+        change's)."""
+        if self.kind != FactKind.OP_CALL:
+            return self.key
+        data = {k: v for k, v in self.data.items() if k != "arguments"}
+        return (self.path, self.kind, self.name, _canonical(data))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Site) and self.key == other.key
 
@@ -89,12 +101,14 @@ class _Copies:
     expands: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     unreadable: list[_Site] = field(default_factory=list)
     keys: set[tuple[str, str, str, str]] = field(default_factory=set)
+    shapes: set[tuple[str, str, str, str]] = field(default_factory=set)
     has_sources_map: bool = False
 
     def add(self, path: str, fact: Fact) -> None:
         site = _site(path, fact)
         if fact.kind in _STATED:
             self.keys.add(site.key)
+            self.shapes.add(site.shape)
         table = {FactKind.OP_CALL: self.calls, FactKind.PYBIND_DEF: self.pybind,
                  FactKind.SCHEMA_DEF: self.schemas, FactKind.BOXED_READ: self.boxed,
                  FactKind.TORCH_IMPL: self.impls, FactKind.CPP_FUNCTION: self.cpp}.get(fact.kind)
@@ -714,7 +728,9 @@ class BindingsCheck:
                 soft = problem.soft or (blind and problem.key.endswith(
                     (":unbound", ":python-missing")))
                 status = Status.CHANGED if soft else Status.MISMATCH
-                sides = [(site, view.name, site.key not in old.keys) for site in problem.sites]
+                # A copy moved when what the problem turns on moved (`_Site.shape`).
+                sides = [(site, view.name, site.shape not in old.shapes)
+                         for site in problem.sites]
                 if problem.key.endswith(":python-missing"):
                     # The stub the change removed is the copy that moved: shown at the base.
                     sides += [(stub, "base", True) for stub in old.stubs.get(symbol, [])
