@@ -279,3 +279,34 @@ def test_a_call_that_passes_another_count_is_charged(build, capsys) -> None:
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     rows = _charged(doc, "mismatch")
     assert {(s["file"], s["role"]) for r in rows for s in r["sides"]} >= {(FA2_PY, "changed")}
+
+
+# -- an op file the file-level check hands over is never dropped ----------------------------
+
+
+def test_a_repeated_identical_call_reads_changed_not_none(build, capsys) -> None:
+    """flash-attention 3a7694c0: a guarded call added that states exactly what a call
+    already in the same function states (a repeat), beside code no fact names. The
+    facts differ only by that repeat: the file-level check hands the file over, and the
+    bindings check must not drop it as unchanged."""
+    doc = _two(build, capsys, e.replace(
+        FA2_PY, "    out = flash_attn_gpu.fwd(q, k, v, dropout_p)\n",
+        "    out = flash_attn_gpu.fwd(q, k, v, dropout_p)\n"
+        "    if out[0].isnan().any():\n"
+        "        out = flash_attn_gpu.fwd(q, k, v, dropout_p)\n"))
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
+    assert any(r["contract"] == "bindings" and FA2_PY in {s["file"] for s in r["sides"]}
+               for r in _charged(doc, "changed")), doc["rows"]
+
+
+def test_a_fake_twin_signature_change_reads_changed_not_none(build, capsys) -> None:
+    """A fake twin (what torch.compile traces instead of the op) gains a parameter; no
+    stub, call or binding moves."""
+    fake = ('\n\n@torch.library.register_fake("flash_attn_3::fwd")\n'
+            "def _fwd_fake(q, k, v):\n    return [q.new_empty(q.shape)]\n")
+    base = {**TWO_EXTENSIONS, FA3_PY: TWO_EXTENSIONS[FA3_PY] + fake}
+    repo = build(Scenario(base=base, head=(Change("fake gains softcap", edits=(
+        e.replace(FA3_PY, "def _fwd_fake(q, k, v):", "def _fwd_fake(q, k, v, softcap=0.0):"),
+    )),)))
+    doc = _report(capsys, repo.path, "--commit", "head")
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
