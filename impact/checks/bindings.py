@@ -62,6 +62,18 @@ class _Site:
     def key(self) -> tuple[str, str, str, str]:
         return (self.path, self.kind, self.name, _canonical(self.data))
 
+    @property
+    def shape(self) -> tuple[str, str, str, str]:
+        """What a disagreement between copies turns on: the key, less a call's argument
+        text. Whether a call fits a list depends on how many arguments it passes, by
+        position and by keyword, and to what; a comment or another expression in one of
+        its slots leaves a mismatch it already had where it was (the base's, not the
+        change's)."""
+        if self.kind != FactKind.OP_CALL:
+            return self.key
+        data = {k: v for k, v in self.data.items() if k != "arguments"}
+        return (self.path, self.kind, self.name, _canonical(data))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Site) and self.key == other.key
 
@@ -89,12 +101,14 @@ class _Copies:
     expands: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     unreadable: list[_Site] = field(default_factory=list)
     keys: set[tuple[str, str, str, str]] = field(default_factory=set)
+    shapes: set[tuple[str, str, str, str]] = field(default_factory=set)
     has_sources_map: bool = False
 
     def add(self, path: str, fact: Fact) -> None:
         site = _site(path, fact)
         if fact.kind in _STATED:
             self.keys.add(site.key)
+            self.shapes.add(site.shape)
         table = {FactKind.OP_CALL: self.calls, FactKind.PYBIND_DEF: self.pybind,
                  FactKind.SCHEMA_DEF: self.schemas, FactKind.BOXED_READ: self.boxed,
                  FactKind.TORCH_IMPL: self.impls, FactKind.CPP_FUNCTION: self.cpp}.get(fact.kind)
@@ -714,7 +728,9 @@ class BindingsCheck:
                 soft = problem.soft or (blind and problem.key.endswith(
                     (":unbound", ":python-missing")))
                 status = Status.CHANGED if soft else Status.MISMATCH
-                sides = [(site, view.name, site.key not in old.keys) for site in problem.sites]
+                # A copy moved when what the problem turns on moved (`_Site.shape`).
+                sides = [(site, view.name, site.shape not in old.shapes)
+                         for site in problem.sites]
                 if problem.key.endswith(":python-missing"):
                     # The stub the change removed is the copy that moved: shown at the base.
                     sides += [(stub, "base", True) for stub in old.stubs.get(symbol, [])
@@ -749,9 +765,14 @@ class BindingsCheck:
                 continue  # the file-level check names it not understood
             if ctx.content(old_facts) == ctx.content(new_facts):
                 continue
-            if _stated_sites(ctx, view.old, path) == _stated_sites(ctx, view.new, path):
+            if _everything_stated(old_facts) == _everything_stated(new_facts):
                 continue  # the file-level check says `changed` for it already
-            if _beyond_digest(old_facts) == _beyond_digest(new_facts) is not None \
+            if _stated_sites(ctx, view.old, path) == _stated_sites(ctx, view.new, path):
+                # Handed over, yet no copy compared here moved: a call repeated or
+                # dropped beside an identical one, or a fact no op comparison reads (a
+                # fake twin). Nothing below would speak for the file: it reads changed.
+                pass
+            elif _beyond_digest(old_facts) == _beyond_digest(new_facts) is not None \
                     and path not in reach.unjudged:
                 continue
             yield self._row(ctx, view, f"beyond:{path}", Status.CHANGED,
@@ -770,6 +791,16 @@ class BindingsCheck:
                    reason=reason, archs=archs, sides=sides, details=details,
                    evidence=tuple(Hop.of(s.path, s.line, Step.RESTATES_ARGUMENT_LIST)
                                   for s, _, _ in ordered))
+
+
+def _everything_stated(facts: list[Fact]) -> list[tuple[str, str, str]]:
+    """Every fact of a file but its whole-file digest, lines left out, repeats kept: the
+    very test by which the file-level check hands an op file to this check
+    (`_stated` in impact/checks/surface.py), so a file it hands over is never dropped
+    here as 'judged by the file-level check'."""
+    return sorted((str(f.kind), f.name, repr(sorted((k, repr(v)) for k, v in f.data.items()
+                                                    if k != "line")))
+                  for f in facts if f.kind != FactKind.CONTENT)
 
 
 def _beyond_digest(facts: list[Fact]) -> str | None:
