@@ -30,6 +30,8 @@ from typing import Any
 
 # Bump when the entry layout changes: old entries then stop matching their keys.
 ENTRY_FORMAT = 1
+# Bump when what a tree classification entry holds changes.
+INDEX_FORMAT = 1
 DEFAULT_LIMIT_BYTES = 512 * 1024 * 1024
 # After an eviction the store holds at most this share of its limit, so a full cache does
 # not scan itself after every report.
@@ -98,6 +100,13 @@ def _source_files(root: Path) -> list[str]:
         else:
             raise OSError(f"extractor source {path} is missing")
     return sorted(found)
+
+
+def _distribution(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
 
 
 def entry_key(extractor: str, surface_sha256: str, path: str, blob: str) -> dict[str, Any]:
@@ -200,6 +209,47 @@ class FactStore:
         text = f'{{"key":{json.dumps(key, sort_keys=True)},"facts":{records_json}}}'
         data = text.encode("utf-8")
         self._write(file, data)
+
+    def _index_key(self, surface_sha256: str, tree_id: str) -> dict[str, Any] | None:
+        """The key of one tree's classification (impact/index.py): the map and the tree,
+        the extractor version (it covers surface.py) and dulwich's (its wildmatch)."""
+        if not self.enabled or self._version is None:
+            return None
+        return {"format": ENTRY_FORMAT, "index": INDEX_FORMAT, "extractor": self._version,
+                "dulwich": _distribution("dulwich"), "surface": surface_sha256,
+                "tree": tree_id}
+
+    def load_index(self, surface_sha256: str, tree_id: str) -> list[tuple[str, str]] | None:
+        """Every surface path of tree `tree_id` with its kind, as `save_index` stored them
+        for this map; None when absent or not whole and this key's (then recomputed)."""
+        key = self._index_key(surface_sha256, tree_id)
+        if key is None:
+            return None
+        try:
+            raw = self._file(key).read_bytes()
+        except OSError:
+            return None
+        try:
+            entry = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return None
+        if not isinstance(entry, dict) or set(entry) != {"key", "paths"} or entry["key"] != key:
+            return None
+        pairs = entry["paths"]
+        if not isinstance(pairs, list) or not all(
+                isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+                for p in pairs):
+            return None
+        return [(path, kind) for path, kind in pairs]
+
+    def save_index(self, surface_sha256: str, tree_id: str,
+                   pairs: list[tuple[str, str]]) -> None:
+        """Store a tree's classification (path, kind) under the map and the tree id."""
+        key = self._index_key(surface_sha256, tree_id)
+        if key is None:
+            return
+        text = json.dumps({"key": key, "paths": [list(p) for p in pairs]}, sort_keys=True)
+        self._write(self._file(key), text.encode("utf-8"))
 
     def _write(self, file: Path, data: bytes) -> None:
         """Write `data` to `file` whole or not at all (a temporary file renamed); a folder
