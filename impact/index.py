@@ -197,7 +197,9 @@ class TreeIndex:
         """Classify the kinds every pattern of which starts with a literal folder."""
         if self._anchored_done or self._whole_done:
             return
-        self._fill(self._load(False) or _classified(self.snapshot, self.surface, _ANCHORED))
+        found = self._load(False)
+        self._fill(found if found is not None
+                   else _classified(self.snapshot, self.surface, _ANCHORED))
         self._anchored_done = True
 
     def _whole(self) -> None:
