@@ -219,9 +219,11 @@ class FactStore:
                 "dulwich": _distribution("dulwich"), "surface": surface_sha256,
                 "tree": tree_id}
 
-    def load_index(self, surface_sha256: str, tree_id: str) -> list[tuple[str, str]] | None:
-        """Every surface path of tree `tree_id` with its kind, as `save_index` stored them
-        for this map; None when absent or not whole and this key's (then recomputed)."""
+    def load_index(self, surface_sha256: str, tree_id: str,
+                   ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]] | None:
+        """Tree `tree_id`'s classification as `save_index` stored it for this map: every
+        surface path with its kind, and the (path, tree id) of the folders its walk read;
+        None when absent, not whole or not this key's (then recomputed)."""
         key = self._index_key(surface_sha256, tree_id)
         if key is None:
             return None
@@ -233,22 +235,23 @@ class FactStore:
             entry = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             return None
-        if not isinstance(entry, dict) or set(entry) != {"key", "paths"} or entry["key"] != key:
+        if (not isinstance(entry, dict) or set(entry) != {"key", "paths", "folders"}
+                or entry["key"] != key):
             return None
-        pairs = entry["paths"]
-        if not isinstance(pairs, list) or not all(
-                isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
-                for p in pairs):
+        pairs, folders = entry["paths"], entry["folders"]
+        if not (_string_pairs(pairs) and _string_pairs(folders)):
             return None
-        return [(path, kind) for path, kind in pairs]
+        return [(a, b) for a, b in pairs], [(a, b) for a, b in folders]
 
-    def save_index(self, surface_sha256: str, tree_id: str,
-                   pairs: list[tuple[str, str]]) -> None:
-        """Store a tree's classification (path, kind) under the map and the tree id."""
+    def save_index(self, surface_sha256: str, tree_id: str, pairs: list[tuple[str, str]],
+                   folders: list[tuple[str, str]]) -> None:
+        """Store a tree's classification, (path, kind) for each surface path, with the
+        (path, tree id) of the folders its walk read, under the map and the tree id."""
         key = self._index_key(surface_sha256, tree_id)
         if key is None:
             return
-        text = json.dumps({"key": key, "paths": [list(p) for p in pairs]}, sort_keys=True)
+        text = json.dumps({"key": key, "paths": [list(p) for p in pairs],
+                           "folders": [list(f) for f in folders]}, sort_keys=True)
         self._write(self._file(key), text.encode("utf-8"))
 
     def _write(self, file: Path, data: bytes) -> None:
@@ -335,6 +338,13 @@ def _entries(folder: Path) -> Iterator[tuple[Path, int, float]]:
 
 
 _RECORD_FIELDS = {"kind", "name", "line", "data"}
+
+
+def _string_pairs(value: Any) -> bool:
+    """Whether `value` is a list of two-string lists (an index entry's paths or folders)."""
+    return isinstance(value, list) and all(
+        isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+        for p in value)
 
 
 def _records(raw: bytes, key: dict[str, Any]) -> list[dict[str, Any]] | None:

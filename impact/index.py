@@ -15,6 +15,7 @@ up front, as before, so a test can require the same report both ways.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -40,10 +41,11 @@ class IndexStore(Protocol):
     """Where a tree's classification persists between reports (impact/factstore.py's
     FactStore): the index is below the store, so it is handed one, never imports it."""
 
-    def load_index(self, surface_sha256: str, tree_id: str) -> list[tuple[str, str]] | None: ...
+    def load_index(self, surface_sha256: str, tree_id: str,
+                   ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]] | None: ...
 
-    def save_index(self, surface_sha256: str, tree_id: str,
-                   pairs: list[tuple[str, str]]) -> None: ...
+    def save_index(self, surface_sha256: str, tree_id: str, pairs: list[tuple[str, str]],
+                   folders: list[tuple[str, str]]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -113,19 +115,47 @@ def _plan(surface: SurfaceMap, whole: bool) -> _Plan:
 
 
 def _classified(snapshot: Snapshot, surface: SurfaceMap, whole: bool = _WHOLE,
+                folders: list[tuple[str, str]] | None = None,
                 ) -> list[tuple[str, SurfaceKind | str]]:
     """(path, kind) for every surface path of `snapshot` (of the anchored kinds only,
     unless `whole`), each path classified once, reading only the folders a pattern of
-    those kinds can reach."""
+    those kinds can reach; `folders`, when given, receives (path, tree id) of each folder
+    the walk read or found memoised."""
     root = snapshot.folder("")
     if root is None:
         return []
     return list(_in_folder(snapshot, (surface.sha256, whole), _plan(surface, whole), "",
-                           root, ()))
+                           root, (), folders))
+
+
+_Stored = tuple[list[tuple[str, str]], list[tuple[str, SurfaceKind | str]]]
+_STORED: dict[str, dict[str, _Stored]] = {}
+_STORED_LIMIT = 4  # trees per map
+"""Map sha -> (folders, classification) of trees loaded from the store in this process: a
+whole walk of another tree (the head of a pull request whose base was stored) first
+memoises those folders, and reads only the folders that differ."""
+
+
+def _prime(sha: str) -> None:
+    """Memoise, for the whole plan of map `sha`, the folders of the trees loaded from the
+    store: each folder's surface paths are those of its tree under its path."""
+    for folders, pairs in _STORED.pop(sha, {}).values():
+        paths = sorted(pairs)
+        names = [path for path, _kind in paths]
+        for path, tree_id in folders:
+            key = (sha, _WHOLE, tree_id, path)
+            if key in _FOLDERS:
+                continue
+            start = bisect.bisect_left(names, f"{path}/")
+            end = bisect.bisect_left(names, f"{path}0")  # '0' sorts right after '/'
+            if len(_FOLDERS) >= _FOLDERS_LIMIT:
+                _FOLDERS.clear()
+            _FOLDERS[key] = tuple(paths[start:end])
 
 
 def _in_folder(snapshot: Snapshot, sha: tuple[str, bool], plan: _Plan, path: str,
                folder: Folder, inherited: tuple[_Guard, ...],
+               folders: list[tuple[str, str]] | None = None,
                ) -> tuple[tuple[str, SurfaceKind | str], ...]:
     """The surface paths under `folder` (at `path`), with `inherited` the patterns of the
     folders above that match below them, in map order (the first match decides)."""
@@ -154,13 +184,15 @@ def _in_folder(snapshot: Snapshot, sha: tuple[str, bool], plan: _Plan, path: str
         if not deeper and sub not in plan.toward:
             continue
         key = (*sha, tree_id, sub) if tree_id is not None else None
+        if folders is not None and tree_id is not None:
+            folders.append((sub, tree_id))
         if key is not None and key in _FOLDERS:
             found.extend(_FOLDERS[key])
             continue
         child = snapshot.folder(sub, tree_id)
         if child is None:
             continue
-        paths = _in_folder(snapshot, sha, plan, sub, child, deeper)
+        paths = _in_folder(snapshot, sha, plan, sub, child, deeper, folders)
         if key is not None:
             if len(_FOLDERS) >= _FOLDERS_LIMIT:
                 _FOLDERS.clear()
@@ -208,8 +240,10 @@ class TreeIndex:
             return
         found = self._load(True)
         if found is None:
-            found = _classified(self.snapshot, self.surface, _WHOLE)
-            self._save(found)
+            _prime(self.surface.sha256)
+            folders: list[tuple[str, str]] = []
+            found = _classified(self.snapshot, self.surface, _WHOLE, folders)
+            self._save(found, folders)
         self._fill(found)
         self._whole_done = True
 
@@ -220,19 +254,24 @@ class TreeIndex:
         if store is None or self.snapshot.tree_id is None:
             return None
         kinds = {str(entry.kind): entry.kind for entry in self.surface.entries}
-        found = store.load_index(self.surface.sha256, self.snapshot.tree_id)
-        if found is None or any(kind not in kinds for _path, kind in found):
+        stored = store.load_index(self.surface.sha256, self.snapshot.tree_id)
+        if stored is None or any(kind not in kinds for _path, kind in stored[0]):
             return None
-        pairs = [(path, kinds[kind]) for path, kind in found]
+        pairs = [(path, kinds[kind]) for path, kind in stored[0]]
+        held = _STORED.setdefault(self.surface.sha256, {})
+        if len(held) >= _STORED_LIMIT:
+            held.pop(next(iter(held)))
+        held[self.snapshot.tree_id] = (stored[1], pairs)
         if not whole:
             pairs = [(path, kind) for path, kind in pairs if kind not in self._rooted]
         return pairs
 
-    def _save(self, found: list[tuple[str, SurfaceKind | str]]) -> None:
+    def _save(self, found: list[tuple[str, SurfaceKind | str]],
+              folders: list[tuple[str, str]]) -> None:
         store = self.store
         if store is not None and self.snapshot.tree_id is not None:
             store.save_index(self.surface.sha256, self.snapshot.tree_id,
-                             [(path, str(kind)) for path, kind in found])
+                             [(path, str(kind)) for path, kind in found], folders)
 
     def _for(self, kinds: Iterable[SurfaceKind | str]) -> None:
         """Classify what answering a question about `kinds` needs."""

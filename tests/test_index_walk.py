@@ -226,3 +226,33 @@ def test_full_path_classifies_the_whole_tree_up_front(build, monkeypatch) -> Non
     counting = _Counting(lazy)
     _fresh(counting, builtin_map("hipdnn"))  # type: ignore[arg-type]
     assert "zzz/a/b" in counting.read
+
+
+def test_a_stored_base_lets_the_head_read_only_the_folders_that_differ(build, tmp_path,
+                                                                      monkeypatch) -> None:
+    """The fact store keeps a tree's classification and the folders its walk read: in a
+    later process, the base comes from the store and the head's walk reads only the
+    folders whose tree ids differ, and finds what classifying every path finds."""
+    from impact.factstore import FactStore
+    from impact.kinds import SurfaceKind
+
+    monkeypatch.setenv("IMPACT_FULL_PATH", "")
+    files = {**rocke_tree_files(), "zzz/a/b/CMakeLists.txt": "project(x)\n",
+             "zzz/q/r/notes.txt": "n\n"}
+    repo = build(Scenario(base=files, head=(Change("edit", write={
+        "zzz/a/b/CMakeLists.txt": "project(y)\n", "zzz/a/b/more.cmake": "set(x 1)\n"}),)))
+    views = open_views(repo.path, base="base", head="head")
+    surface = builtin_map("hipdnn")
+    store = FactStore(tmp_path / "cache")
+    first = TreeIndex(views.base, surface, store)
+    assert "zzz/a/b/CMakeLists.txt" in first.paths(SurfaceKind.BUILD)  # walked and stored
+    monkeypatch.setattr(index_module, "_FOLDERS", {})  # a later process
+    monkeypatch.setattr(index_module, "_STORED", {})
+    base = _Counting(views.base)
+    again = TreeIndex(base, surface, store)  # type: ignore[arg-type]
+    assert again.surface_paths() == first.surface_paths() and base.read == []
+    head = _Counting(views.head)
+    index = TreeIndex(head, surface, store)  # type: ignore[arg-type]
+    assert index.surface_paths() == sorted(_every_path(views.head, surface))
+    assert "zzz/a/b/more.cmake" in index.paths(SurfaceKind.BUILD)
+    assert set(head.read) == {"", "zzz", "zzz/a", "zzz/a/b"}
