@@ -27,9 +27,11 @@ from impact.git import Folder, Snapshot
 from impact.kinds import Language, SurfaceKind
 from impact.surface import SurfaceMap, literal_ends, literal_folder
 
+_Found = tuple[tuple[tuple[str, SurfaceKind | str], ...], tuple[tuple[str, str], ...]]
+"""A folder's surface paths, and the (path, tree id) of the folders below it a walk enters."""
 _MEMO: dict[tuple[str, str], TreeIndex] = {}
 _MEMO_LIMIT = 64
-_FOLDERS: dict[tuple[str, bool, str, str], tuple[tuple[str, SurfaceKind | str], ...]] = {}
+_FOLDERS: dict[tuple[str, bool, str, str], _Found] = {}
 _FOLDERS_LIMIT = 200_000
 """Surface paths per (map sha, whole plan or anchored one, folder tree id, folder path):
 base, head and merged trees share most folders, so a tree after the first is classified
@@ -120,45 +122,51 @@ def _classified(snapshot: Snapshot, surface: SurfaceMap, whole: bool = _WHOLE,
     """(path, kind) for every surface path of `snapshot` (of the anchored kinds only,
     unless `whole`), each path classified once, reading only the folders a pattern of
     those kinds can reach; `folders`, when given, receives (path, tree id) of each folder
-    the walk read or found memoised."""
+    such a walk enters, in walk order (the same whatever was memoised)."""
     root = snapshot.folder("")
     if root is None:
         return []
-    return list(_in_folder(snapshot, (surface.sha256, whole), _plan(surface, whole), "",
-                           root, (), folders))
+    paths, below = _in_folder(snapshot, (surface.sha256, whole), _plan(surface, whole), "",
+                              root, ())
+    if folders is not None:
+        folders.extend(below)
+    return list(paths)
 
 
 _Stored = tuple[list[tuple[str, str]], list[tuple[str, SurfaceKind | str]]]
 _STORED: dict[str, dict[str, _Stored]] = {}
 _STORED_LIMIT = 4  # trees per map
-"""Map sha -> (folders, classification) of trees loaded from the store in this process: a
-whole walk of another tree (the head of a pull request whose base was stored) first
-memoises those folders, and reads only the folders that differ."""
+"""Map sha -> tree id -> (folders, classification) of trees loaded from the store in this
+process: a whole walk of another tree (the head of a pull request whose base was stored)
+first memoises those folders, and reads only the folders that differ."""
 
 
 def _prime(sha: str) -> None:
     """Memoise, for the whole plan of map `sha`, the folders of the trees loaded from the
-    store: each folder's surface paths are those of its tree under its path."""
+    store: a folder's surface paths are those of its tree under its path, and the folders
+    below it follow it in the stored walk order."""
     for folders, pairs in _STORED.pop(sha, {}).values():
         paths = sorted(pairs)
         names = [path for path, _kind in paths]
-        for path, tree_id in folders:
+        for at, (path, tree_id) in enumerate(folders):
             key = (sha, _WHOLE, tree_id, path)
             if key in _FOLDERS:
                 continue
             start = bisect.bisect_left(names, f"{path}/")
             end = bisect.bisect_left(names, f"{path}0")  # '0' sorts right after '/'
+            last = at + 1
+            while last < len(folders) and folders[last][0].startswith(f"{path}/"):
+                last += 1
             if len(_FOLDERS) >= _FOLDERS_LIMIT:
                 _FOLDERS.clear()
-            _FOLDERS[key] = tuple(paths[start:end])
+            _FOLDERS[key] = (tuple(paths[start:end]), tuple(folders[at + 1:last]))
 
 
 def _in_folder(snapshot: Snapshot, sha: tuple[str, bool], plan: _Plan, path: str,
-               folder: Folder, inherited: tuple[_Guard, ...],
-               folders: list[tuple[str, str]] | None = None,
-               ) -> tuple[tuple[str, SurfaceKind | str], ...]:
+               folder: Folder, inherited: tuple[_Guard, ...]) -> _Found:
     """The surface paths under `folder` (at `path`), with `inherited` the patterns of the
-    folders above that match below them, in map order (the first match decides)."""
+    folders above that match below them, in map order (the first match decides); and the
+    (path, tree id) of every folder below it the walk enters, in walk order."""
     here = plan.at.get(path)
     if here:
         for_files = tuple(sorted((*inherited, *here), key=plan.rank.__getitem__))
@@ -166,6 +174,7 @@ def _in_folder(snapshot: Snapshot, sha: tuple[str, bool], plan: _Plan, path: str
     else:
         for_files = deeper = inherited
     found: list[tuple[str, SurfaceKind | str]] = []
+    walked: list[tuple[str, str]] = []
     base = f"{path}/" if path else ""
     if for_files:
         # One C call rules out the files no pattern's literal end fits (most of them).
@@ -184,21 +193,22 @@ def _in_folder(snapshot: Snapshot, sha: tuple[str, bool], plan: _Plan, path: str
         if not deeper and sub not in plan.toward:
             continue
         key = (*sha, tree_id, sub) if tree_id is not None else None
-        if folders is not None and tree_id is not None:
-            folders.append((sub, tree_id))
         if key is not None and key in _FOLDERS:
-            found.extend(_FOLDERS[key])
-            continue
-        child = snapshot.folder(sub, tree_id)
-        if child is None:
-            continue
-        paths = _in_folder(snapshot, sha, plan, sub, child, deeper, folders)
-        if key is not None:
-            if len(_FOLDERS) >= _FOLDERS_LIMIT:
-                _FOLDERS.clear()
-            _FOLDERS[key] = paths
+            paths, below = _FOLDERS[key]
+        else:
+            child = snapshot.folder(sub, tree_id)
+            if child is None:
+                continue
+            paths, below = _in_folder(snapshot, sha, plan, sub, child, deeper)
+            if key is not None:
+                if len(_FOLDERS) >= _FOLDERS_LIMIT:
+                    _FOLDERS.clear()
+                _FOLDERS[key] = (paths, below)
         found.extend(paths)
-    return tuple(found)
+        if tree_id is not None:
+            walked.append((sub, tree_id))
+        walked.extend(below)
+    return tuple(found), tuple(walked)
 
 
 class TreeIndex:
@@ -271,7 +281,7 @@ class TreeIndex:
         store = self.store
         if store is not None and self.snapshot.tree_id is not None:
             store.save_index(self.surface.sha256, self.snapshot.tree_id,
-                             [(path, str(kind)) for path, kind in found], folders)
+                             sorted((path, str(kind)) for path, kind in found), folders)
 
     def _for(self, kinds: Iterable[SurfaceKind | str]) -> None:
         """Classify what answering a question about `kinds` needs."""
