@@ -210,21 +210,18 @@ class FactStore:
         data = text.encode("utf-8")
         self._write(file, data)
 
-    def _index_key(self, surface_sha256: str, tree_id: str) -> dict[str, Any] | None:
-        """The key of one tree's classification (impact/index.py): the map and the tree,
-        the extractor version (it covers surface.py) and dulwich's (its wildmatch)."""
+    def _index_key(self, surface_sha256: str, tree_id: str, part: str,
+                   ) -> dict[str, Any] | None:
+        """The key of one part of a tree's classification (impact/index.py): the map and
+        the tree, the extractor version (it covers surface.py) and dulwich's (wildmatch)."""
         if not self.enabled or self._version is None:
             return None
         return {"format": ENTRY_FORMAT, "index": INDEX_FORMAT, "extractor": self._version,
                 "dulwich": _distribution("dulwich"), "surface": surface_sha256,
-                "tree": tree_id}
+                "tree": tree_id, "part": part}
 
-    def load_index(self, surface_sha256: str, tree_id: str,
-                   ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]] | None:
-        """Tree `tree_id`'s classification as `save_index` stored it for this map: every
-        surface path with its kind, and the (path, tree id) of the folders its walk read;
-        None when absent, not whole or not this key's (then recomputed)."""
-        key = self._index_key(surface_sha256, tree_id)
+    def _load_pairs(self, key: dict[str, Any] | None) -> list[tuple[str, str]] | None:
+        """The string pairs an index entry stored under `key` holds, or None."""
         if key is None:
             return None
         try:
@@ -235,24 +232,34 @@ class FactStore:
             entry = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             return None
-        if (not isinstance(entry, dict) or set(entry) != {"key", "paths", "folders"}
-                or entry["key"] != key):
+        if (not isinstance(entry, dict) or set(entry) != {"key", "pairs"}
+                or entry["key"] != key or not _string_pairs(entry["pairs"])):
             return None
-        pairs, folders = entry["paths"], entry["folders"]
-        if not (_string_pairs(pairs) and _string_pairs(folders)):
-            return None
-        return [(a, b) for a, b in pairs], [(a, b) for a, b in folders]
+        return [(a, b) for a, b in entry["pairs"]]
+
+    def _save_pairs(self, key: dict[str, Any] | None, pairs: list[tuple[str, str]]) -> None:
+        if key is None:
+            return
+        text = json.dumps({"key": key, "pairs": [list(p) for p in pairs]}, sort_keys=True)
+        self._write(self._file(key), text.encode("utf-8"))
+
+    def load_index(self, surface_sha256: str, tree_id: str) -> list[tuple[str, str]] | None:
+        """Every surface path of tree `tree_id` with its kind, as `save_index` stored them
+        for this map; None when absent, not whole or not this key's (then recomputed)."""
+        return self._load_pairs(self._index_key(surface_sha256, tree_id, "paths"))
+
+    def load_index_folders(self, surface_sha256: str, tree_id: str,
+                           ) -> list[tuple[str, str]] | None:
+        """The (path, tree id) of the folders the walk that classified `tree_id` entered,
+        in walk order (a separate entry: only a walk of another tree reads it)."""
+        return self._load_pairs(self._index_key(surface_sha256, tree_id, "folders"))
 
     def save_index(self, surface_sha256: str, tree_id: str, pairs: list[tuple[str, str]],
                    folders: list[tuple[str, str]]) -> None:
-        """Store a tree's classification, (path, kind) for each surface path, with the
-        (path, tree id) of the folders its walk read, under the map and the tree id."""
-        key = self._index_key(surface_sha256, tree_id)
-        if key is None:
-            return
-        text = json.dumps({"key": key, "paths": [list(p) for p in pairs],
-                           "folders": [list(f) for f in folders]}, sort_keys=True)
-        self._write(self._file(key), text.encode("utf-8"))
+        """Store a tree's classification, (path, kind) for each surface path, and the
+        (path, tree id) of the folders its walk entered, under the map and the tree id."""
+        self._save_pairs(self._index_key(surface_sha256, tree_id, "folders"), folders)
+        self._save_pairs(self._index_key(surface_sha256, tree_id, "paths"), pairs)
 
     def _write(self, file: Path, data: bytes) -> None:
         """Write `data` to `file` whole or not at all (a temporary file renamed); a folder

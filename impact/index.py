@@ -43,8 +43,10 @@ class IndexStore(Protocol):
     """Where a tree's classification persists between reports (impact/factstore.py's
     FactStore): the index is below the store, so it is handed one, never imports it."""
 
-    def load_index(self, surface_sha256: str, tree_id: str,
-                   ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]] | None: ...
+    def load_index(self, surface_sha256: str, tree_id: str) -> list[tuple[str, str]] | None: ...
+
+    def load_index_folders(self, surface_sha256: str, tree_id: str,
+                           ) -> list[tuple[str, str]] | None: ...
 
     def save_index(self, surface_sha256: str, tree_id: str, pairs: list[tuple[str, str]],
                    folders: list[tuple[str, str]]) -> None: ...
@@ -133,23 +135,25 @@ def _classified(snapshot: Snapshot, surface: SurfaceMap, whole: bool = _WHOLE,
     return list(paths)
 
 
-_Stored = tuple[list[tuple[str, str]], list[tuple[str, SurfaceKind | str]]]
-_STORED: dict[str, dict[str, _Stored]] = {}
+_STORED: dict[str, dict[str, tuple[IndexStore, list[tuple[str, SurfaceKind | str]]]]] = {}
 _STORED_LIMIT = 4  # trees per map
-"""Map sha -> tree id -> (folders, classification) of trees loaded from the store in this
-process: a whole walk of another tree (the head of a pull request whose base was stored)
-first memoises those folders, and reads only the folders that differ."""
+"""Map sha -> tree id -> (its store, its classification) of trees loaded from the store in
+this process: a whole walk of another tree (the head of a pull request whose base was
+stored) first memoises their folders, and reads only the folders that differ."""
 
 
 def _prime(sha: str) -> None:
     """Memoise, for the whole plan of map `sha`, the folders of the trees loaded from the
     store: a folder's surface paths are those of its tree under its path, and the folders
     below it follow it in the stored walk order."""
-    for folders, pairs in _STORED.pop(sha, {}).values():
+    for tree_id, (store, pairs) in _STORED.pop(sha, {}).items():
+        folders = store.load_index_folders(sha, tree_id)
+        if folders is None:
+            continue
         paths = sorted(pairs)
         names = [path for path, _kind in paths]
-        for at, (path, tree_id) in enumerate(folders):
-            key = (sha, _WHOLE, tree_id, path)
+        for at, (path, folder_id) in enumerate(folders):
+            key = (sha, _WHOLE, folder_id, path)
             if key in _FOLDERS:
                 continue
             start = bisect.bisect_left(names, f"{path}/")
@@ -265,13 +269,13 @@ class TreeIndex:
             return None
         kinds = {str(entry.kind): entry.kind for entry in self.surface.entries}
         stored = store.load_index(self.surface.sha256, self.snapshot.tree_id)
-        if stored is None or any(kind not in kinds for _path, kind in stored[0]):
+        if stored is None or any(kind not in kinds for _path, kind in stored):
             return None
-        pairs = [(path, kinds[kind]) for path, kind in stored[0]]
+        pairs = [(path, kinds[kind]) for path, kind in stored]
         held = _STORED.setdefault(self.surface.sha256, {})
         if len(held) >= _STORED_LIMIT:
             held.pop(next(iter(held)))
-        held[self.snapshot.tree_id] = (stored[1], pairs)
+        held[self.snapshot.tree_id] = (store, pairs)
         if not whole:
             pairs = [(path, kind) for path, kind in pairs if kind not in self._rooted]
         return pairs
