@@ -562,7 +562,7 @@ def _label(case: dict[str, Any]) -> str:
 def table(repo: dict[str, Any], cases: list[dict[str, Any]]) -> str:
     head = ["change", "git diff", "RSS", "impact report", "CPU", "RSS", "x git", "verdict"]
     if any("impact_warm" in c for c in cases):
-        head[6:6] = ["warm", "RSS"]
+        head[6:6] = ["warm", "CPU", "RSS"]
     rows = []
     for c in cases:
         g, i = c["git_diff"], c["impact"]
@@ -572,7 +572,8 @@ def table(repo: dict[str, Any], cases: list[dict[str, Any]]) -> str:
                c["verdict"] + ("" if c["ok"] else f"  (expected {c['expected']})")]
         if "impact_warm" in c:
             w = c["impact_warm"]
-            row[6:6] = [f"{w['median_s']:.2f} s", f"{w['peak_rss_mb']:.0f} MB"]
+            row[6:6] = [f"{w['median_s']:.2f} s", f"{w['median_cpu_s']:.2f} s",
+                        f"{w['peak_rss_mb']:.0f} MB"]
         rows.append(row)
     widths = [max(len(r[k]) for r in [head, *rows]) for k in range(len(head))]
     lines = [f"{repo['files']:,} files, {repo['history']} + {repo['target_commits']} commits, "

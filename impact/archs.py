@@ -14,7 +14,6 @@ import posixpath
 import re
 from typing import Protocol
 
-from impact.descriptors.facts import descriptor_type
 from impact.git import Snapshot, Views
 from impact.graph import SymbolGraph
 from impact.surface import SurfaceMap
@@ -35,6 +34,15 @@ class Graphs(Protocol):
     def graph(self, snapshot: Snapshot) -> SymbolGraph: ...
 
     def module_of(self, path: str) -> str | None: ...
+
+
+def descriptor_type(path: str) -> str | None:
+    """The type a descriptor's file name gives it (impact/descriptors decides), imported
+    on first use: the descriptor readers load yaml and jsonschema, and a report on a
+    change outside every surface needs neither."""
+    from impact.descriptors.facts import descriptor_type as of_path
+
+    return of_path(path)
 
 
 def family_key(name: str) -> str:

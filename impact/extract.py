@@ -16,38 +16,85 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import yaml
-
-from impact.bindings import (
-    extract_binding_cpp_facts,
-    extract_binding_python_facts,
-    extract_sources_map_facts,
-)
-from impact.cpp import extract_cmake_facts, extract_cpp_facts
-from impact.descriptors import extract_descriptor_facts, extract_profile_facts
-from impact.descriptors.aot import extract_aot_family_facts
-from impact.dvc import extract_dvc_facts
 from impact.facts import CONTENT, PARSE_FAILURE, Fact, content_fact, parse_failure
 from impact.factstore import FactStore
 from impact.git import Snapshot
 from impact.kinds import FactKind, Language, SurfaceKind
-from impact.python import extract_python_facts, package_name_for
-from impact.strict import Refused, load_json, load_yaml, too_large
 from impact.surface import SurfaceMap
+
+# The extractors (and the parsers they load: libcst, tree-sitter, yaml, jsonschema) are
+# imported when a file is first parsed, never at import: a report that parses nothing
+# (a change outside every surface, a warm cache) loads none of them.
 
 Extractor = Callable[[str, bytes, SurfaceMap], list[Fact]]
 
 
 def _python(path: str, source: bytes, surface: SurfaceMap) -> list[Fact]:
+    from impact.python import extract_python_facts, package_name_for
+
     package = package_name_for(path, list(surface.python_roots))
     return extract_python_facts(path, source, package=package,
                                 dsl_modules=surface.conventions.dsl_modules)
 
 
+def _cpp(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+    from impact.cpp import extract_cpp_facts
+
+    return extract_cpp_facts(path, source)
+
+
+def _cmake(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+    from impact.cpp import extract_cmake_facts
+
+    return extract_cmake_facts(path, source)
+
+
+def _dvc(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+    from impact.dvc import extract_dvc_facts
+
+    return extract_dvc_facts(path, source)
+
+
+def _descriptor(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+    from impact.descriptors import extract_descriptor_facts
+
+    return extract_descriptor_facts(path, source)
+
+
+def _aot_family(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+    from impact.descriptors.aot import extract_aot_family_facts
+
+    return extract_aot_family_facts(path, source)
+
+
+def _profile(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+    from impact.descriptors import extract_profile_facts
+
+    return extract_profile_facts(path, source)
+
+
+def _op_python(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+    from impact.bindings import extract_binding_python_facts
+
+    return extract_binding_python_facts(path, source)
+
+
+def _op_cpp(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+    from impact.bindings import extract_binding_cpp_facts
+
+    return extract_binding_cpp_facts(path, source)
+
+
+def _sources_map(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+    from impact.bindings import extract_sources_map_facts
+
+    return extract_sources_map_facts(path, source)
+
+
 EXTRACTORS: dict[str, Extractor] = {
     Language.PYTHON: _python,
-    Language.CPP: lambda path, source, _surface: extract_cpp_facts(path, source),
-    Language.CMAKE: lambda path, source, _surface: extract_cmake_facts(path, source),
+    Language.CPP: _cpp,
+    Language.CMAKE: _cmake,
     # Plain text (requirements, flag files): nothing to extract but its content digest.
     Language.TEXT: lambda _path, _source, _surface: [],
 }
@@ -55,16 +102,13 @@ EXTRACTORS: dict[str, Extractor] = {
 # Surface kinds whose files a general language parser would misread (a .dvc pointer is
 # YAML, but not a profile): these pick their extractor before the language does.
 KIND_EXTRACTORS: dict[str, Extractor] = {
-    SurfaceKind.DVC_POINTER: lambda path, source, _surface: extract_dvc_facts(path, source),
-    SurfaceKind.DESCRIPTOR: lambda path, source, _surface: extract_descriptor_facts(path, source),
-    SurfaceKind.AOT_CATALOG: lambda path, source, _surface: extract_aot_family_facts(path, source),
-    SurfaceKind.LAUNCH_SURFACE_PROFILE:
-        lambda path, source, _surface: extract_profile_facts(path, source),
-    SurfaceKind.OP_PYTHON:
-        lambda path, source, _surface: extract_binding_python_facts(path, source),
-    SurfaceKind.OP_CPP: lambda path, source, _surface: extract_binding_cpp_facts(path, source),
-    SurfaceKind.OP_SOURCES_MAP:
-        lambda path, source, _surface: extract_sources_map_facts(path, source),
+    SurfaceKind.DVC_POINTER: _dvc,
+    SurfaceKind.DESCRIPTOR: _descriptor,
+    SurfaceKind.AOT_CATALOG: _aot_family,
+    SurfaceKind.LAUNCH_SURFACE_PROFILE: _profile,
+    SurfaceKind.OP_PYTHON: _op_python,
+    SurfaceKind.OP_CPP: _op_cpp,
+    SurfaceKind.OP_SOURCES_MAP: _sources_map,
 }
 
 
@@ -151,6 +195,8 @@ class FactCache:
         if extractor is None:
             return [parse_failure(
                 path, f"no extractor for {kind} ({language}) files yet: not understood")]
+        from impact.strict import too_large
+
         source = self._read(snapshot, path)
         refusal = too_large(len(source), language)
         if refusal is not None:  # refused before any parser sees it
@@ -197,6 +243,8 @@ def _data_digest(language: str, source: bytes) -> str:
     """Layout-blind digest of a data file: the parsed value for JSON and YAML (key order and
     whitespace do not count), the text itself otherwise. Source files (Python, C++, CMake)
     bring their own `content` fact, digested from their syntax trees."""
+    from impact.strict import load_json, load_yaml
+
     text = source.decode("utf-8")
     if language == Language.JSON:
         canonical = json.dumps(load_json(text), sort_keys=True)
@@ -209,6 +257,10 @@ def _data_digest(language: str, source: bytes) -> str:
 
 def _with_content(path: str, language: str, source: bytes, facts: list[Fact]) -> list[Fact]:
     """Add a `content` fact to an understood file that lacks one."""
+    import yaml
+
+    from impact.strict import Refused
+
     kinds = {fact.kind for fact in facts}
     if CONTENT in kinds or PARSE_FAILURE in kinds:
         return facts

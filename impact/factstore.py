@@ -30,6 +30,8 @@ from typing import Any
 
 # Bump when the entry layout changes: old entries then stop matching their keys.
 ENTRY_FORMAT = 1
+# Bump when what a tree classification entry holds changes.
+INDEX_FORMAT = 1
 DEFAULT_LIMIT_BYTES = 512 * 1024 * 1024
 # After an eviction the store holds at most this share of its limit, so a full cache does
 # not scan itself after every report.
@@ -98,6 +100,13 @@ def _source_files(root: Path) -> list[str]:
         else:
             raise OSError(f"extractor source {path} is missing")
     return sorted(found)
+
+
+def _distribution(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
 
 
 def entry_key(extractor: str, surface_sha256: str, path: str, blob: str) -> dict[str, Any]:
@@ -201,6 +210,57 @@ class FactStore:
         data = text.encode("utf-8")
         self._write(file, data)
 
+    def _index_key(self, surface_sha256: str, tree_id: str, part: str,
+                   ) -> dict[str, Any] | None:
+        """The key of one part of a tree's classification (impact/index.py): the map and
+        the tree, the extractor version (it covers surface.py) and dulwich's (wildmatch)."""
+        if not self.enabled or self._version is None:
+            return None
+        return {"format": ENTRY_FORMAT, "index": INDEX_FORMAT, "extractor": self._version,
+                "dulwich": _distribution("dulwich"), "surface": surface_sha256,
+                "tree": tree_id, "part": part}
+
+    def _load_pairs(self, key: dict[str, Any] | None) -> list[tuple[str, str]] | None:
+        """The string pairs an index entry stored under `key` holds, or None."""
+        if key is None:
+            return None
+        try:
+            raw = self._file(key).read_bytes()
+        except OSError:
+            return None
+        try:
+            entry = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return None
+        if (not isinstance(entry, dict) or set(entry) != {"key", "pairs"}
+                or entry["key"] != key or not _string_pairs(entry["pairs"])):
+            return None
+        return [(a, b) for a, b in entry["pairs"]]
+
+    def _save_pairs(self, key: dict[str, Any] | None, pairs: list[tuple[str, str]]) -> None:
+        if key is None:
+            return
+        text = json.dumps({"key": key, "pairs": [list(p) for p in pairs]}, sort_keys=True)
+        self._write(self._file(key), text.encode("utf-8"))
+
+    def load_index(self, surface_sha256: str, tree_id: str) -> list[tuple[str, str]] | None:
+        """Every surface path of tree `tree_id` with its kind, as `save_index` stored them
+        for this map; None when absent, not whole or not this key's (then recomputed)."""
+        return self._load_pairs(self._index_key(surface_sha256, tree_id, "paths"))
+
+    def load_index_folders(self, surface_sha256: str, tree_id: str,
+                           ) -> list[tuple[str, str]] | None:
+        """The (path, tree id) of the folders the walk that classified `tree_id` entered,
+        in walk order (a separate entry: only a walk of another tree reads it)."""
+        return self._load_pairs(self._index_key(surface_sha256, tree_id, "folders"))
+
+    def save_index(self, surface_sha256: str, tree_id: str, pairs: list[tuple[str, str]],
+                   folders: list[tuple[str, str]]) -> None:
+        """Store a tree's classification, (path, kind) for each surface path, and the
+        (path, tree id) of the folders its walk entered, under the map and the tree id."""
+        self._save_pairs(self._index_key(surface_sha256, tree_id, "folders"), folders)
+        self._save_pairs(self._index_key(surface_sha256, tree_id, "paths"), pairs)
+
     def _write(self, file: Path, data: bytes) -> None:
         """Write `data` to `file` whole or not at all (a temporary file renamed); a folder
         that cannot be written turns the store off with a warning, never an error."""
@@ -285,6 +345,13 @@ def _entries(folder: Path) -> Iterator[tuple[Path, int, float]]:
 
 
 _RECORD_FIELDS = {"kind", "name", "line", "data"}
+
+
+def _string_pairs(value: Any) -> bool:
+    """Whether `value` is a list of two-string lists (an index entry's paths or folders)."""
+    return isinstance(value, list) and all(
+        isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+        for p in value)
 
 
 def _records(raw: bytes, key: dict[str, Any]) -> list[dict[str, Any]] | None:

@@ -5,25 +5,51 @@ which surface. Checks, the graph and the report ask it for the paths of a
 kind or language; nobody else iterates a whole snapshot. The one raw-text read
 here (`files_naming`) picks candidate files by the names they mention, before
 anything is parsed; an unreadable file is always a candidate (fail closed).
+
+An index classifies lazily: a kind all of whose patterns start with a literal folder
+(`src/engines/**`) is found by walking those folders only; a kind with a pattern that
+can match anywhere (`**/CMakeLists.txt`) makes the first question about it walk the
+whole tree, once. `IMPACT_FULL_PATH=1` (impact/shortcuts.py) classifies the whole tree
+up front, as before, so a test can require the same report both ways.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Protocol
 
+from impact import shortcuts
 from impact.git import Folder, Snapshot
 from impact.kinds import Language, SurfaceKind
 from impact.surface import SurfaceMap, literal_ends, literal_folder
 
+_Found = tuple[tuple[tuple[str, SurfaceKind | str], ...], tuple[tuple[str, str], ...]]
+"""A folder's surface paths, and the (path, tree id) of the folders below it a walk enters."""
 _MEMO: dict[tuple[str, str], TreeIndex] = {}
 _MEMO_LIMIT = 64
-_FOLDERS: dict[tuple[str, str, str], tuple[tuple[str, SurfaceKind | str], ...]] = {}
+_FOLDERS: dict[tuple[str, bool, str, str], _Found] = {}
 _FOLDERS_LIMIT = 200_000
-"""Surface paths per (map sha, folder tree id, folder path): base, head and merged trees
-share most folders, so a tree after the first is classified along its changed folders."""
+"""Surface paths per (map sha, whole plan or anchored one, folder tree id, folder path):
+base, head and merged trees share most folders, so a tree after the first is classified
+along its changed folders."""
+_ANCHORED, _WHOLE = False, True  # which plan a walk follows
+
+
+class IndexStore(Protocol):
+    """Where a tree's classification persists between reports (impact/factstore.py's
+    FactStore): the index is below the store, so it is handed one, never imports it."""
+
+    def load_index(self, surface_sha256: str, tree_id: str) -> list[tuple[str, str]] | None: ...
+
+    def load_index_folders(self, surface_sha256: str, tree_id: str,
+                           ) -> list[tuple[str, str]] | None: ...
+
+    def save_index(self, surface_sha256: str, tree_id: str, pairs: list[tuple[str, str]],
+                   folders: list[tuple[str, str]]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -52,10 +78,16 @@ class _Plan:
     start holds no '/' (`**/x`, `*.py`) are looked for from the root.
     """
 
-    def __init__(self, surface: SurfaceMap) -> None:
+    def __init__(self, surface: SurfaceMap, anchored: bool = False) -> None:
         self.at: dict[str, list[_Guard]] = {}
         self.rank: dict[_Guard, int] = {}
+        # A plan of the anchored kinds only finds candidates: the first entry of the whole
+        # map that matches one decides its kind (`decide`).
+        self.decide = surface if anchored else None
+        rooted = rooted_kinds(surface)
         for entry in surface.entries:
+            if anchored and entry.kind in rooted:
+                continue
             for pattern, regex in zip(entry.patterns, entry.regexes, strict=True):
                 folder = literal_folder(pattern)
                 rest = pattern[len(folder) + 1:] if folder else pattern
@@ -69,28 +101,76 @@ class _Plan:
                        for parts in [folder.split("/")] for i in range(1, len(parts) + 1)}
 
 
-_PLANS: dict[str, _Plan] = {}
+def rooted_kinds(surface: SurfaceMap) -> frozenset[SurfaceKind | str]:
+    """The kinds with a pattern that can match anywhere in the tree (no literal folder
+    starts it): asking for one of them walks the whole tree."""
+    return frozenset(entry.kind for entry in surface.entries
+                     if any(not literal_folder(p) for p in entry.patterns))
 
 
-def _plan(surface: SurfaceMap) -> _Plan:
-    if surface.sha256 not in _PLANS:
-        _PLANS[surface.sha256] = _Plan(surface)
-    return _PLANS[surface.sha256]
+_PLANS: dict[tuple[str, bool], _Plan] = {}
 
 
-def _classified(snapshot: Snapshot, surface: SurfaceMap) -> list[tuple[str, SurfaceKind | str]]:
-    """(path, kind) for every surface path of `snapshot`, each path classified once,
-    reading only the folders a pattern can reach."""
+def _plan(surface: SurfaceMap, whole: bool) -> _Plan:
+    key = (surface.sha256, whole)
+    if key not in _PLANS:
+        _PLANS[key] = _Plan(surface, anchored=not whole)
+    return _PLANS[key]
+
+
+def _classified(snapshot: Snapshot, surface: SurfaceMap, whole: bool = _WHOLE,
+                folders: list[tuple[str, str]] | None = None,
+                ) -> list[tuple[str, SurfaceKind | str]]:
+    """(path, kind) for every surface path of `snapshot` (of the anchored kinds only,
+    unless `whole`), each path classified once, reading only the folders a pattern of
+    those kinds can reach; `folders`, when given, receives (path, tree id) of each folder
+    such a walk enters, in walk order (the same whatever was memoised)."""
     root = snapshot.folder("")
     if root is None:
         return []
-    return list(_in_folder(snapshot, surface.sha256, _plan(surface), "", root, ()))
+    paths, below = _in_folder(snapshot, (surface.sha256, whole), _plan(surface, whole), "",
+                              root, ())
+    if folders is not None:
+        folders.extend(below)
+    return list(paths)
 
 
-def _in_folder(snapshot: Snapshot, sha: str, plan: _Plan, path: str, folder: Folder,
-               inherited: tuple[_Guard, ...]) -> tuple[tuple[str, SurfaceKind | str], ...]:
+_STORED: dict[str, dict[str, tuple[IndexStore, list[tuple[str, SurfaceKind | str]]]]] = {}
+_STORED_LIMIT = 4  # trees per map
+"""Map sha -> tree id -> (its store, its classification) of trees loaded from the store in
+this process: a whole walk of another tree (the head of a pull request whose base was
+stored) first memoises their folders, and reads only the folders that differ."""
+
+
+def _prime(sha: str) -> None:
+    """Memoise, for the whole plan of map `sha`, the folders of the trees loaded from the
+    store: a folder's surface paths are those of its tree under its path, and the folders
+    below it follow it in the stored walk order."""
+    for tree_id, (store, pairs) in _STORED.pop(sha, {}).items():
+        folders = store.load_index_folders(sha, tree_id)
+        if folders is None:
+            continue
+        paths = sorted(pairs)
+        names = [path for path, _kind in paths]
+        for at, (path, folder_id) in enumerate(folders):
+            key = (sha, _WHOLE, folder_id, path)
+            if key in _FOLDERS:
+                continue
+            start = bisect.bisect_left(names, f"{path}/")
+            end = bisect.bisect_left(names, f"{path}0")  # '0' sorts right after '/'
+            last = at + 1
+            while last < len(folders) and folders[last][0].startswith(f"{path}/"):
+                last += 1
+            if len(_FOLDERS) >= _FOLDERS_LIMIT:
+                _FOLDERS.clear()
+            _FOLDERS[key] = (tuple(paths[start:end]), tuple(folders[at + 1:last]))
+
+
+def _in_folder(snapshot: Snapshot, sha: tuple[str, bool], plan: _Plan, path: str,
+               folder: Folder, inherited: tuple[_Guard, ...]) -> _Found:
     """The surface paths under `folder` (at `path`), with `inherited` the patterns of the
-    folders above that match below them, in map order (the first match decides)."""
+    folders above that match below them, in map order (the first match decides); and the
+    (path, tree id) of every folder below it the walk enters, in walk order."""
     here = plan.at.get(path)
     if here:
         for_files = tuple(sorted((*inherited, *here), key=plan.rank.__getitem__))
@@ -98,6 +178,7 @@ def _in_folder(snapshot: Snapshot, sha: str, plan: _Plan, path: str, folder: Fol
     else:
         for_files = deeper = inherited
     found: list[tuple[str, SurfaceKind | str]] = []
+    walked: list[tuple[str, str]] = []
     base = f"{path}/" if path else ""
     if for_files:
         # One C call rules out the files no pattern's literal end fits (most of them).
@@ -108,58 +189,137 @@ def _in_folder(snapshot: Snapshot, sha: str, plan: _Plan, path: str, folder: Fol
                 continue
             for guard in for_files:
                 if guard.matches(full):
-                    found.append((full, guard.kind))
+                    entry = plan.decide.classify(full) if plan.decide is not None else guard
+                    found.append((full, entry.kind if entry is not None else guard.kind))
                     break
     for name, tree_id in folder.folders.items():
         sub = base + name
         if not deeper and sub not in plan.toward:
             continue
-        key = (sha, tree_id, sub) if tree_id is not None else None
+        key = (*sha, tree_id, sub) if tree_id is not None else None
         if key is not None and key in _FOLDERS:
-            found.extend(_FOLDERS[key])
-            continue
-        child = snapshot.folder(sub, tree_id)
-        if child is None:
-            continue
-        paths = _in_folder(snapshot, sha, plan, sub, child, deeper)
-        if key is not None:
-            if len(_FOLDERS) >= _FOLDERS_LIMIT:
-                _FOLDERS.clear()
-            _FOLDERS[key] = paths
+            paths, below = _FOLDERS[key]
+        else:
+            child = snapshot.folder(sub, tree_id)
+            if child is None:
+                continue
+            paths, below = _in_folder(snapshot, sha, plan, sub, child, deeper)
+            if key is not None:
+                if len(_FOLDERS) >= _FOLDERS_LIMIT:
+                    _FOLDERS.clear()
+                _FOLDERS[key] = (paths, below)
         found.extend(paths)
-    return tuple(found)
+        if tree_id is not None:
+            walked.append((sub, tree_id))
+        walked.extend(below)
+    return tuple(found), tuple(walked)
 
 
 class TreeIndex:
-    """One snapshot's surface paths, sorted by kind and by language."""
+    """One snapshot's surface paths, sorted by kind and by language, classified lazily:
+    the anchored kinds when first asked about, the whole tree when a question needs a
+    kind that can lie anywhere (see the module docstring)."""
 
-    def __init__(self, snapshot: Snapshot, surface: SurfaceMap) -> None:
+    def __init__(self, snapshot: Snapshot, surface: SurfaceMap,
+                 store: IndexStore | None = None) -> None:
         self.snapshot = snapshot
         self.surface = surface
+        self.store = store
+        self._rooted = rooted_kinds(surface)
         self._by_kind: dict[SurfaceKind | str, list[str]] = {}
         self._kind_of: dict[str, SurfaceKind | str] = {}
-        for path, kind in sorted(_classified(snapshot, surface)):
+        self._anchored_done = self._whole_done = False
+        if not shortcuts.enabled():
+            self._whole()
+
+    def _fill(self, classified: Iterable[tuple[str, SurfaceKind | str]]) -> None:
+        self._by_kind, self._kind_of = {}, {}
+        for path, kind in sorted(classified):
             self._kind_of[path] = kind
             self._by_kind.setdefault(kind, []).append(path)
+        self.__dict__.pop("_by_language", None)
+
+    def _anchored(self) -> None:
+        """Classify the kinds every pattern of which starts with a literal folder."""
+        if self._anchored_done or self._whole_done:
+            return
+        found = self._load(False)
+        self._fill(found if found is not None
+                   else _classified(self.snapshot, self.surface, _ANCHORED))
+        self._anchored_done = True
+
+    def _whole(self) -> None:
+        """Classify every path of the tree."""
+        if self._whole_done:
+            return
+        found = self._load(True)
+        if found is None:
+            _prime(self.surface.sha256)
+            folders: list[tuple[str, str]] = []
+            found = _classified(self.snapshot, self.surface, _WHOLE, folders)
+            self._save(found, folders)
+        self._fill(found)
+        self._whole_done = True
+
+    def _load(self, whole: bool) -> list[tuple[str, SurfaceKind | str]] | None:
+        """The whole tree's classification from the persistent store, when it holds it
+        (the anchored kinds are a subset of it); None when it does not."""
+        store = self.store
+        if store is None or self.snapshot.tree_id is None:
+            return None
+        kinds = {str(entry.kind): entry.kind for entry in self.surface.entries}
+        stored = store.load_index(self.surface.sha256, self.snapshot.tree_id)
+        if stored is None or any(kind not in kinds for _path, kind in stored):
+            return None
+        pairs = [(path, kinds[kind]) for path, kind in stored]
+        held = _STORED.setdefault(self.surface.sha256, {})
+        if len(held) >= _STORED_LIMIT:
+            held.pop(next(iter(held)))
+        held[self.snapshot.tree_id] = (store, pairs)
+        if not whole:
+            pairs = [(path, kind) for path, kind in pairs if kind not in self._rooted]
+        return pairs
+
+    def _save(self, found: list[tuple[str, SurfaceKind | str]],
+              folders: list[tuple[str, str]]) -> None:
+        store = self.store
+        if store is not None and self.snapshot.tree_id is not None:
+            store.save_index(self.surface.sha256, self.snapshot.tree_id,
+                             sorted((path, str(kind)) for path, kind in found), folders)
+
+    def _for(self, kinds: Iterable[SurfaceKind | str]) -> None:
+        """Classify what answering a question about `kinds` needs."""
+        if any(kind in self._rooted for kind in kinds):
+            self._whole()
+        else:
+            self._anchored()
 
     @classmethod
-    def of(cls, snapshot: Snapshot, surface: SurfaceMap) -> TreeIndex:
-        """The index of `snapshot`, memoised by tree id (views share trees)."""
+    def of(cls, snapshot: Snapshot, surface: SurfaceMap,
+           store: IndexStore | None = None) -> TreeIndex:
+        """The index of `snapshot`, memoised by tree id (views share trees); `store`, when
+        given, keeps the whole tree's classification between reports."""
         if snapshot.tree_id is None:
-            return cls(snapshot, surface)
+            return cls(snapshot, surface, store)
         key = (surface.sha256, snapshot.tree_id)
         if key not in _MEMO:
             if len(_MEMO) >= _MEMO_LIMIT:
                 _MEMO.clear()
-            _MEMO[key] = cls(snapshot, surface)
+            _MEMO[key] = cls(snapshot, surface, store)
+        elif store is not None and _MEMO[key].store is None:
+            _MEMO[key].store = store
         return _MEMO[key]
 
     def kind(self, path: str) -> SurfaceKind | str:
         """The surface kind of `path` (OUTSIDE when no entry matches or it is absent)."""
-        return self._kind_of.get(path, SurfaceKind.OUTSIDE)
+        if self._whole_done:
+            return self._kind_of.get(path, SurfaceKind.OUTSIDE)
+        entry = self.surface.classify(path)
+        return entry.kind if entry is not None and path in self.snapshot else SurfaceKind.OUTSIDE
 
     def paths(self, *kinds: SurfaceKind | str) -> list[str]:
         """Every path of the given kinds, sorted."""
+        self._for(kinds)
         if len(kinds) == 1:
             return list(self._by_kind.get(kinds[0], ()))
         return sorted(p for k in kinds for p in self._by_kind.get(k, ()))
@@ -174,11 +334,19 @@ class TreeIndex:
 
     def language_paths(self, language: Language) -> list[str]:
         """Every surface path (of any kind) read by the `language` extractors, sorted."""
+        self._for(e.kind for e in self.surface.entries if e.language == language)
         return list(self._by_language.get(language, ()))
 
     def surface_paths(self) -> list[str]:
         """Every path on some surface, sorted."""
+        self._whole()
         return sorted(self._kind_of)
+
+    def holds_a_surface_path(self) -> bool:
+        """Whether some path of the tree is on a surface: the anchored kinds are looked
+        for first, the whole tree only when they find none."""
+        self._anchored()
+        return bool(self._kind_of) or bool(self.surface_paths())
 
     def files_naming(self, names: Iterable[str], kinds: Iterable[SurfaceKind | str]) -> set[str]:
         """The files of `kinds` whose text mentions any of `names` (as bytes); a file that

@@ -10,7 +10,6 @@ import hashlib
 import json
 from typing import Any
 
-from impact.archs import arch_sources
 from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a_surface
 from impact.fold import fold, pack_findings, unfinished_tables
 from impact.git import Snapshot, View, Views
@@ -90,7 +89,11 @@ def _skipped(views: Views, emit: dict[str, Any] | None) -> list[dict[str, str]]:
 def _arch_sources(ctx: CheckContext) -> dict[str, list[str]]:
     """Each architecture considered, with the descriptor files that ship it (none when
     the change touches no surface: nothing was considered, and no graph is built)."""
-    return arch_sources(ctx) if touches_a_surface(ctx) else {}
+    if not touches_a_surface(ctx):
+        return {}
+    from impact.archs import arch_sources
+
+    return arch_sources(ctx)
 
 
 def device_runs(rows: list[Row], surface: SurfaceMap | None = None,
@@ -168,9 +171,10 @@ def _plan(surface: SurfaceMap | None, files: list[str], device_test: str,
 
 def _require_fit(ctx: CheckContext) -> None:
     """A map that classifies no path of the base or the head is the wrong map: an error,
-    never a quiet N/A."""
+    never a quiet N/A. The index looks in the folders the map names first, so a map that
+    fits costs a few folders, not a walk of the whole tree."""
     snapshots = [s for s in (ctx.views.base, ctx.views.head) if s is not None]
-    if not any(ctx.index(snapshot).surface_paths() for snapshot in snapshots):
+    if not any(ctx.index(snapshot).holds_a_surface_path() for snapshot in snapshots):
         raise BadSurfaceMap(
             f"the surface map '{ctx.surface.name}' ({ctx.surface.source}) classifies no path "
             "of this repository's base or head",

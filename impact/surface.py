@@ -17,10 +17,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 from dulwich.wildmatch import MalformedPattern, translate
 
-from impact.contracts import load_schema
+from impact import shortcuts
 from impact.errors import ImpactError
 from impact.git import Snapshot, Views
 from impact.kinds import Language, SurfaceKind
@@ -211,19 +210,30 @@ class PathSurface:
     language: Language
 
 
-def parse_surface_map(data: bytes, source: str) -> SurfaceMap:
-    """Validate and compile a map; every problem in it is named at once."""
+def schema_problems(doc: dict[str, Any]) -> list[str]:
+    """Where `doc` (a parsed map) does not fit `surface.schema.json`, one line each."""
+    import jsonschema
+
+    from impact.contracts import load_schema
+
+    validator = jsonschema.Draft202012Validator(load_schema(SURFACE_SCHEMA))
+    return [
+        f"{'/'.join(str(p) for p in err.absolute_path) or '(top)'}: {err.message}"
+        for err in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.path)))
+    ]
+
+
+def parse_surface_map(data: bytes, source: str, *, shipped: bool = False) -> SurfaceMap:
+    """Validate and compile a map; every problem in it is named at once. A map `shipped`
+    in impact/contracts is not checked against its schema again at each run (a test
+    checks every shipped map; jsonschema then loads only for a map a user wrote)."""
     where = f"surface map {source}"
     fix = "correct the map (its schema is impact/contracts/surface.schema.json)"
     try:
         doc: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise BadSurfaceMap(f"{where} is not valid TOML ({exc})", fix) from None
-    validator = jsonschema.Draft202012Validator(load_schema(SURFACE_SCHEMA))
-    problems = [
-        f"{'/'.join(str(p) for p in err.absolute_path) or '(top)'}: {err.message}"
-        for err in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.path)))
-    ]
+    problems = [] if shipped and shortcuts.enabled() else schema_problems(doc)
     entries: list[SurfaceEntry] = []
     markers: list[re.Pattern[bytes]] = []
     if not problems:
@@ -315,8 +325,9 @@ def builtin_map(name: str) -> SurfaceMap:
     if name not in BUILTIN_MAPS:
         raise BadSurfaceMap(f"no built-in surface map named '{name}'",
                             f"use one of {', '.join(BUILTIN_MAPS)} or a path to a .toml file")
-    data = resources.files("impact.contracts").joinpath(f"{name}.surface.toml").read_bytes()
-    return parse_surface_map(data, f"builtin:{name}")
+    # Read through the `impact` package: importing impact.contracts would load jsonschema.
+    data = resources.files("impact").joinpath("contracts", f"{name}.surface.toml").read_bytes()
+    return parse_surface_map(data, f"builtin:{name}", shipped=True)
 
 
 def load_surface_map(choice: str | None = None, tree: Snapshot | None = None,

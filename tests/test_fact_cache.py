@@ -27,7 +27,8 @@ import test_check_bindings as bindings
 import test_check_kernargs as kernargs
 import test_verdicts as verdicts
 
-from impact import extract
+from impact import extract, shortcuts
+from impact import index as index_module
 from impact.cli import main as real_main
 from impact.extract import FactCache, clear_fact_cache
 from impact.factstore import FactStore, entry_key, extractor_version, version_of
@@ -73,8 +74,9 @@ def _count_parses(monkeypatch: pytest.MonkeyPatch, *, memo: bool = False) -> lis
 
 class ThreeWays:
     """Stands in for `impact.cli.main`: runs the command with a fresh cache, again with the
-    cache it filled, and with --no-cache; requires the same exit code and bytes from all
-    three, then prints what they printed, as the test expects of `main`."""
+    cache it filled, with --no-cache, and with --no-cache on the full path (IMPACT_FULL_PATH:
+    none of the report's shortcuts, impact/shortcuts.py); requires the same exit code and
+    bytes from all four, then prints what they printed, as the test expects of `main`."""
 
     def __init__(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         self.tmp_path, self.capsys = tmp_path, capsys
@@ -84,17 +86,24 @@ class ThreeWays:
         self.calls += 1
         folder = self.tmp_path / f"cache{self.calls}"
         runs = {}
-        for mode in ("cold", "warm", "off"):
+        for mode in ("cold", "warm", "off", "full"):
             clear_fact_cache()
-            extra = ["--no-cache"] if mode == "off" else ["--cache-dir", str(folder)]
+            extra = ["--no-cache"] if mode in ("off", "full") else ["--cache-dir", str(folder)]
             with pytest.MonkeyPatch.context() as patch:
                 parsed = _count_parses(patch, memo=True)
+                # The tree index starts empty; `full` takes none of the report's shortcuts.
+                patch.setattr(index_module, "_MEMO", {})
+                patch.setattr(index_module, "_FOLDERS", {})
+                if mode == "full":
+                    patch.setenv(shortcuts.ENV, "1")
+                else:
+                    patch.delenv(shortcuts.ENV, raising=False)
                 code = real_main([*argv, *extra])
             out, err = self.capsys.readouterr()
             runs[mode] = (code, out, err, _output_file(argv))
             if mode == "warm":
                 assert parsed == [], f"the warm run parsed {parsed}"
-        assert runs["cold"] == runs["warm"] == runs["off"], argv
+        assert runs["cold"] == runs["warm"] == runs["off"] == runs["full"], argv
         code, out, err, _ = runs["cold"]
         sys.stdout.write(out)
         sys.stderr.write(err)
@@ -177,9 +186,12 @@ BODY_EDIT = e.replace(e.GFX950_DENSE, "return (spec.num_waves * 64, 1, 1)",
 
 
 def _run(argv: list[str], capsys) -> tuple[int, str, str]:
-    """One command, the in-memory cache emptied first (parses memoised for the session)."""
+    """One command, the in-memory caches (facts, tree index) emptied first (parses memoised
+    for the session)."""
     clear_fact_cache()
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(index_module, "_MEMO", {})
+        patch.setattr(index_module, "_FOLDERS", {})
         _count_parses(patch, memo=True)
         code = real_main(argv)
     out, err = capsys.readouterr()

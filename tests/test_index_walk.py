@@ -152,3 +152,107 @@ def test_scale_repository_index_equals_classifying_every_path() -> None:
     _, main = open_snapshot(SCALE_REPO, "main")
     surface = builtin_map("hipdnn")
     assert _index(main, surface) == _every_path(main, surface)
+
+
+def _fresh(snapshot: Snapshot, surface: SurfaceMap) -> TreeIndex:
+    index_module._FOLDERS.clear()
+    return TreeIndex(snapshot, surface)
+
+
+@pytest.mark.parametrize("name", ["tricky", *BUILTIN_MAPS])
+def test_each_kind_asked_first_finds_what_classifying_every_path_finds(build, name) -> None:
+    """The index classifies lazily (the anchored kinds, the whole tree only for a kind that
+    can lie anywhere): whichever question comes first, the answer is the full one."""
+    surface = TRICKY if name == "tricky" else builtin_map(name)
+    files = _random_paths(random.Random(3)) if name == "tricky" else rocke_tree_files()
+    _, lazy = open_snapshot(build(Scenario(base=files)).path, "base")
+    expected = _every_path(lazy, surface)
+    for kind in {e.kind for e in surface.entries}:
+        assert _fresh(lazy, surface).paths(kind) == sorted(
+            p for p, k in expected.items() if k == kind), kind
+    for language in {e.language for e in surface.entries}:
+        kinds = {e.kind for e in surface.entries if e.language == language}
+        assert _fresh(lazy, surface).language_paths(language) == sorted(
+            p for p, k in expected.items() if k in kinds), language
+    index = _fresh(lazy, surface)
+    assert all(index.kind(p) == expected.get(p, "outside") for p in files)
+    assert index.holds_a_surface_path() == bool(expected)
+    assert index.surface_paths() == sorted(expected)
+
+
+class _Counting:
+    """A snapshot that records which folders are read."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.inner, self.read = snapshot, []
+        self.tree_id = snapshot.tree_id
+
+    def folder(self, path: str, tree_id: str | None = None):
+        self.read.append(path)
+        return self.inner.folder(path, tree_id)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.inner
+
+
+def test_an_anchored_question_walks_only_its_folders(build, monkeypatch) -> None:
+    """Asking for a kind whose patterns start with a literal folder (rocke-library), or
+    whether the map fits at all, reads none of the folders outside every such start; a
+    kind that can lie anywhere (build: `**/CMakeLists.txt`) reads them, once."""
+    from impact.kinds import SurfaceKind
+
+    monkeypatch.setenv("IMPACT_FULL_PATH", "")
+    files = {**rocke_tree_files(), "zzz/a/b/CMakeLists.txt": "project(x)\n",
+             "zzz/a/c/notes.txt": "n\n"}
+    _, lazy = open_snapshot(build(Scenario(base=files)).path, "base")
+    surface = builtin_map("hipdnn")
+    counting = _Counting(lazy)
+    index = _fresh(counting, surface)  # type: ignore[arg-type]
+    assert index.paths(SurfaceKind.ROCKE_LIBRARY)
+    assert index.holds_a_surface_path()
+    assert not any(p.startswith("zzz") for p in counting.read)
+    assert "zzz/a/b/CMakeLists.txt" in index.paths(SurfaceKind.BUILD)
+    assert "zzz/a" in counting.read
+    walked = len(counting.read)
+    index.surface_paths()
+    index.paths(SurfaceKind.DVC_POINTER)
+    assert len(counting.read) == walked
+
+
+def test_full_path_classifies_the_whole_tree_up_front(build, monkeypatch) -> None:
+    monkeypatch.setenv("IMPACT_FULL_PATH", "1")
+    files = {**rocke_tree_files(), "zzz/a/b/CMakeLists.txt": "project(x)\n"}
+    _, lazy = open_snapshot(build(Scenario(base=files)).path, "base")
+    counting = _Counting(lazy)
+    _fresh(counting, builtin_map("hipdnn"))  # type: ignore[arg-type]
+    assert "zzz/a/b" in counting.read
+
+
+def test_a_stored_base_lets_the_head_read_only_the_folders_that_differ(build, tmp_path,
+                                                                      monkeypatch) -> None:
+    """The fact store keeps a tree's classification and the folders its walk read: in a
+    later process, the base comes from the store and the head's walk reads only the
+    folders whose tree ids differ, and finds what classifying every path finds."""
+    from impact.factstore import FactStore
+    from impact.kinds import SurfaceKind
+
+    monkeypatch.setenv("IMPACT_FULL_PATH", "")
+    files = {**rocke_tree_files(), "zzz/a/b/CMakeLists.txt": "project(x)\n",
+             "zzz/q/r/notes.txt": "n\n"}
+    repo = build(Scenario(base=files, head=(Change("edit", write={
+        "zzz/a/b/CMakeLists.txt": "project(y)\n", "zzz/a/b/more.cmake": "set(x 1)\n"}),)))
+    views = open_views(repo.path, base="base", head="head")
+    surface = builtin_map("hipdnn")
+    store = FactStore(tmp_path / "cache")
+    first = TreeIndex(views.base, surface, store)
+    assert "zzz/a/b/CMakeLists.txt" in first.paths(SurfaceKind.BUILD)  # walked and stored
+    monkeypatch.setattr(index_module, "_FOLDERS", {})  # a later process
+    monkeypatch.setattr(index_module, "_STORED", {})
+    base = _Counting(views.base)
+    again = TreeIndex(base, surface, store)  # type: ignore[arg-type]
+    assert again.surface_paths() == first.surface_paths() and base.read == []
+    head = _Counting(views.head)
+    index = TreeIndex(head, surface, store)  # type: ignore[arg-type]
+    assert index.surface_paths() == sorted(_every_path(views.head, surface))
+    assert "zzz/a/b/more.cmake" in index.paths(SurfaceKind.BUILD)
+    assert set(head.read) == {"", "zzz", "zzz/a", "zzz/a/b"}

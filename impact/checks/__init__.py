@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from impact import shortcuts
 from impact.checks.base import Check, CheckContext, applies
 from impact.checks.bindings import BindingsCheck
 from impact.checks.build import BuildCheck
@@ -80,7 +81,8 @@ def touches_a_surface(ctx: CheckContext) -> bool:
 def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> list[Row]:
     """Every row of every registered check, charged or pre-existing, conflicted
     merged-view reads dropped, sorted. A change that touches no surface runs only the
-    conflict check (a merged view that could not be computed is still reported). Then,
+    conflict check (a merged view that could not be computed is still reported; with
+    IMPACT_FULL_PATH=1 every check runs, and the report must be the same). Then,
     whatever the registry, one `unreadable` row per file and view whose content a check
     needed and could not read, unless a charged row already names that file (fail
     closed: the file is named, the verdict is never NONE for it)."""
@@ -88,7 +90,7 @@ def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> lis
     conflicts = {view.name: set(view.conflicts) for view in ctx.views.views}
     head = ctx.views.view("head")
     head_paths = frozenset(head.diff.paths) if head is not None else None
-    if not touches_a_surface(ctx):
+    if shortcuts.enabled() and not touches_a_surface(ctx):
         registry = tuple(c for c in registry if c.name == ConflictCheck.name)
 
     def add(row: Row) -> None:

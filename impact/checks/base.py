@@ -9,18 +9,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from impact import archs
 from impact.extract import FactCache
 from impact.facts import CONTENT, PARSE_FAILURE, Fact
 from impact.git import Snapshot, View, Views
-from impact.graph import SymbolGraph, build_graph
 from impact.index import TreeIndex
 from impact.kinds import SurfaceKind
-from impact.python import module_name_for
 from impact.rows import Row
 from impact.surface import SurfaceMap
+
+if TYPE_CHECKING:
+    from impact.graph import SymbolGraph
+
+# The graph (networkx), the arch queries and the Python module namer load when a check
+# first asks for them: a report on a change outside every surface loads none of them.
 
 
 class Check(Protocol):
@@ -56,7 +59,7 @@ class CheckContext:
 
     def index(self, snapshot: Snapshot) -> TreeIndex:
         """Which paths of `snapshot` are on which surface (built once per tree)."""
-        return TreeIndex.of(snapshot, self.surface)
+        return TreeIndex.of(snapshot, self.surface, self.cache.store)
 
     def paths(self, snapshot: Snapshot, *kinds: SurfaceKind) -> list[str]:
         """The paths of `snapshot` of the given surface kinds, sorted."""
@@ -74,6 +77,8 @@ class CheckContext:
     def graph(self, snapshot: Snapshot) -> SymbolGraph:
         key = id(snapshot)
         if key not in self._graphs:
+            from impact.graph import build_graph
+
             self._graphs[key] = build_graph(snapshot, self.cache)
         return self._graphs[key]
 
@@ -86,15 +91,21 @@ class CheckContext:
         return next((str(f.data["digest"]) for f in facts if f.kind == CONTENT), None)
 
     def module_of(self, path: str) -> str | None:
+        from impact.python import module_name_for
+
         return module_name_for(path, list(self.surface.python_roots))
 
     @cached_property
     def all_archs(self) -> frozenset[str]:
         """Every architecture a variant ships at the base or the head (impact/archs.py)."""
+        from impact import archs
+
         return archs.all_archs(self)
 
     def archs_for(self, path: str, *snapshots: Snapshot) -> tuple[str, ...]:
         """The GPU architectures a change to `path` reaches in any of `snapshots`
         (impact/archs.py decides: the variants that ship its module or that a descriptor
         holds; else the arch its path names; else every arch, in the map's label)."""
+        from impact import archs
+
         return archs.archs_for(self, path, *snapshots)

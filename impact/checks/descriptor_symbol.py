@@ -12,9 +12,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from impact.archs import archs_of_descriptor
+from impact.archs import archs_of_descriptor, descriptor_type
 from impact.checks.base import CheckContext
-from impact.descriptors.facts import descriptor_type
 from impact.git import Snapshot, View
 from impact.graph import SymbolString
 from impact.kinds import Language, SurfaceKind

@@ -14,9 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from impact.archs import archs_of_pack_family, family_key
+from impact.archs import archs_of_pack_family, descriptor_type, family_key
 from impact.checks.base import CheckContext
-from impact.descriptors.facts import descriptor_type
 from impact.facts import Fact
 from impact.git import Snapshot, View
 from impact.kinds import FactKind, SurfaceKind

@@ -27,11 +27,8 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
-
-from impact.cpp import resolve_include
 from impact.extract import FactCache
 from impact.facts import Fact
 from impact.git import Snapshot
@@ -72,7 +69,20 @@ from impact.graph.records import (
 )
 from impact.index import TreeIndex
 from impact.kinds import FactKind, Language, SurfaceKind
-from impact.python import module_name_for
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+# networkx, the C++ include resolver and the Python module namer (and the parsers their
+# packages load) are imported when a graph is first built, never at import: a report on
+# a change outside every surface builds no graph and loads none of them.
+
+
+def module_name_for(path: str, roots: list[str]) -> str | None:
+    """The dotted module of a Python file under `roots` (impact/python decides)."""
+    from impact.python import module_name_for as name_for
+
+    return name_for(path, roots)
 
 DEFINITION_KINDS = (FactKind.FUNCTION, FactKind.CLASS, FactKind.ASSIGNMENT)
 NAME_EDGES = frozenset({"reads", "inherits"})
@@ -107,7 +117,9 @@ class SymbolGraph:
         self.snapshot = snapshot
         self.cache = cache
         self.surface = cache.surface
-        self.graph: nx.MultiDiGraph = nx.MultiDiGraph()
+        import networkx
+
+        self.graph: nx.MultiDiGraph = networkx.MultiDiGraph()
         self.parse_failures: dict[str, str] = {}
         self._modules: dict[str, _ModuleInfo] = {}
         self._kdps: list[Kdp] = []
@@ -115,7 +127,8 @@ class SymbolGraph:
 
     # ----------------------------------------------------------------- building
     def _files(self, language: Language) -> Iterator[tuple[str, list[Fact]]]:
-        for path in TreeIndex.of(self.snapshot, self.surface).language_paths(language):
+        index = TreeIndex.of(self.snapshot, self.surface, self.cache.store)
+        for path in index.language_paths(language):
             facts = self.cache.facts(self.snapshot, path)
             for fact in facts:
                 if fact.kind == FactKind.PARSE_FAILURE:
@@ -329,6 +342,8 @@ class SymbolGraph:
             self._edge(file_node, node, "contains")
 
     def _add_cpp(self) -> None:
+        from impact.cpp import resolve_include
+
         files = dict(self._files(Language.CPP))
         existing = set(files)
         roots = list(self.surface.include_roots)
@@ -814,7 +829,7 @@ class SymbolGraph:
                       if d.get("kind") == FactKind.VARIANT)
 
     def packer_modules(self) -> set[str]:
-        index = TreeIndex.of(self.snapshot, self.surface)
+        index = TreeIndex.of(self.snapshot, self.surface, self.cache.store)
         return {m for m, info in self._modules.items()
                 if index.kind(info.path) == SurfaceKind.HKP_PACK}
 
