@@ -349,18 +349,35 @@ class TreeIndex:
         return bool(self._kind_of) or bool(self.surface_paths())
 
     def files_naming(self, names: Iterable[str], kinds: Iterable[SurfaceKind | str]) -> set[str]:
-        """The files of `kinds` whose text mentions any of `names` (as bytes); a file that
-        cannot be read is included, so the caller parses it and reports it unreadable."""
-        needles = [n.encode() for n in set(names) if n]
+        """The files of `kinds` whose text mentions any of `names` (as bytes) as a whole
+        word: a needle that starts or ends with a word character must not continue into
+        one there, so `fwd` finds `m.def("fwd", ...)` but not every `mha_fwd_kernel`. A
+        file that cannot be read is included, so the caller parses it and reports it
+        unreadable."""
+        needles = [n.encode() for n in sorted(set(names)) if n]
         found: set[str] = set()
         if not needles:
             return found
+        whole = _whole_words(needles)
         for path in self.paths(*kinds):
             try:
                 text = self.snapshot.read(path)
             except Exception:  # a missing blob, a gitlink: let the parser say so
                 found.add(path)
                 continue
-            if any(needle in text for needle in needles):
+            # The substring test first: one C call rules out most files.
+            if any(needle in text for needle in needles) and whole.search(text):
                 found.add(path)
         return found
+
+
+def _whole_words(needles: list[bytes]) -> re.Pattern[bytes]:
+    """One pattern matching any needle where it is not part of a longer identifier."""
+    def bounded(needle: bytes) -> bytes:
+        before = rb"(?<![A-Za-z0-9_])" if _WORD.fullmatch(needle[:1]) else b""
+        after = rb"(?![A-Za-z0-9_])" if _WORD.fullmatch(needle[-1:]) else b""
+        return before + re.escape(needle) + after
+    return re.compile(b"|".join(bounded(n) for n in needles))
+
+
+_WORD = re.compile(rb"[A-Za-z0-9_]")

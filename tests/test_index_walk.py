@@ -256,3 +256,20 @@ def test_a_stored_base_lets_the_head_read_only_the_folders_that_differ(build, tm
     assert index.surface_paths() == sorted(_every_path(views.head, surface))
     assert "zzz/a/b/more.cmake" in index.paths(SurfaceKind.BUILD)
     assert set(head.read) == {"", "zzz", "zzz/a", "zzz/a/b"}
+
+
+def test_files_naming_finds_whole_words() -> None:
+    """`fwd` is found where a binding names it, not inside every `mha_fwd_kernel`; a
+    needle that ends in punctuation (`.def("`) still matches as a substring."""
+    files = {
+        "src/bind.py": b'm.def("fwd", &mha_fwd)\n',
+        "src/kernel.py": b"void mha_fwd_kernel();\nint fwd_count;\n",
+        "src/other.py": b"x = 1\n",
+        "src/dotted.py": b'  .def("attention", f)\n',
+    }
+    snapshot = Snapshot.from_files(files)
+    index = TreeIndex(snapshot, TRICKY)
+    assert index.files_naming({"fwd"}, ("anywhere",)) == {"src/bind.py"}
+    assert index.files_naming({"fwd_count"}, ("anywhere",)) == {"src/kernel.py"}
+    assert index.files_naming({'.def("'}, ("anywhere",)) == {"src/bind.py", "src/dotted.py"}
+    assert index.files_naming({"def fwd("}, ("anywhere",)) == set()
