@@ -200,7 +200,7 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
         findings = pack_findings(emit, ctx)
     verdict = rollup(rows, surface.all_archs)
     packs = pack_time(findings, unfinished_tables(emit) if emit is not None else ())
-    failures = sorted({path for view in ctx.available_views() for path in view.diff.paths
+    failures = sorted({path for view in ctx.available_views() for path in ctx.own_paths(view)
                        if surface.classify(path) is not None
                        for snap in (view.old, view.new) if snap is not None and path in snap
                        and ctx.parse_failure(ctx.facts(snap, path))})

@@ -57,6 +57,20 @@ class CheckContext:
         """The views that hold a snapshot to compare."""
         return (v for v in self.views.views if v.new is not None)
 
+    def own_paths(self, view: View) -> tuple[str, ...]:
+        """The paths of `view`'s diff a check starts from: every one in the head view; in
+        the merged view, those the head itself changed and those the merge left
+        conflicted. A file the target tip alone changed can only give pre-existing rows
+        (see `charged`), so it is not analysed: a stale branch costs what its own change
+        touches, not the tip's history since. A race is still found, because it is
+        reached from the head's own copy and compared with the tip's copy in the merged
+        tree."""
+        if view.name != "merged":
+            return view.diff.paths
+        head = self.views.view("head")
+        own = set(head.diff.paths if head is not None else view.diff.paths) | set(view.conflicts)
+        return tuple(p for p in view.diff.paths if p in own)
+
     def index(self, snapshot: Snapshot) -> TreeIndex:
         """Which paths of `snapshot` are on which surface (built once per tree)."""
         return TreeIndex.of(snapshot, self.surface, self.cache.store)

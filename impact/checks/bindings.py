@@ -692,7 +692,7 @@ class BindingsCheck:
 
     def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
         assert view.new is not None
-        touched = {p for p in view.diff.paths if ctx.surface.describe(p).kind in _KINDS}
+        touched = {p for p in ctx.own_paths(view) if ctx.surface.describe(p).kind in _KINDS}
         if not touched:
             return
         reach = _reach(ctx, view, touched)

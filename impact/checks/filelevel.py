@@ -40,8 +40,9 @@ Absent = Callable[[bool], Verdict | None]
 
 def changed_files(ctx: CheckContext, view: View, kinds: frozenset[str]
                   ) -> Iterator[tuple[str, PathSurface]]:
-    """The paths the view's diff touches whose surface kind is one of `kinds`."""
-    for path in view.diff.paths:
+    """The paths of the view's own change (`own_paths`) whose surface kind is one of
+    `kinds`."""
+    for path in ctx.own_paths(view):
         what = ctx.surface.describe(path)
         if what.kind in kinds:
             yield path, what

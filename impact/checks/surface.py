@@ -77,7 +77,7 @@ class SurfaceCheck:
     def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
         assert view.new is not None
         dormant: dict[str, Any] | None = None
-        for path in view.diff.paths:
+        for path in ctx.own_paths(view):
             what = ctx.surface.describe(path)
             if what.kind == SurfaceKind.OUTSIDE or what.kind in HANDED_OFF:
                 continue
