@@ -74,7 +74,8 @@ def revision_key(*, python_roots: Iterable[str],
                  tool: Mapping[str, Any]) -> dict[str, Any]:
     """The key of one revision's build: every input of the child but its tree's files
     (module docstring)."""
-    return {"format": ENTRY_FORMAT, "python_roots": list(python_roots), "descriptor_roots": list(descriptor_roots),
+    return {"format": ENTRY_FORMAT, "python_roots": list(python_roots),
+            "descriptor_roots": list(descriptor_roots),
             "rules_inputs": dict(rules_inputs), "flavor": flavor,
             "environment": dict(sorted(environment.items())), "limits": dict(limits),
             "isolate": isolate, "tool": dict(tool)}

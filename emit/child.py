@@ -255,7 +255,7 @@ class Reads:
             if getattr(os, name, None) is real:
                 setattr(os, name, wrapped)
 
-    def add_modules(self, ctx: "Context") -> None:
+    def add_modules(self, ctx: Context) -> None:
         """The files of the tree modules now in sys.modules (belt and braces: their loads
         were opened, so seen already)."""
         for name in ctx.tree_modules():
