@@ -25,10 +25,14 @@ already built for the same key come from emit/cache.py (never the head's under
 `untrusted_head`), and complete groups a child built are stored there.
 
 The warm path: the cache key is computed from what is known without reading a blob (the
-roots' git tree ids, the blob ids of the files the rules are read from, the environment,
-the tool versions: no child, no parser, no temporary folder), and when the cache holds
-every group wanted for both revisions the emit file is joined from it at once. Only a
-revision that needs a child is written out, has its rules built, and gets a jail.
+blob ids of the files the rules are read from, the environment, the tool versions), and
+each cached plan and group is taken only when the manifest of what its child read holds
+for the revision's tree, checked from git objects (emit/manifest.py: no child, no
+parser, no temporary folder); when the cache holds every group wanted for both revisions
+the emit file is joined from it at once. Only a revision that needs a child is written
+out, has its rules built, and gets a jail; its children record what they read
+(`--reads`), so only the groups that missed are built, and a revision whose plan the cache
+holds for other trees only is first planned by a child, then built group by group.
 """
 
 from __future__ import annotations

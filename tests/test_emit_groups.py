@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_emit_scale import TILED, TILED_BODY, TREE
+from test_emit_scale import TILED, TREE
 
 from impact.cli import main
 from impact.fixtures import Change, Scenario
@@ -22,6 +22,8 @@ from impact.fixtures import edits as e
 COMMON = f"{e.KERNELS}/common"
 DENSE_SPEC = f"{COMMON}/attention_dense_spec.py"
 TUNE = f"{e.KERNELS}/gfx950/tiled_tune.json"
+EXP = "    p = b.exp2(s)\n"
+TILED_BODY = Change("tiled", edits=(e.replace(TILED, EXP, EXP + "    p = b.mul(p, scale)\n"),))
 READS_TUNE = ("import json as _json\nimport os as _os\n\n"
               "with open(_os.path.join(_os.path.dirname(__file__), 'tiled_tune.json')) as _f:\n"
               "    _TUNE = _json.load(_f)\n")
