@@ -140,3 +140,24 @@ def test_a_data_file_a_module_opens_keys_its_group(build, tmp_path) -> None:
     assert head["groups_built"] == 1
     assert head["groups_cached"] == len(groups(cached, "head")) - 1
     assert without_work(cached) == without_work(emit_file(repo, tmp_path / "cold.json", None))
+
+
+def test_a_group_that_started_a_process_is_keyed_by_the_whole_roots(build, tmp_path) -> None:
+    """What a process the tree's code starts reads is not seen: that group is kept under
+    the tree ids of every root, so an edit to a file no group read rebuilds it (and only
+    it), where the groups whose reads were all seen stay cached."""
+    tree = dict(TREE)
+    Change("spawn", edits=(e.insert_after(
+        TILED, "from __future__ import annotations\n",
+        "import subprocess as _subprocess\nimport sys as _sys\n\n"
+        "_subprocess.run([_sys.executable, '-c', 'pass'], check=True)\n"),)).apply(tree)
+    cache = tmp_path / "cache"
+    first = build(Scenario(base=tree, head=(requirements("numpy"),)))
+    emit_file(first, tmp_path / "first.json", cache)
+    repo = build(Scenario(base=tree, head=(requirements("scipy"),)))
+    cached = emit_file(repo, tmp_path / "cached.json", cache)
+    assert cached["revisions"]["base"]["work"]["children"] == 0
+    head = cached["revisions"]["head"]["work"]
+    assert head["groups_built"] == 1
+    assert head["groups_cached"] == len(groups(cached, "head")) - 1
+    assert without_work(cached) == without_work(emit_file(repo, tmp_path / "cold.json", None))
