@@ -58,14 +58,15 @@ later table reads ``timed-out`` as well.
 Reads (``--reads FILE``, for the parent's cache of built groups): from its first line the
 child records every path under ``--tree`` that Python code opens (the "open" audit
 event: builtins, io, os.open, and the import system's source loads), stats (``os.stat``,
-``os.lstat`` and ``os.access`` wrapped, so existence checks and the import system's
-probes count), lists (``os.listdir``: names) or scans (``os.scandir``: names, kinds and,
+``os.lstat``, ``os.access`` and ``os.open`` wrapped, so existence checks and the import
+system's probes count, and a path relative to a folder descriptor is read as the path it
+names), lists (``os.listdir``: names) or scans (``os.scandir``: names, kinds and,
 for files, content, as a DirEntry may stat them), in windows: ``plan`` (everything before
 the first family: the flavor ladder, the enumerator) and one per group (source module and
 arch) around each of its families' builds and predicate tables, the tree modules left in
 ``sys.modules`` added. A window in which a process was started, a foreign library called
-(ctypes), a folder listed by descriptor, a tree file opened for writing or a path given
-relative to a folder descriptor is ``opaque``: what it read cannot be listed, and the
+(ctypes), a tree file opened for writing, or a descriptor that names no folder is
+``opaque``: what it read cannot be listed, and the
 parent keys it by the whole roots. The reads file is written beside ``--out`` and never
 changes the document. Not seen: what a C extension outside the tree reads by itself.
 """
@@ -212,6 +213,20 @@ class Reads:
         if rel is not None:
             self.current[kind].add(rel)
 
+    def note_at(self, path, dir_fd) -> None:
+        """A path given to a call that may take it relative to a folder descriptor."""
+        if dir_fd is None or isinstance(path, int):
+            self.note("paths", path)
+            return
+        try:
+            path = os.fsdecode(path)
+            if not os.path.isabs(path):
+                path = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), path)
+        except (OSError, TypeError, ValueError):
+            self.opaque("a path relative to a folder descriptor that names no folder")
+            return
+        self.note("paths", path)
+
     def hook(self, event: str, args: tuple) -> None:
         if self.current is None:
             return
@@ -242,13 +257,11 @@ class Reads:
         def wrap(real):
             @functools.wraps(real)
             def wrapped(path, *args, **kwargs):
-                if kwargs.get("dir_fd") is not None:
-                    self.opaque("a path relative to a folder descriptor")
-                self.note("paths", path)
+                self.note_at(path, kwargs.get("dir_fd"))
                 return real(path, *args, **kwargs)
             return wrapped
 
-        for name in ("stat", "lstat", "access"):
+        for name in ("stat", "lstat", "access", "open"):
             real = getattr(posix, name)
             wrapped = wrap(real)
             setattr(posix, name, wrapped)
