@@ -45,7 +45,9 @@ a worker thread, after the tree's modules are dropped from ``sys.modules`` (so t
 support predicate (as the tree's producer resolves it) to one-field variations of its
 shipped specs; a variation's builder call is skipped once its (field, value) has its
 finding and nothing later could change the table (the first finding per (field, value)
-is the one kept, in the same order as probing every one).
+is the one kept, in the same order as probing every one). A family's table runs with the
+tree modules its own build left in ``sys.modules`` (not the last family's), so what it
+finds does not depend on which families a child built before it.
 
 Budgets: ``--family-budget`` seconds of the worker thread's own CPU time, per family build
 and per predicate table, checked between variants and between probes, so a loaded machine
@@ -723,6 +725,7 @@ class Family:
         self.cls = None
         self.built_archs: list[str] = []
         self.done = False
+        self.loaded: dict = {}  # the tree modules its build left in sys.modules, by name
 
 
 def _arg_records(kernel, ir) -> list[dict]:
@@ -1173,8 +1176,10 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float,
         finished = run_bounded(
             lambda fam=fam: build_family(ctx, fam, flavor, backend_fail, duplicates, budget),
             budget)
-        if READS is not None and finished:
-            READS.add_modules(ctx)
+        if finished:
+            fam.loaded = {name: sys.modules[name] for name in ctx.tree_modules()}
+            if READS is not None:
+                READS.add_modules(ctx)
         reads_window(None)
         if not finished or not fam.done:
             abandoned = abandoned or not finished
@@ -1196,6 +1201,10 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float,
             if not cut and fam.status != "timed-out":
                 table.status = "done"
             continue
+        # The family's probes run with its own build's modules, as if it had been built
+        # last: a module they import is its build's, or imported afresh (and recorded).
+        ctx.purge()
+        sys.modules.update(fam.loaded)
         reads_window(group_of(fam))
         finished = run_bounded(lambda t=table: probe_family(ctx, t, budget), budget)
         reads_window(None)
