@@ -11,7 +11,10 @@ to 2,000 (give 100000 to build the full-size one). Then it times, in fresh proce
     cold                 an empty cache, --jobs at its default (the cores)
     warm                 again, on the cache the cold run filled: every group is a hit
     new head             a cache filled by main..comment-edit, then main..body-edit: the
-                         base is a hit, the head (its kernel folder changed) is built
+                         base is a hit; of the head, only the group whose module changed
+                         (the 900-variant family's) is built, the rest are hits
+    new head, small      the same, then main..small-edit (a commit this script adds: a body
+                         edit of the small tiled family's module): only that group is built
 
 and `impact --version`, the start-up every command pays. Each row: the median wall time,
 CPU time (user + system of the command and every process it waited for, children
@@ -31,6 +34,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -38,6 +42,32 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scale  # benchmarks/scale.py: the repository builder and the timer
+
+from impact.fixtures import edits as e
+
+SMALL = f"{e.KERNELS}/gfx950/attention_tiled_2d.py"
+SMALL_EDIT = e.replace(SMALL, '    elem = BF16 if spec.dtype == "bf16" else F16',
+                       '    elem = F16 if spec.dtype != "bf16" else BF16')
+
+
+def add_branch(repo: Path, branch: str, path: str, edit) -> None:
+    """A commit on main that applies `edit` to `path`, as `branch` (git plumbing, through
+    a temporary index: the repository has no work tree to touch)."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(repo / ".git" / f"index-{branch}")}
+
+    def git(*argv: str, data: bytes | None = None) -> str:
+        return subprocess.run(["git", "-C", str(repo), *argv], input=data, env=env,
+                              check=True, capture_output=True).stdout.decode().strip()
+
+    files = {path: subprocess.run(["git", "-C", str(repo), "show", f"main:{path}"],
+                                  check=True, capture_output=True).stdout}
+    edit(files)
+    blob = git("hash-object", "-w", "--stdin", data=files[path])
+    git("read-tree", "main")
+    git("update-index", "--cacheinfo", f"100644,{blob},{path}")
+    commit = git("commit-tree", git("write-tree"), "-p", "main", "-m", f"{branch}: {path}")
+    git("update-ref", f"refs/heads/{branch}", commit)
+    Path(env["GIT_INDEX_FILE"]).unlink(missing_ok=True)
 
 
 def emit_argv(repo: Path, head: str, out: Path, jobs: int | None,
@@ -108,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         built = scale.build(base / "repo", files=args.files, history=2, target_commits=1,
                             variants=args.variants, log=print)
         repo = built.path
+        add_branch(repo, "small-edit", SMALL, SMALL_EDIT)
         doc["repository"] = built.as_json()
         print(f"impact emit on {built.variants} variants x 2 revisions, "
               f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}")
@@ -134,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                            _env(other))
 
         cases.append(case("new head", emit_argv(repo, "body-edit", out, None, budget),
+                          _env(other), args.runs, out, warm_other))
+        cases.append(case("new head, small", emit_argv(repo, "small-edit", out, None, budget),
                           _env(other), args.runs, out, warm_other))
     finally:
         if args.json:

@@ -10,25 +10,26 @@ built again and overwritten, never trusted. The value was checked against the ch
 schema when its child wrote it; the runner checks a loaded piece's shape again (the
 families of its group, each built, each table done) before use.
 
-What the key holds (`revision_key`): everything the child can read, each named by what is
-known without reading a blob, so a second emit of the same trees computes it without a
-child, a parser or a temporary folder. The child imports from every Python root and
-reads every descriptor root, and a family's module may import common code (rocke's core,
-helpers, the packer), read data files or list folders, so no per-family key can be
-proven complete: the key is the git tree id of *every* materialised root, whole. A head
-that changes one family's module changes its kernel folder's tree id, so that revision is
-built again in full, while the other revision (and every later emit of the same trees)
-is read from the cache. Besides the trees: what the rules file the child reads is made
-from (`emit.rules.rules_inputs`: the blob id of every file it is read from, the surface
-map's digest, the readers' version), the root lists as the child is given them, the
-flavor pin, the allow-listed environment (PATH, LANG, LC_*, ROCKE_*, HKP_*), the limits
-that can change a result (address space, open files), whether the namespaces were asked
-for, the Python version and executable, every distribution on the child's import path
-with its version (the path as `emit.runner.key_import_path` finds it, a superset of the
-child's), and the sha256 of the child's and the sandbox's sources (impact's emit tool
-version). The family budget and the timeout are not in the key: a piece with a timed-out
-or failed family or table is never stored, nor anything a child built after one of its
-families or tables timed out.
+What the key holds: an entry's key (`revision_key`) is every input of the child that
+is not a file of its tree: what the rules file the child reads is made from
+(`emit.rules.rules_inputs`: the blob id of every file it is read from, the surface map's
+digest, the readers' version), the root lists as the child is given them, the flavor
+pin, the allow-listed environment (PATH, LANG, LC_*, ROCKE_*, HKP_*), the limits that can
+change a result (address space, open files), whether the namespaces were asked for, the
+Python version and executable, every distribution on the child's import path with its
+version (the path as `emit.runner.key_import_path` finds it, a superset of the child's),
+and the sha256 of the child's and the sandbox's sources (impact's emit tool version).
+Under that key ("plan" or "group:<id>") the entry holds up to CANDIDATES candidates, each
+a value with the manifest of the tree files it was made from (emit/manifest.py: each
+path the child's tree code opened, stat'ed, listed or scanned, by its state in git; a
+group's manifest holds the plan's reads too, since its variants come from the
+enumeration). A candidate is used only when its manifest holds for the revision asked
+about, so a head that edits one family's module misses that family's group only (and
+any group whose code read that module). A group the child could not record (no reads
+file, a missing window) is not stored; one whose window was opaque is stored under the
+tree ids of the whole roots. The family budget and the timeout are not in the key: a
+piece with a timed-out or failed family or table is never stored, nor anything a child
+built after one of its families or tables timed out.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ from typing import Any
 
 from impact.factstore import DEFAULT_LIMIT_BYTES, FactStore, Warn, _key_digest
 
-ENTRY_FORMAT = 2  # 2: the rules file keyed by its inputs, not its digest
+ENTRY_FORMAT = 3  # 3: per-group candidates with the manifest of what they read
+CANDIDATES = 8    # manifests kept per key, newest first
 EMIT_FOLDER = "emit"
 _TOOL_SOURCES = ("child.py", "sandbox.py")
 
@@ -65,14 +67,15 @@ def tool_fingerprint(import_path: tuple[str, ...]) -> dict[str, Any]:
             "distributions": [f"{name}=={version}" for name, version in dists]}
 
 
-def revision_key(*, trees: Mapping[str, str], python_roots: Iterable[str],
+def revision_key(*, python_roots: Iterable[str],
                  descriptor_roots: Iterable[str], rules_inputs: Mapping[str, Any],
                  flavor: str | None, environment: Mapping[str, str],
                  limits: Mapping[str, int], isolate: bool,
                  tool: Mapping[str, Any]) -> dict[str, Any]:
-    """The key of one revision's build: everything the child reads (module docstring)."""
-    return {"format": ENTRY_FORMAT, "trees": dict(sorted(trees.items())),
-            "python_roots": list(python_roots), "descriptor_roots": list(descriptor_roots),
+    """The key of one revision's build: every input of the child but its tree's files
+    (module docstring)."""
+    return {"format": ENTRY_FORMAT, "python_roots": list(python_roots),
+            "descriptor_roots": list(descriptor_roots),
             "rules_inputs": dict(rules_inputs), "flavor": flavor,
             "environment": dict(sorted(environment.items())), "limits": dict(limits),
             "isolate": isolate, "tool": dict(tool)}
@@ -135,3 +138,20 @@ class EmitStore(FactStore):
         header = {"key": key, "sha256": hashlib.sha256(body).hexdigest()}
         data = json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body
         self._write(file, data)
+
+    def candidates(self, key: dict[str, Any]) -> list[dict[str, Any]]:
+        """The candidates stored under `key`, newest first (each a dict; the caller checks
+        its manifest and value)."""
+        entry = self.get(key)
+        found = entry.get("candidates") if entry else None
+        if not isinstance(found, list):
+            return []
+        return [c for c in found if isinstance(c, dict) and "manifest" in c]
+
+    def add_candidate(self, key: dict[str, Any], candidate: Mapping[str, Any]) -> None:
+        """Put `candidate` first under `key`, replacing one of the same manifest; keep
+        CANDIDATES. Two emits adding at once may lose one: a later miss, never a wrong hit."""
+        if not self.enabled:
+            return
+        kept = [c for c in self.candidates(key) if c.get("manifest") != candidate["manifest"]]
+        self.put(key, {"candidates": [dict(candidate), *kept][:CANDIDATES]})

@@ -45,7 +45,9 @@ a worker thread, after the tree's modules are dropped from ``sys.modules`` (so t
 support predicate (as the tree's producer resolves it) to one-field variations of its
 shipped specs; a variation's builder call is skipped once its (field, value) has its
 finding and nothing later could change the table (the first finding per (field, value)
-is the one kept, in the same order as probing every one).
+is the one kept, in the same order as probing every one). A family's table runs with the
+tree modules its own build left in ``sys.modules`` (not the last family's), so what it
+finds does not depend on which families a child built before it.
 
 Budgets: ``--family-budget`` seconds of the worker thread's own CPU time, per family build
 and per predicate table, checked between variants and between probes, so a loaded machine
@@ -54,6 +56,21 @@ the family or table reads ``timed-out`` (Pack-time INCOMPLETE, never CLEAN).  A 
 that neither stops nor finishes (tree code that blocks) is abandoned after
 ``WALL_FACTOR`` times the budget of wall time; it reads ``timed-out`` too, and then every
 later table reads ``timed-out`` as well.
+
+Reads (``--reads FILE``, for the parent's cache of built groups): from its first line the
+child records every path under ``--tree`` that Python code opens (the "open" audit
+event: builtins, io, os.open, and the import system's source loads), stats (``os.stat``,
+``os.lstat``, ``os.access`` and ``os.open`` wrapped, so existence checks and the import
+system's probes count, and a path relative to a folder descriptor is read as the path it
+names), lists (``os.listdir``: names) or scans (``os.scandir``: names, kinds and,
+for files, content, as a DirEntry may stat them), in windows: ``plan`` (everything before
+the first family: the flavor ladder, the enumerator) and one per group (source module and
+arch) around each of its families' builds and predicate tables, the tree modules left in
+``sys.modules`` added. A window in which a process was started, a foreign library called
+(ctypes), a tree file opened for writing, or a descriptor that names no folder is
+``opaque``: what it read cannot be listed, and the
+parent keys it by the whole roots. The reads file is written beside ``--out`` and never
+changes the document. Not seen: what a C extension outside the tree reads by itself.
 """
 
 from __future__ import annotations
@@ -139,6 +156,139 @@ class Context:
         for name in self.tree_modules():
             sys.modules.pop(name, None)
         importlib.invalidate_caches()
+
+
+class Reads:
+    """What the tree code of each window read under the tree (module docstring)."""
+
+    OPAQUE = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.fork",
+              "os.forkpty", "os.spawn", "pty.spawn", "ctypes.dlopen", "ctypes.call_function",
+              "ctypes.dlsym")
+
+    def __init__(self, tree: Path) -> None:
+        self.tree = str(tree)
+        self.prefix = self.tree + os.sep
+        self.windows: dict[str, dict] = {}
+        self.current: dict | None = None
+        self.window("plan")
+
+    def window(self, name: str | None) -> None:
+        """Record into window `name` from now (None: record nothing)."""
+        if name is None:
+            self.current = None
+            return
+        self.current = self.windows.setdefault(name, {
+            "paths": set(), "listed": set(), "scanned": set(), "opaque": None})
+        import linecache  # file text cached by one window must be read again by the next
+        linecache.clearcache()
+
+    def _rel(self, path) -> str | None:
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not isinstance(path, str):
+            return None
+        full = os.path.normpath(os.path.join(os.getcwd(), path))
+        if full == self.tree:
+            return ""
+        return full[len(self.prefix):] if full.startswith(self.prefix) else None
+
+    def opaque(self, why: str) -> None:
+        if self.current is not None and self.current["opaque"] is None:
+            self.current["opaque"] = why
+
+    def note(self, kind: str, path) -> None:
+        if self.current is None:
+            return
+        if isinstance(path, int):
+            if kind == "paths":  # a file already open: its opening was seen
+                return
+            try:  # a folder listed through a descriptor: the folder it names
+                path = os.readlink(f"/proc/self/fd/{path}")
+            except OSError:
+                self.opaque(f"{kind} by a file descriptor that names no folder")
+                return
+        try:
+            rel = self._rel(os.fspath(path))
+        except (TypeError, ValueError, OSError):
+            self.opaque("a path that cannot be read")
+            return
+        if rel is not None:
+            self.current[kind].add(rel)
+
+    def note_at(self, path, dir_fd) -> None:
+        """A path given to a call that may take it relative to a folder descriptor."""
+        if dir_fd is None or isinstance(path, int):
+            self.note("paths", path)
+            return
+        try:
+            path = os.fsdecode(path)
+            if not os.path.isabs(path):
+                path = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), path)
+        except (OSError, TypeError, ValueError):
+            self.opaque("a path relative to a folder descriptor that names no folder")
+            return
+        self.note("paths", path)
+
+    def hook(self, event: str, args: tuple) -> None:
+        if self.current is None:
+            return
+        if event == "open":
+            path, flags = args[0], args[2] if len(args) > 2 else 0
+            self.note("paths", path)
+            writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+            if isinstance(flags, int) and flags & writing and not isinstance(path, int):
+                try:
+                    inside = self._rel(os.fspath(path)) is not None
+                except (TypeError, ValueError):
+                    inside = True
+                if inside:
+                    self.opaque("a tree file opened for writing")
+        elif event == "os.listdir":
+            self.note("listed", args[0] if args[0] is not None else ".")
+        elif event == "os.scandir":
+            self.note("scanned", args[0] if args[0] is not None else ".")
+        elif event.startswith(self.OPAQUE):
+            self.opaque(event)
+
+    def install(self) -> None:
+        """The audit hook, and the stat calls wrapped (in os and posix, where the import
+        system calls them)."""
+        sys.addaudithook(self.hook)
+        import posix
+
+        def wrap(real):
+            @functools.wraps(real)
+            def wrapped(path, *args, **kwargs):
+                self.note_at(path, kwargs.get("dir_fd"))
+                return real(path, *args, **kwargs)
+            return wrapped
+
+        for name in ("stat", "lstat", "access", "open"):
+            real = getattr(posix, name)
+            wrapped = wrap(real)
+            setattr(posix, name, wrapped)
+            if getattr(os, name, None) is real:
+                setattr(os, name, wrapped)
+
+    def add_modules(self, ctx: Context) -> None:
+        """The files of the tree modules now in sys.modules (belt and braces: their loads
+        were opened, so seen already)."""
+        for name in ctx.tree_modules():
+            self.note("paths", getattr(sys.modules.get(name), "__file__", None))
+
+    def document(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "windows": {
+            name: {"paths": sorted(w["paths"]), "listed": sorted(w["listed"]),
+                   "scanned": sorted(w["scanned"]), "opaque": w["opaque"]}
+            for name, w in sorted(self.windows.items())}}
+
+
+READS: Reads | None = None
+
+
+def reads_window(name: str | None) -> None:
+    if READS is not None:
+        READS.window(name)
 
 
 # ---------------------------------------------------------------------------
@@ -546,6 +696,11 @@ def verdict(result) -> tuple[bool, str]:
     return bool(result), ""
 
 
+def group_of(fam) -> str:
+    """The group a family is built and cached with (emit/shard.py: source module @ arch)."""
+    return f"{fam.key[0]}@{fam.key[2]}"
+
+
 def family_id(key: tuple) -> str:
     source, builder, arch, launch = key
     return f"{source}:{builder}@{arch}" + (f"#{launch}" if launch else "")
@@ -570,6 +725,7 @@ class Family:
         self.cls = None
         self.built_archs: list[str] = []
         self.done = False
+        self.loaded: dict = {}  # the tree modules its build left in sys.modules, by name
 
 
 def _arg_records(kernel, ir) -> list[dict]:
@@ -1016,9 +1172,15 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float,
         # The parent's progress bar reads these lines (families done of total).
         print(f"progress {done}/{len(families)}", file=sys.stderr, flush=True)
         fam.entries.sort(key=lambda e: (e["name"], e["kdp"], e["ukd_id"], _spec_json(e["spec"])))
+        reads_window(group_of(fam))
         finished = run_bounded(
             lambda fam=fam: build_family(ctx, fam, flavor, backend_fail, duplicates, budget),
             budget)
+        if finished:
+            fam.loaded = {name: sys.modules[name] for name in ctx.tree_modules()}
+            if READS is not None:
+                READS.add_modules(ctx)
+        reads_window(None)
         if not finished or not fam.done:
             abandoned = abandoned or not finished
             fam.status = "timed-out"
@@ -1039,7 +1201,13 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float,
             if not cut and fam.status != "timed-out":
                 table.status = "done"
             continue
+        # The family's probes run with its own build's modules, as if it had been built
+        # last: a module they import is its build's, or imported afresh (and recorded).
+        ctx.purge()
+        sys.modules.update(fam.loaded)
+        reads_window(group_of(fam))
         finished = run_bounded(lambda t=table: probe_family(ctx, t, budget), budget)
+        reads_window(None)
         if not finished or not table.done:
             # A worker still running tree code takes the later tables with it; one that
             # stopped at its budget leaves them their own.
@@ -1114,12 +1282,21 @@ def parse_args(argv=None):
     p.add_argument("--family-budget", type=float, default=DEFAULT_BUDGET)
     p.add_argument("--flavor", default=None)
     p.add_argument("--only", type=Path, default=None)
+    p.add_argument("--reads", type=Path, default=None)
     return p.parse_args(argv)
 
 
 def main(argv=None) -> int:
+    global READS
     args = parse_args(argv)
     sys.dont_write_bytecode = True
+    if args.reads is not None:
+        try:  # before any tree code runs; without it no reads file is written
+            recorder = Reads(args.tree.resolve())
+            recorder.install()
+            READS = recorder
+        except Exception as exc:
+            print(f"emit-child: cannot record reads: {exc}", file=sys.stderr)
     tree = args.tree.resolve()
     roots = []
     for rel in args.python_roots:
@@ -1137,6 +1314,9 @@ def main(argv=None) -> int:
     except BaseException as exc:  # still write a document
         doc = error_document(ctx.describe(exc))
     try:
+        if READS is not None:
+            READS.window(None)
+            write_document(READS.document(), args.reads)
         write_document(doc, args.out)
     except OSError as exc:
         print(f"emit-child: cannot write {args.out}: {exc}", file=sys.stderr)

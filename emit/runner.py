@@ -25,10 +25,14 @@ already built for the same key come from emit/cache.py (never the head's under
 `untrusted_head`), and complete groups a child built are stored there.
 
 The warm path: the cache key is computed from what is known without reading a blob (the
-roots' git tree ids, the blob ids of the files the rules are read from, the environment,
-the tool versions: no child, no parser, no temporary folder), and when the cache holds
-every group wanted for both revisions the emit file is joined from it at once. Only a
-revision that needs a child is written out, has its rules built, and gets a jail.
+blob ids of the files the rules are read from, the environment, the tool versions), and
+each cached plan and group is taken only when the manifest of what its child read holds
+for the revision's tree, checked from git objects (emit/manifest.py: no child, no
+parser, no temporary folder); when the cache holds every group wanted for both revisions
+the emit file is joined from it at once. Only a revision that needs a child is written
+out, has its rules built, and gets a jail; its children record what they read
+(`--reads`), so only the groups that missed are built, and a revision whose plan the cache
+holds for other trees only is first planned by a child, then built group by group.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from dulwich.index import commit_tree
 from dulwich.object_store import MemoryObjectStore
 
 from emit.cache import EmitStore, revision_key, tool_fingerprint
+from emit.manifest import States, holds, manifest_of
 from emit.rules import child_rules, rules_inputs, write_rules
 from emit.sandbox import remove
 from emit.shard import (
@@ -85,6 +90,8 @@ CHILD = Path(__file__).with_name("child.py")
 SANDBOX = Path(__file__).with_name("sandbox.py")
 RULES_FILE = "rules.json"  # beside the child's tree, in its own temporary folder
 ONLY_FILE = "only.json"    # the families one child builds, in its scratch folder
+READS_FILE = "reads.json"  # what its tree code read, per window, in its scratch folder
+READS_SCHEMA = "emit_reads.schema.json"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ALLOWED_ENV = ("PATH", "LANG")
 ALLOWED_ENV_PREFIXES = ("LC_", "ROCKE_", "HKP_")
@@ -163,6 +170,7 @@ class _Run:
     out: Path
     source: Path | None = None       # the folder holding the revision's tree and rules
     only: list[str] | None = None    # the families to build (None: every one)
+    reads: Path | None = None        # where the child records what it read (the cache's)
     cost: int = 0                    # variants it builds, for the order children start in
     process: subprocess.Popen[bytes] | None = None
     status_fd: int | None = None     # the jail's report on what it obtained
@@ -315,6 +323,8 @@ def _start(run: _Run, roots_py: tuple[str, ...], roots_desc: tuple[str, ...], li
         command += ["--descriptor-root", root]
     if flavor:
         command += ["--flavor", flavor]
+    if run.reads is not None:
+        command += ["--reads", str(run.reads)]
     status_r, status_w = os.pipe()
     config = {
         "parent": os.getpid(), "status_fd": status_w, "namespaces": isolate,
@@ -540,6 +550,8 @@ class _Revision:
     snapshot: Snapshot | None = None      # written out only when a child runs
     roots: tuple[str, ...] = ()
     rules: dict[str, Any] = field(default_factory=dict)
+    states: States | None = None          # its paths' states in git, for the manifests
+    plan_seen: bool = False               # the cache holds plans of other trees for its key
 
     def new_run(self, name: str, only: list[str] | None, cost: int = 0) -> _Run:
         assert self.folder is not None
@@ -552,7 +564,8 @@ class _Revision:
         workdir.mkdir()
         return _Run(self.label if name == "all" else f"{self.label}[{name}]", self.commit,
                     self.trees, workdir, workdir / "result.json", source=self.folder,
-                    only=only, cost=cost)
+                    only=only, cost=cost,
+                    reads=workdir / READS_FILE if self.key is not None else None)
 
 
 def default_jobs() -> int:
@@ -598,6 +611,7 @@ def run_emit(views: Views, surface: SurfaceMap, *, jobs: int | None = None,
             revision.key = _revision_key(revision, snapshot, surface, flavor, limits, isolate)
             if revision.key is not None:
                 revision.cache_state = "used"
+                revision.states = States(snapshot, trees[label])
                 _load_cached(store, revision)
         revisions.append(revision)
     try:
@@ -606,7 +620,7 @@ def run_emit(views: Views, surface: SurfaceMap, *, jobs: int | None = None,
             return emit_document(records, shard)
         with _signals_end_the_run(), _temp_root() as tmp:
             _build(revisions, tmp, surface, jobs=jobs, limits=limits, isolate=isolate,
-                   flavor=flavor, bar=bar, shard=shard, fact_store=fact_store,
+                   flavor=flavor, bar=bar, shard=shard, fact_store=fact_store, store=store,
                    hide=hidden_paths(views, tmp, extra=(store.root,) if store is not None else ()))
             records = {r.label: _finish(r, store, shard) for r in revisions}
         return emit_document(records, shard)
@@ -627,9 +641,11 @@ def _needs_child(revision: _Revision, shard: tuple[int, int] | None) -> bool:
 def _build(revisions: list[_Revision], tmp: Path, surface: SurfaceMap, *, jobs: int,
            limits: Limits, isolate: bool, flavor: str | None, bar: TextIO | None,
            shard: tuple[int, int] | None, fact_store: FactStore | None,
-           hide: list[str]) -> None:
+           store: EmitStore | None, hide: list[str]) -> None:
     """Write out each revision that needs a child (its tree and rules), plan and run the
-    children; the revisions the cache serves whole get none."""
+    children; the revisions the cache serves whole get none. A revision whose plan the
+    cache holds for other trees only is planned by a child first, so that the groups
+    whose reads are unchanged come from the cache."""
     building = [r for r in revisions if _needs_child(r, shard)]
     built = {r.label for r in building}
     with contextlib.ExitStack() as facts:
@@ -648,13 +664,15 @@ def _build(revisions: list[_Revision], tmp: Path, surface: SurfaceMap, *, jobs: 
               "roots_desc": tuple(surface.descriptor_roots), "flavor": flavor,
               "bar": bar, "hide": hide}
     split = shard is not None or jobs > len(revisions)
-    planning = [r for r in building if r.plan is None and split]
+    planning = [r for r in building if r.plan is None and (split or r.plan_seen)]
     for revision in planning:
         revision.plan_run = revision.new_run("plan", [])
     if planning:
         run_children([r.plan_run for r in planning if r.plan_run], jobs=jobs, **common)
         for revision in planning:
             _read_plan(revision)
+            if store is not None and revision.key is not None and revision.plan is not None:
+                _load_groups(store, revision)
     _plan_children(revisions, jobs, shard)
     builds = sorted((run for r in revisions for run in r.runs), key=lambda r: -r.cost)
     if builds:
@@ -670,7 +688,7 @@ def _revision_key(revision: _Revision, snapshot: Snapshot, surface: SurfaceMap,
     except OSError:
         return None
     return revision_key(
-        trees=revision.trees, python_roots=surface.python_roots,
+        python_roots=surface.python_roots,
         descriptor_roots=surface.descriptor_roots, rules_inputs=inputs, flavor=flavor,
         environment=allowed_environment(),
         limits={"as": limits.address_space, "nofile": limits.open_files}, isolate=isolate,
@@ -678,21 +696,37 @@ def _revision_key(revision: _Revision, snapshot: Snapshot, surface: SurfaceMap,
 
 
 def _load_cached(store: EmitStore, revision: _Revision) -> None:
-    """The plan and the pieces the cache holds for `revision`, each checked before use."""
-    assert revision.key is not None
-    entry = store.get(store.entry_key(revision.key, "plan"))
-    plan = entry.get("plan") if entry else None
-    if not _valid(plan, {"families": [], "predicate_tables": []}):
-        return
-    assert entry is not None and plan is not None
-    revision.plan = plan
-    revision.protections.append(entry["protections"])
+    """The plan and the pieces the cache holds for `revision`: the first candidate of each
+    whose manifest holds for the revision's tree, its value checked before use."""
+    assert revision.key is not None and revision.states is not None
+    candidates = store.candidates(store.entry_key(revision.key, "plan"))
+    revision.plan_seen = bool(candidates)
+    for candidate in candidates:
+        plan = candidate.get("plan")
+        if _valid(plan, {"families": [], "predicate_tables": []}) \
+                and isinstance(candidate.get("protections"), dict) \
+                and holds(revision.states, candidate["manifest"]):
+            revision.plan = plan
+            revision.protections.append(candidate["protections"])
+            break
+    if revision.plan is not None:
+        _load_groups(store, revision)
+
+
+def _load_groups(store: EmitStore, revision: _Revision) -> None:
+    """The pieces the cache holds for the groups of the revision's plan."""
+    assert revision.key is not None and revision.states is not None
+    plan = revision.plan
+    assert plan is not None
     for group in groups_of(plan["enumerated"]):
-        found = store.get(store.entry_key(revision.key, f"group:{group.id}"))
-        piece = found.get("piece") if found else None
-        if found and _valid(plan, piece) and complete(piece, group):  # type: ignore[arg-type]
-            revision.pieces[group.id] = piece  # type: ignore[assignment]
-            revision.protections.append(found["protections"])
+        for candidate in store.candidates(store.entry_key(revision.key, f"group:{group.id}")):
+            piece = candidate.get("piece")
+            if _valid(plan, piece) and complete(piece, group) \
+                    and isinstance(candidate.get("protections"), dict) \
+                    and holds(revision.states, candidate["manifest"]):
+                revision.pieces[group.id] = piece
+                revision.protections.append(candidate["protections"])
+                break
 
 
 def _valid(plan: Any, piece: Any) -> bool:
@@ -824,24 +858,48 @@ def _abandoned_work(document: Mapping[str, Any]) -> bool:
         t["status"] == "timed-out" for t in document["predicate_tables"])
 
 
+def _read_reads(run: _Run) -> dict[str, Any] | None:
+    """The reads file a finished child wrote, checked against its schema (None: absent,
+    unreadable or off its schema; then nothing that child built is stored)."""
+    if run.reads is None or run.status != "done":
+        return None
+    try:
+        reads = json.loads(run.reads.read_text(encoding="utf-8"))
+        validate(reads, READS_SCHEMA)
+        return reads
+    except Exception:  # no file (the recorder did not start), bad JSON, off the schema
+        return None
+
+
 def _store_built(store: EmitStore, revision: _Revision, plan: Mapping[str, Any],
                  documents: list[tuple[_Run, dict[str, Any] | None]]) -> None:
-    assert revision.key is not None
+    """Each complete group a child built, and the plan, with the manifest of what the
+    child read for it (a group's with the plan's reads: its variants come from the
+    enumeration); what was built without a record of its reads is not stored."""
+    assert revision.key is not None and revision.states is not None
     groups = {g.id: g for g in groups_of(plan["enumerated"])}
     for run, document in documents:
-        if document is None or "enumerated" not in document or _abandoned_work(document):
+        reads = _read_reads(run)
+        if document is None or "enumerated" not in document or _abandoned_work(document) \
+                or reads is None or "plan" not in reads["windows"]:
             continue
+        windows = reads["windows"]
         for gid, piece in pieces_of(document).items():
-            if gid in groups and complete(piece, groups[gid]):
-                store.put(store.entry_key(revision.key, f"group:{gid}"),
-                          {"piece": piece, "protections": run.protections})
+            if gid in groups and gid in windows and complete(piece, groups[gid]):
+                store.add_candidate(store.entry_key(revision.key, f"group:{gid}"), {
+                    "manifest": manifest_of(revision.states, [windows["plan"], windows[gid]]),
+                    "piece": piece, "protections": run.protections})
     # The plan (what the tree enumerates, skips and cannot read) is settled before any
     # family is built, so it is kept even when no group was.
     origin = revision.plan_run or (documents[0][0] if documents else None)
     if origin is None:
         return  # every group came from the cache, the plan with them
-    store.put(store.entry_key(revision.key, "plan"),
-              {"plan": dict(plan), "protections": origin.protections})
+    reads = _read_reads(origin)
+    if reads is None or "plan" not in reads["windows"]:
+        return
+    store.add_candidate(store.entry_key(revision.key, "plan"), {
+        "manifest": manifest_of(revision.states, [reads["windows"]["plan"]]),
+        "plan": dict(plan), "protections": origin.protections})
 
 
 def _commits(views: Views) -> dict[str, str | None]:
