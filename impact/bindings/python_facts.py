@@ -252,7 +252,7 @@ class _Visitor:
         texts = []
         for index, (begin, _end) in enumerate(args):
             stop = args[index + 1][0] if index + 1 < len(args) else close
-            texts.append(self.source.text[begin:stop].strip().rstrip(",").strip())
+            texts.append(self.source.written(begin, stop).strip().rstrip(",").strip())
         data: dict[str, Any] = {
             "receiver": receivers[0],
             "function": self.functions[-1] if self.functions else None,

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import ast
 import bisect
+import io
 import keyword
 import re
+import tokenize
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -53,6 +55,8 @@ class Source:
         self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
         self._ascii: dict[int, bool] = {}
         self._comments: dict[int, int] | None = None
+        self._strings: tuple[list[int], list[int]] | None = None
+        self._statements: tuple[list[int], list[tuple[int, int]]] | None = None
 
     # -- positions ----------------------------------------------------------------------
 
@@ -117,30 +121,107 @@ class Source:
                 break
         return at
 
+    def strings(self) -> tuple[list[int], list[int]]:
+        """Where the string literals are written: sorted starts and their ends, merged. A
+        literal `ast` joined from several on more lines is split back into its pieces, so
+        a comment or line break between two of them is not inside a string."""
+        if self._strings is None:
+            found: list[tuple[int, int]] = []
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.JoinedStr) or (
+                        isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))):
+                    begin, end = self.start(node), self.end(node)
+                    if node.lineno == node.end_lineno:
+                        found.append((begin, end))
+                    else:
+                        found.extend(self._pieces(begin, end))
+            merged: list[list[int]] = []
+            for begin, end in sorted(found):
+                if merged and begin < merged[-1][1]:
+                    merged[-1][1] = max(merged[-1][1], end)
+                else:
+                    merged.append([begin, end])
+            self._strings = ([b for b, _ in merged], [e for _, e in merged])
+        return self._strings
+
+    def _pieces(self, begin: int, end: int) -> list[tuple[int, int]]:
+        """The string tokens written between `begin` and `end` (one literal of `ast`)."""
+        segment = "(" + self.text[begin:end] + ")"
+        lines = [0] + [m.end() for m in _NEWLINE.finditer(segment)]
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(segment).readline))
+        except (tokenize.TokenError, SyntaxError):
+            return [(begin, end)]
+        return [(begin + lines[t.start[0] - 1] + t.start[1] - 1,
+                 begin + lines[t.end[0] - 1] + t.end[1] - 1)
+                for t in tokens if t.type == tokenize.STRING]
+
+    def in_string(self, at: int) -> bool:
+        begins, ends = self.strings()
+        index = bisect.bisect_right(begins, at) - 1
+        return index >= 0 and at < ends[index]
+
     def comments(self) -> dict[int, int]:
         """Line -> offset of the comment that ends it. A `#` outside every string literal
-        starts a comment; the strings are the tree's, so only lines holding a `#` cost."""
+        starts a comment (the strings are the tree's)."""
         if self._comments is None:
             self._comments = {}
-            hashes = [m.start() for m in re.finditer("#", self.text)]
-            if hashes:
-                merged: list[list[int]] = []
-                for begin, end in sorted(
-                        (self.start(node), self.end(node)) for node in ast.walk(self.tree)
-                        if isinstance(node, ast.JoinedStr) or (
-                            isinstance(node, ast.Constant)
-                            and isinstance(node.value, (str, bytes)))):
-                    if merged and begin < merged[-1][1]:
-                        merged[-1][1] = max(merged[-1][1], end)
-                    else:
-                        merged.append([begin, end])
-                begins = [begin for begin, _ in merged]
-                for at in hashes:
-                    index = bisect.bisect_right(begins, at) - 1
-                    if index >= 0 and at < merged[index][1]:
-                        continue  # inside a string
-                    self._comments.setdefault(self.line_of(at), at)
+            for match in re.finditer("#", self.text):
+                if not self.in_string(match.start()):
+                    self._comments.setdefault(self.line_of(match.start()), match.start())
         return self._comments
+
+    def block_indent(self, at: int) -> str:
+        """The indentation of the block whose statement holds offset `at`: the leading
+        whitespace of the line the innermost statement around `at` starts on (a def's or
+        class's decorators are part of it)."""
+        if self._statements is None:
+            rows = []
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.stmt):
+                    begin = self.start(node)
+                    for decorator in getattr(node, "decorator_list", ()):
+                        begin = min(begin, self.start(decorator))
+                    rows.append((begin, self.end(node)))
+            rows.sort()
+            self._statements = ([begin for begin, _ in rows], rows)
+        begins, rows = self._statements
+        index = bisect.bisect_right(begins, at) - 1
+        while index >= 0 and rows[index][1] < at:
+            index -= 1
+        if index < 0:
+            return ""
+        line = self.starts[self.line_of(rows[index][0]) - 1]
+        end = line
+        while end < len(self.text) and self.text[end] in _GAP:
+            end += 1
+        return self.text[line:end]
+
+    def written(self, begin: int, end: int) -> str:
+        """The text from `begin` to `end` as libcst wrote a node on its own: each line
+        that continues it (not one inside a string or after a backslash) loses the
+        indentation of the block the node is in."""
+        segment = self.text[begin:end]
+        if "\n" not in segment and "\r" not in segment:
+            return segment
+        indent = self.block_indent(begin)
+        if not indent:
+            return segment
+        pieces, at = [], begin
+        first = bisect.bisect_right(self.starts, begin)
+        for line_start in self.starts[first:]:
+            if line_start >= end:
+                break
+            newline = line_start - 1
+            if self.text[newline] == "\n" and newline > 0 and self.text[newline - 1] == "\r":
+                newline -= 1
+            if (newline > 0 and self.text[newline - 1] == "\\") or self.in_string(newline):
+                continue
+            if self.text.startswith(indent, line_start) and line_start + len(indent) <= end:
+                pieces.append(self.text[at:line_start])
+                at = line_start + len(indent)
+        pieces.append(self.text[at:end])
+        return "".join(pieces)
 
     def _word_before(self, at: int) -> tuple[str, int]:
         """The identifier that ends at `at`, and where it starts."""
@@ -188,8 +269,7 @@ class Source:
 
     def code(self, node: Any) -> str:
         """The text of `node` with its own parentheses, stripped."""
-        begin, end = self.span(node)
-        return self.text[begin:end].strip()
+        return self.written(*self.span(node)).strip()
 
     def bare(self, node: Any) -> str:
         """The text of `node` without parentheses around it, stripped."""
