@@ -8,9 +8,7 @@ read yields exactly one parse-failure fact.
 from __future__ import annotations
 
 import ast
-import io
 import sys
-import tokenize
 from typing import Any
 
 from impact.facts import Fact, sorted_facts
@@ -22,6 +20,7 @@ from impact.python.scaffold import (
     dotted_name,
     extract_python,
     parameters,
+    string_tokens,
     string_value,
 )
 
@@ -125,12 +124,8 @@ class _Visitor:
     def concatenated(self, node: ast.JoinedStr) -> bool:
         """Whether an f-string node is written as several literals (libcst's concatenated
         string, which it took for a docstring) rather than one f-string."""
-        text = self.source.text[self.source.start(node):self.source.end(node)]
-        try:
-            tokens = tokenize.generate_tokens(io.StringIO(text).readline)
-            return sum(token.type == tokenize.STRING for token in tokens) > 1
-        except (tokenize.TokenError, SyntaxError):
-            return False
+        pieces = string_tokens(self.source.text[self.source.start(node):self.source.end(node)])
+        return pieces is not None and len(pieces) > 1
 
     def line(self, node: ast.AST) -> int:
         return node.lineno  # type: ignore[attr-defined]

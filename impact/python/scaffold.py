@@ -43,6 +43,8 @@ _KEYWORDS = frozenset(keyword.kwlist) | {"case"}
 _SOURCE_ORDER = (ast.Call, ast.Dict, ast.arguments)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _GAP = " \t\f"
+_FSTRING_START = getattr(tokenize, "FSTRING_START", -1)  # Python 3.12 and later
+_FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 
 
 class Source:
@@ -146,15 +148,10 @@ class Source:
 
     def _pieces(self, begin: int, end: int) -> list[tuple[int, int]]:
         """The string tokens written between `begin` and `end` (one literal of `ast`)."""
-        segment = "(" + self.text[begin:end] + ")"
-        lines = [0] + [m.end() for m in _NEWLINE.finditer(segment)]
-        try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(segment).readline))
-        except (tokenize.TokenError, SyntaxError):
+        pieces = string_tokens(self.text[begin:end])
+        if pieces is None:
             return [(begin, end)]
-        return [(begin + lines[t.start[0] - 1] + t.start[1] - 1,
-                 begin + lines[t.end[0] - 1] + t.end[1] - 1)
-                for t in tokens if t.type == tokenize.STRING]
+        return [(begin + a, begin + b) for a, b in pieces]
 
     def in_string(self, at: int) -> bool:
         begins, ends = self.strings()
@@ -274,6 +271,34 @@ class Source:
     def bare(self, node: Any) -> str:
         """The text of `node` without parentheses around it, stripped."""
         return self.text[self.start(node):self.end(node)].strip()
+
+
+def string_tokens(code: str) -> list[tuple[int, int]] | None:
+    """Where each string literal of `code` (string literals and what lies between them) is
+    written, as offsets into it; an f-string is one literal on every Python (3.12 splits it
+    into several tokens). None when it does not tokenize."""
+    segment = "(" + code + ")"  # inside brackets, line breaks and indentation are layout
+    lines = [0] + [m.end() for m in _NEWLINE.finditer(segment)]
+    out: list[tuple[int, int]] = []
+    depth = opened = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(segment, newline="").readline):
+            if token.type not in (tokenize.STRING, _FSTRING_START, _FSTRING_END):
+                continue
+            at = lines[token.start[0] - 1] + token.start[1] - 1
+            upto = lines[token.end[0] - 1] + token.end[1] - 1
+            if token.type == tokenize.STRING and not depth:
+                out.append((at, upto))
+            elif token.type == _FSTRING_START:
+                opened = at if not depth else opened
+                depth += 1
+            elif token.type == _FSTRING_END:
+                depth -= 1
+                if not depth:
+                    out.append((opened, upto))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return out
 
 
 def parse_python(path: str, source: bytes) -> Source | Fact:
