@@ -74,6 +74,38 @@ def tree_digest(tree: ast.AST) -> str:
         return _tree_digest(tree)
 
 
+class TreeDigests:
+    """The digests of one module and of its defs' and classes' bodies, for an extractor
+    that takes many: its docstrings are found once, not once per body."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.owners = [node for node in ast.walk(tree) if isinstance(node, _DOC_OWNERS)
+                       and node.body and _is_docstring(node.body[0])]
+
+    @contextmanager
+    def _cut(self) -> Iterator[None]:
+        saved = [(node, node.body) for node in self.owners]
+        try:
+            for node, body in saved:
+                node.body = body[1:] or [ast.Pass()]
+            yield
+        finally:
+            for node, body in saved:
+                node.body = body
+
+    def module(self) -> str:
+        """`module_digest` of the tree."""
+        with self._cut():
+            return _tree_digest(self.tree)
+
+    def body(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+        """`body_digest` of a def or class of the tree: its own docstring is cut with the
+        others, so the body's module is not cut again."""
+        with self._cut():
+            return _tree_digest(ast.Module(body=node.body, type_ignores=[]))
+
+
 def module_digest(module: ast.Module) -> str:
     """Digest of a whole module without any docstring, the module's own included."""
     return tree_digest(module)

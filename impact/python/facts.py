@@ -13,7 +13,7 @@ from typing import Any
 
 from impact.facts import INTERNAL_ERROR, Fact, content_fact, sorted_facts
 from impact.kinds import FactKind
-from impact.python.digest import body_digest, expression_digest, module_digest
+from impact.python.digest import TreeDigests, expression_digest
 from impact.python.scaffold import (
     Source,
     dotted_name,
@@ -84,8 +84,9 @@ def extract_python_facts(path: str, source: bytes, *, package: str | None = None
     """
 
     def extract(parsed: Source) -> list[Fact]:
-        facts = _Extractor(path, parsed, package, tuple(dsl_modules)).run()
-        facts.append(content_fact(path, module_digest(parsed.tree)))
+        extractor = _Extractor(path, parsed, package, tuple(dsl_modules))
+        facts = extractor.run()
+        facts.append(content_fact(path, extractor.digests.module()))
         return sorted_facts(facts)
 
     return extract_python(path, source, extract)
@@ -157,6 +158,7 @@ class _Extractor:
         self.path = path
         self.dsl_modules = dsl_modules
         self.source = parsed
+        self.digests = TreeDigests(parsed.tree)
         self.package = package
         self.facts: list[Fact] = []
 
@@ -390,7 +392,7 @@ class _Extractor:
     def klass(self, node: ast.ClassDef, qual: list[str], scope: list[str]) -> None:
         name = ".".join([*qual, node.name])
         bases = [self.arg_text(arg) for arg in [*node.bases, *node.keywords]]
-        data = {"bases": bases, "digest": body_digest(node)}
+        data = {"bases": bases, "digest": self.digests.body(node)}
         self.facts.append(Fact(CLASS, name, self.line(node), data))
         self.suite(node.body, [*qual, node.name], [], [], None)
 
@@ -403,7 +405,7 @@ class _Extractor:
         line = self.line(node)
         data = {
             "params": self.params(node.args),
-            "digest": body_digest(node),
+            "digest": self.digests.body(node),
             "decorators": [self.text(dec) for dec in node.decorator_list],
             "scope": list(scope),
             "returns": self.opt_text(node.returns),
