@@ -27,6 +27,10 @@ def _one(facts: list[Fact], kind: str, name: str) -> Fact:
     return found[0]
 
 
+def _content(facts: list[Fact]) -> dict:
+    return next(f for f in facts if f.kind == "content").data
+
+
 def _bindings(source: str | bytes) -> list[Fact]:
     data = source.encode() if isinstance(source, str) else source
     return extract_binding_python_facts("aiter/ops/x.py", data)
@@ -129,23 +133,19 @@ def test_spans_survive_line_ends_and_wide_characters(variant: str) -> None:
     else:
         other = STUBS.replace("def caller(x):", "def caller(x):  # é ü ∑")
     changed = _bindings(other)
-    content = [f for f in changed if f.kind == "content"][0].data
-    assert content == [f for f in base if f.kind == "content"][0].data
+    assert _content(changed) == _content(base)
     assert [f.to_json() for f in changed if f.kind != "content"] == \
         [f.to_json() for f in base if f.kind != "content"]
 
 
 def test_the_blanked_spans_are_the_ones_the_facts_state() -> None:
-    base = [f for f in _bindings(STUBS) if f.kind == "content"][0].data
-    edited = [f for f in _bindings(STUBS.replace("b: int = 2", "b: int = 3"))
-              if f.kind == "content"][0].data
+    base = _content(_bindings(STUBS))
+    edited = _content(_bindings(STUBS.replace("b: int = 2", "b: int = 3")))
     assert edited["beyond_bindings"] == base["beyond_bindings"]  # the stub's params
     assert edited["digest"] != base["digest"]
-    docstring = [f for f in _bindings(STUBS.replace("Doc.", "Other doc."))
-                 if f.kind == "content"][0].data
+    docstring = _content(_bindings(STUBS.replace("Doc.", "Other doc.")))
     assert docstring == base
-    body = [f for f in _bindings(STUBS.replace("return ops", "print(1)\n    return ops"))
-            if f.kind == "content"][0].data
+    body = _content(_bindings(STUBS.replace("return ops", "print(1)\n    return ops")))
     assert body["beyond_bindings"] != base["beyond_bindings"]
 
 
