@@ -187,6 +187,8 @@ class _Visitor:
         for word in ("async", "def"):
             if source.text.startswith(word, at):
                 at = source.forward(at + len(word))
+        for bound in getattr(func, "type_params", ()):  # `def f[T: (A, B)](...)`, 3.12
+            at = max(at, source.end(bound))
         at = source.text.index("(", at)
         return source.forward(at + 1), close
 
