@@ -171,3 +171,9 @@ def test_hostile_nesting_fails_closed(source: bytes) -> None:
         assert not failures or len(facts) == 1
         for fact in failures:
             assert not fact.data["reason"].startswith(INTERNAL_ERROR), fact.data["reason"]
+
+
+def test_a_written_tuple_target_starts_at_its_first_name() -> None:
+    facts = _facts("(\n    a,\n    b,\n) = f()\nc, d = g()\n")
+    assert _one(facts, "assignment", "( a, b, )").line == 2
+    assert _one(facts, "assignment", "c, d").line == 5

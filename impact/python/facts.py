@@ -345,7 +345,15 @@ class _Extractor:
                 "value_digest": expression_digest(value),
                 "value": self.source.code(value)[:VALUE_LIMIT],
             }
-        self.facts.append(Fact(ASSIGNMENT, self.text(target), self.line(target), data))
+        self.facts.append(Fact(ASSIGNMENT, self.text(target), self.target_line(target), data))
+
+    def target_line(self, target: ast.expr) -> int:
+        """The line a target starts on, its parentheses left out (`ast` starts a written
+        tuple at its `(`, libcst at its first element)."""
+        begin = self.source.start(target)
+        if isinstance(target, ast.Tuple) and self.source.text[begin] == "(":
+            return self.source.line_of(self.source.forward(begin + 1))
+        return self.line(target)
     def resolve(self, level: int, module: str | None) -> str:
         if level == 0:
             return module or ""
