@@ -49,7 +49,7 @@ _TMP_PREFIX = ".tmp-"
 _SOURCES = ("python", "cpp", "descriptors", "bindings", "dvc.py", "extract.py", "facts.py",
             "kinds.py", "strict.py", "surface.py", "contracts")
 _SOURCE_SUFFIXES = (".py", ".json")
-_DISTRIBUTIONS = ("libcst", "tree-sitter", "tree-sitter-cpp", "tree-sitter-cmake", "PyYAML",
+_DISTRIBUTIONS = ("tree-sitter", "tree-sitter-cpp", "tree-sitter-cmake", "PyYAML",
                   "jsonschema")
 
 Warn = Callable[[str], None]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
+
 import pytest
 
 from impact.python.digest import body_digest, digest_code, expression_digest, module_digest
@@ -83,9 +84,9 @@ def test_parentheses_that_change_precedence_count() -> None:
     assert digest_code(plain) == digest_code(plain.replace("1 * 2", "(1 * 2)"))
 
 
-def _def(code: str, index: int) -> cst.FunctionDef | cst.ClassDef:
-    node = cst.parse_module(code).body[index]
-    assert isinstance(node, (cst.FunctionDef, cst.ClassDef))
+def _def(code: str, index: int) -> ast.FunctionDef | ast.ClassDef:
+    node = ast.parse(code).body[index]
+    assert isinstance(node, (ast.FunctionDef, ast.ClassDef))
     return node
 
 
@@ -103,11 +104,9 @@ def test_body_digest_of_a_one_line_body() -> None:
     assert body_digest(_def("def f(x): return x - 1\n", 0)) != body_digest(one)
 
 
-def _value(code: str) -> cst.BaseExpression:
-    stmt = cst.parse_module(code).body[0]
-    assert isinstance(stmt, cst.SimpleStatementLine)
-    assign = stmt.body[0]
-    assert isinstance(assign, cst.Assign)
+def _value(code: str) -> ast.expr:
+    assign = ast.parse(code).body[0]
+    assert isinstance(assign, ast.Assign)
     return assign.value
 
 
@@ -121,7 +120,7 @@ def test_expression_digest_spanning_lines() -> None:
 
 
 def test_module_digest_matches_digest_code() -> None:
-    assert module_digest(cst.parse_module(BASE)) == digest_code(BASE)
+    assert module_digest(ast.parse(BASE)) == digest_code(BASE)
 
 
 def test_code_ast_cannot_parse_is_digested_as_text() -> None:

@@ -17,7 +17,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 WHEELS="$HERE/wheels"
 VENV="${VENV:-$ROOT/.venv-gpu}"
-DEPS=("dulwich>=1.2.21" "merge3>=1.0.0" "libcst>=1.9.0" "tree-sitter>=0.26.1"
+DEPS=("dulwich>=1.2.21" "merge3>=1.0.0" "tree-sitter>=0.26.1"
       "tree-sitter-cpp>=0.23.4" "tree-sitter-cmake>=0.7.2" "networkx>=3.6.1"
       "jsonschema>=4.26.0" "PyYAML>=6.0.4" "nvidia-ml-py" "setuptools>=68" "wheel")
 
@@ -44,7 +44,7 @@ fi
 SITE="$ROOT/.device-site"
 PYTHON=$(command -v python3)
 rm -rf "$SITE" "$VENV"
-WANT=(dulwich merge3 libcst tree_sitter tree_sitter_cpp tree_sitter_cmake jsonschema
+WANT=(dulwich merge3 tree_sitter tree_sitter_cpp tree_sitter_cmake jsonschema
       jsonschema_specifications referencing rpds_py pyyaml urllib3 networkx)
 FILES=()
 for name in "${WANT[@]}"; do
@@ -58,7 +58,7 @@ printf '#!/usr/bin/env bash\nexec "%s" -m impact "$@"\n' "$VENV/bin/python" > "$
 chmod +x "$VENV/bin/python" "$VENV/bin/impact"
 "$VENV/bin/python" - <<'PY'
 import importlib
-for name in ("impact", "dulwich", "libcst", "tree_sitter_cpp", "tree_sitter_cmake", "jsonschema",
+for name in ("impact", "dulwich", "tree_sitter_cpp", "tree_sitter_cmake", "jsonschema",
              "networkx", "yaml", "torch", "triton", "pytest", "pynvml"):
     try:
         module = importlib.import_module(name)

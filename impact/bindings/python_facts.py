@@ -1,22 +1,28 @@
 """Binding facts of one Python file: compile_ops stubs, extension call sites, fake twins.
 
 Maintainers: this module reads the bytes it is handed and nothing else; it must never touch
-git or the filesystem. `extract_binding_python_facts` never raises: a file libcst cannot
+git or the filesystem. `extract_binding_python_facts` never raises: a file `ast` cannot
 read yields exactly one parse-failure fact.
 """
 
 from __future__ import annotations
 
+import ast
 import sys
 from typing import Any
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from impact.facts import Fact, sorted_facts
 from impact.kinds import FactKind
 from impact.python.digest import digest_code, module_digest
-from impact.python.scaffold import dotted_name, extract_python, parameters, string_value
+from impact.python.scaffold import (
+    Source,
+    children,
+    dotted_name,
+    extract_python,
+    parameters,
+    string_tokens,
+    string_value,
+)
 
 # Imports whose attribute calls are ordinary library calls, not calls into a kernel
 # extension: the standard library and a few ubiquitous packages (`torch.ops.<ns>` excepted).
@@ -25,6 +31,8 @@ _NOT_EXTENSIONS = frozenset(sys.stdlib_module_names) | {
     "typing_extensions", "pandas",
 }
 _FAKE_DECORATORS = ("register_fake", "impl_abstract")
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+Span = tuple[int, int, str]
 
 
 def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
@@ -33,16 +41,16 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
     Never raises; a file that is not UTF-8 or not Python yields one parse-failure fact.
     """
 
-    def extract(wrapper: MetadataWrapper) -> list[Fact]:
-        visitor = _Visitor(wrapper.module)
-        wrapper.visit(visitor)
+    def extract(parsed: Source) -> list[Fact]:
+        visitor = _Visitor(parsed)
+        visitor.run()
         facts = visitor.facts
-        code = wrapper.module.code
+        code = parsed.text
         docstrings = [span for span in visitor.blanked if span[2]]
         # Docstrings, comments and layout left out; then also what the facts state.
         digest = _beyond(code, docstrings)
         data: dict[str, Any] = {"digest": digest if digest is not None
-                                else module_digest(wrapper.module)}
+                                else module_digest(parsed.tree)}
         beyond = _beyond(code, visitor.blanked)
         if beyond is not None:  # not computed: the check treats the code as changed
             data["beyond_bindings"] = beyond
@@ -52,45 +60,78 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
     return extract_python(path, source, extract)
 
 
-class _Visitor(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+class _Visitor:
+    """One walk over the tree, in the order the file is written, after the names bound to
+    modules are known (a call above its import, inside a function, still resolves)."""
 
-    def __init__(self, module: cst.Module) -> None:
-        super().__init__()
-        self.module = module
+    def __init__(self, source: Source) -> None:
+        self.source = source
         self.facts: list[Fact] = []
         self.modules: dict[str, list[str]] = {}
         self.functions: list[str] = []
-        self.bindings_done = False
         self.stub_names: set[str] = set()
         # The spans whose text the facts state (stub parameter lists, op-call argument
         # lists) or that are docstrings, with what replaces them in the `beyond_bindings`
-        # digest: ((start line, column), (end line, column), replacement).
-        self.blanked: list[tuple[tuple[int, int], tuple[int, int], str]] = []
+        # digest: (start offset, end offset, replacement).
+        self.blanked: list[Span] = []
 
-    def blank(self, node: cst.CSTNode, last: cst.CSTNode | None = None,
-              replacement: str = "") -> None:
-        start = self.get_metadata(PositionProvider, node).start
-        end = self.get_metadata(PositionProvider, last or node).end
-        self.blanked.append(((start.line, start.column), (end.line, end.column), replacement))
+    def run(self) -> None:
+        tree = self.source.tree
+        _bind(self, tree)
+        self.docstring(tree, tree.body, inline=False)
+        # (node, whether leaving it): a def's name is the enclosing function of what is
+        # written inside it, its decorators and defaults included.
+        stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+        while stack:
+            node, leaving = stack.pop()
+            if leaving:
+                self.functions.pop()
+                continue
+            if isinstance(node, _DEFS):
+                for decorator in node.decorator_list:
+                    self.decorator(node, decorator)
+                self.docstring(node, node.body)
+                self.functions.append(node.name)
+                stack.append((node, True))
+            elif isinstance(node, ast.ClassDef):
+                self.docstring(node, node.body)
+            elif isinstance(node, ast.Call):
+                self.call(node)
+            stack.extend((child, False) for child in reversed(children(node)))
 
-    def docstring(self, body: Any) -> None:
-        statements = list(getattr(body, "body", []) or [])
-        if statements and isinstance(statements[0], cst.SimpleStatementLine) \
-                and len(statements[0].body) == 1 and isinstance(statements[0].body[0], cst.Expr) \
-                and isinstance(statements[0].body[0].value,
-                               (cst.SimpleString, cst.ConcatenatedString)):
-            self.blank(statements[0].body[0].value, replacement="...")
+    def blank(self, begin: int, end: int, replacement: str = "") -> None:
+        self.blanked.append((begin, end, replacement))
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.docstring(node.body)
-        return True
+    def docstring(self, owner: ast.AST, body: list[ast.stmt], inline: bool | None = None) -> None:
+        """Blank the docstring of a module, class or def body: a lone string statement on
+        the first line of an indented body (as libcst found it: not one after `:` on the
+        def line, not one sharing its line with another statement)."""
+        if not body or not isinstance(body[0], ast.Expr):
+            return
+        first, value = body[0], body[0].value
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, (str, bytes))) \
+                and not (isinstance(value, ast.JoinedStr) and self.concatenated(value)):
+            return
+        if len(body) > 1 and body[1].lineno == first.end_lineno:
+            return  # `"doc"; x = 1`
+        source = self.source
+        if inline is None:
+            colon = source.backward(source.start(first))
+            inline = not any(char in "\r\n" for char in source.text[colon:source.start(first)])
+        if not inline:
+            self.blank(source.start(value), source.end(value), "...")
 
-    def line(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
+    def concatenated(self, node: ast.JoinedStr) -> bool:
+        """Whether an f-string node is written as several literals (libcst's concatenated
+        string, which it took for a docstring) rather than one f-string."""
+        pieces = string_tokens(self.source.text[self.source.start(node):self.source.end(node)])
+        return pieces is not None and len(pieces) > 1
 
-    def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node).strip()
+    def line(self, node: ast.AST) -> int:
+        return node.lineno  # type: ignore[attr-defined]
+
+    def code(self, node: ast.AST) -> str:
+        return self.source.code(node)
 
     # -- module-ish names: imports and `x = torch.ops.<ns>` ------------------------------
 
@@ -99,26 +140,10 @@ class _Visitor(cst.CSTVisitor):
         if module not in bound:
             bound.append(module)
 
-    def visit_Module(self, node: cst.Module) -> bool:
-        # Bindings first, so a call above its import (inside a function) still resolves.
-        node.visit(_Binder(self))
-        self.docstring(node)
-        return True
-
     # -- functions -----------------------------------------------------------------------
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        for decorator in node.decorators:
-            self.decorator(node, decorator.decorator)
-        self.docstring(node.body)
-        self.functions.append(node.name.value)
-        return True
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.functions.pop()
-
-    def decorator(self, func: cst.FunctionDef, expr: cst.BaseExpression) -> None:
-        call = expr if isinstance(expr, cst.Call) else None
+    def decorator(self, func: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.expr) -> None:
+        call = expr if isinstance(expr, ast.Call) else None
         dotted = dotted_name(call.func if call is not None else expr) or ""
         last = dotted.rsplit(".", 1)[-1]
         if call is not None and last.endswith("compile_ops"):
@@ -126,28 +151,53 @@ class _Visitor(cst.CSTVisitor):
         elif any(word in last for word in _FAKE_DECORATORS):
             self.fake_twin(func, call, dotted)
 
-    def stub(self, func: cst.FunctionDef, call: cst.Call) -> None:
-        self.blank(func.params)
-        positional = [a for a in call.args if a.keyword is None and not a.star]
-        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-        module = string_value(positional[0].value) if positional else None
-        fc_name = string_value(keywords["fc_name"]) if "fc_name" in keywords else None
-        ffi_type = string_value(keywords["ffi_type"]) if "ffi_type" in keywords else None
+    def stub(self, func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> None:
+        span = self.params_span(func)
+        if span is not None:
+            self.blank(*span)
+        positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+        keywords = {a.arg: a.value for a in call.keywords if a.arg is not None}
+        module = string_value(positional[0]) if positional else None
+        fc_name = string_value(keywords.get("fc_name"))
+        ffi_type = string_value(keywords.get("ffi_type"))
         line = self.line(func)
-        self.facts.append(Fact(FactKind.OP_STUB, func.name.value, line, {
+        self.facts.append(Fact(FactKind.OP_STUB, func.name, line, {
             "module": module,
             "fc_name": fc_name,
             "ffi_type": ffi_type,
-            "symbol": fc_name or func.name.value,
-            "params": self.params(func.params),
+            "symbol": fc_name or func.name,
+            "params": self.params(func.args),
             "line": line,
         }))
 
-    def fake_twin(self, func: cst.FunctionDef, call: cst.Call | None, dotted: str) -> None:
+    def params_span(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] | None:
+        """From the first parameter to the `)` that closes the list; None when empty."""
+        args = func.args
+        source = self.source
+        ends = [source.end(a) for a in (*args.posonlyargs, *args.args, args.vararg,
+                                        *args.kwonlyargs, args.kwarg) if a is not None]
+        ends += [source.span(d)[1] for d in (*args.defaults, *args.kw_defaults)
+                 if d is not None]
+        if not ends:
+            return None
+        close = source.forward(max(ends))
+        while source.text[close] in ",/":
+            close = source.forward(close + 1)
+        at = source.start(func)
+        for word in ("async", "def"):
+            if source.text.startswith(word, at):
+                at = source.forward(at + len(word))
+        for bound in getattr(func, "type_params", ()):  # `def f[T: (A, B)](...)`, 3.12
+            at = max(at, source.end(bound))
+        at = source.text.index("(", at)
+        return source.forward(at + 1), close
+
+    def fake_twin(self, func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call | None,
+                  dotted: str) -> None:
         qualified: str | None = None
         if call is not None:
-            first = next((a for a in call.args if a.keyword is None and not a.star), None)
-            qualified = string_value(first.value) if first is not None else None
+            first = next((a for a in call.args if not isinstance(a, ast.Starred)), None)
+            qualified = string_value(first) if first is not None else None
         if qualified is None:
             head = dotted.rsplit(".", 1)[0] if "." in dotted else ""
             if not head:
@@ -157,65 +207,69 @@ class _Visitor(cst.CSTVisitor):
         self.facts.append(Fact(FactKind.FAKE_TWIN, op, self.line(func), {
             "namespace": namespace or None,
             "qualified": qualified,
-            "function": func.name.value,
-            "params": self.params(func.params),
+            "function": func.name,
+            "params": self.params(func.args),
         }))
 
-    def params(self, params: cst.Parameters) -> list[dict[str, Any]]:
-        return parameters(params, self.code)
+    def params(self, args: ast.arguments) -> list[dict[str, Any]]:
+        return parameters(args, self.code)
 
     # -- calls ---------------------------------------------------------------------------
 
-    def visit_Call(self, node: cst.Call) -> bool:
+    def call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Name):
-            op = func.value
+        if isinstance(func, ast.Name):
+            op = func.id
             receivers = self.name_receivers(op)
             if not receivers:
-                return True
+                return
         else:
-            if not isinstance(func, cst.Attribute):
-                return True
+            if not isinstance(func, ast.Attribute):
+                return
             target = dotted_name(func)
             if target is None:
-                return True
+                return
             parts = target.split(".")
             if parts[-1] == "default" and len(parts) > 1:
                 parts = parts[:-1]
             if len(parts) < 2:
-                return True
+                return
             op = parts[-1]
             receiver_text = ".".join(parts[:-1])
             receivers = self.receivers(receiver_text)
             if not receivers:
-                return True
-        if node.args:
-            self.blank(node.args[0], node.args[-1])
-        positional = 0
-        keywords: list[str] = []
-        for arg in node.args:
-            if arg.star == "*":
-                positional = -1
-            elif arg.star == "**":
-                keywords.append("**")
-            elif arg.keyword is not None:
-                keywords.append(arg.keyword.value)
-            elif positional >= 0:
-                positional += 1
+                return
+        args = self.arguments(node)
+        if args:
+            self.blank(args[0][0], args[-1][1])
+        positional = -1 if any(isinstance(a, ast.Starred) for a in node.args) \
+            else len(node.args)
+        keywords = sorted("**" if k.arg is None else k.arg for k in node.keywords)
+        close = self.source.end(node) - 1  # the call's `)`
+        texts = []
+        for index, (begin, _end) in enumerate(args):
+            stop = args[index + 1][0] if index + 1 < len(args) else close
+            texts.append(self.source.written(begin, stop).strip().rstrip(",").strip())
         data: dict[str, Any] = {
             "receiver": receivers[0],
             "function": self.functions[-1] if self.functions else None,
             "positional": positional,
-            "keywords": sorted(keywords),
+            "keywords": keywords,
             # What the call passes, layout-blind: a call whose arguments changed is a copy
             # the change rewrote.
-            "arguments": digest_code("(" + ", ".join(
-                self.code(a).rstrip(",").strip() for a in node.args) + ")"),
+            "arguments": digest_code("(" + ", ".join(texts) + ")"),
         }
         if len(receivers) > 1:
             data["receivers"] = sorted(receivers)
         self.facts.append(Fact(FactKind.OP_CALL, op, self.line(node), data))
-        return True
+
+    def arguments(self, node: ast.Call) -> list[tuple[int, int]]:
+        """Where each argument is written, `*`, `**` and `name=` included, in order."""
+        source = self.source
+        spans = [source.span(a) if not isinstance(a, ast.Starred)
+                 else (source.start(a), source.end(a)) for a in node.args]
+        spans += [(source.start(k), source.end(k)) for k in node.keywords]
+        return sorted(spans)
 
     def name_receivers(self, name: str) -> list[str]:
         """A bare call `f(...)`: a stub of this file (receiver `.`), or a name imported
@@ -241,20 +295,11 @@ class _Visitor(cst.CSTVisitor):
         return found
 
 
-def _beyond(code: str, spans: list[tuple[tuple[int, int], tuple[int, int], str]]
-            ) -> str | None:
+def _beyond(code: str, spans: list[Span]) -> str | None:
     """The layout-blind digest of `code` with each span replaced (outer spans win over
     the ones inside them), or None when what is left does not tokenize."""
-    starts = [0]
-    for line in code.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-
-    def offset(point: tuple[int, int]) -> int:
-        return starts[point[0] - 1] + point[1] if point[0] - 1 < len(starts) else len(code)
-
-    chosen: list[tuple[int, int, str]] = []
-    for begin, end, replacement in sorted(
-            ((offset(a), offset(b), r) for a, b, r in spans), key=lambda x: (x[0], -x[1])):
+    chosen: list[Span] = []
+    for begin, end, replacement in sorted(spans, key=lambda x: (x[0], -x[1])):
         if chosen and begin < chosen[-1][1]:
             continue  # inside a span already replaced
         chosen.append((begin, end, replacement))
@@ -269,59 +314,46 @@ def _beyond(code: str, spans: list[tuple[tuple[int, int], tuple[int, int], str]]
         return None
 
 
-class _Binder(cst.CSTVisitor):
-    """Names bound to modules anywhere in the file: imports and `x = torch.ops.<ns>`."""
-
-    def __init__(self, owner: _Visitor) -> None:
-        super().__init__()
-        self.owner = owner
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        for alias in node.names:
-            module = dotted_name(alias.name)
-            if module is None:
-                continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.owner.bind(alias.asname.name.value, module)
-            else:
-                # `import a.b` binds `a`, and `a.b.op(...)` names the module `a.b`
-                for index in range(1, module.count(".") + 2):
-                    prefix = ".".join(module.split(".")[:index])
-                    self.owner.bind(prefix, prefix)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if isinstance(node.names, cst.ImportStar):
-            return False
-        base = dotted_name(node.module) if node.module is not None else ""
-        dots = "." * len(node.relative)
-        for alias in node.names:
-            name = dotted_name(alias.name)
-            if name is None:
-                continue
-            module = f"{dots}{base}.{name}" if base else f"{dots}{name}"
-            bound = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                bound = alias.asname.name.value
-            self.owner.bind(bound, module)
-        return False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        for decorator in node.decorators:
-            expr = decorator.decorator
-            call = expr if isinstance(expr, cst.Call) else None
-            dotted = dotted_name(call.func) if call is not None else None
-            if dotted is not None and dotted.rsplit(".", 1)[-1].endswith("compile_ops"):
-                self.owner.stub_names.add(node.name.value)
-        return True
-
-    def visit_Assign(self, node: cst.Assign) -> bool:
-        value = dotted_name(node.value)
-        if value is None:
-            return True
-        parts = value.split(".")
-        if len(parts) == 3 and parts[:2] == ["torch", "ops"]:
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    self.owner.bind(target.target.value, value)
-        return True
+def _bind(owner: _Visitor, tree: ast.Module) -> None:
+    """Names bound to modules anywhere in the file: imports and `x = torch.ops.<ns>`, in
+    the order they are written; and the names of this file's `compile_ops` stubs."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                module = alias.name
+                if alias.asname is not None:
+                    owner.bind(alias.asname, module)
+                else:
+                    # `import a.b` binds `a`, and `a.b.op(...)` names the module `a.b`
+                    for index in range(1, module.count(".") + 2):
+                        prefix = ".".join(module.split(".")[:index])
+                        owner.bind(prefix, prefix)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            dots = "." * node.level
+            for alias in node.names:
+                if alias.name == "*":
+                    break
+                module = f"{dots}{base}.{alias.name}" if base else f"{dots}{alias.name}"
+                owner.bind(alias.asname or alias.name, module)
+        elif isinstance(node, ast.stmt):
+            if isinstance(node, _DEFS):
+                for expr in node.decorator_list:
+                    dotted = dotted_name(expr.func) if isinstance(expr, ast.Call) else None
+                    if dotted is not None and dotted.rsplit(".", 1)[-1].endswith("compile_ops"):
+                        owner.stub_names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                value = dotted_name(node.value)
+                parts = [] if value is None else value.split(".")
+                if len(parts) == 3 and parts[:2] == ["torch", "ops"]:
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            owner.bind(target.id, value)  # type: ignore[arg-type]
+            stack.extend(reversed([child for child in children(node)
+                                   if isinstance(child, ast.stmt | ast.excepthandler
+                                                 | ast.match_case)]))
+        elif isinstance(node, ast.Module | ast.excepthandler | ast.match_case):
+            stack.extend(reversed([child for child in children(node)
+                                   if isinstance(child, ast.stmt)]))

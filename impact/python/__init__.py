@@ -1,4 +1,4 @@
-"""Python side of impact: facts about rocKE kernel sources, read with libcst."""
+"""Python side of impact: facts about rocKE kernel sources, read with the standard `ast`."""
 
 # Maintainers: this package parses bytes it is handed; it must never touch git or the filesystem.
 

@@ -5,17 +5,17 @@ same tree, docstrings left out: comments, line breaks, indentation width, a trai
 redundant parentheses and the spelling of a literal (`0x10` and `16`, `'a' 'b'` and `'ab'`)
 do not count; an operator, an argument's position or a literal's value does.
 
-Maintainers: pure functions over libcst nodes and strings; nothing here touches git or the
-filesystem. libcst finds the nodes (impact/python/facts.py); `ast` decides what they mean.
+Maintainers: pure functions over `ast` nodes and strings; nothing here touches git or the
+filesystem, and nothing here changes a tree it is handed (the extractors digest nested
+bodies of one shared tree, so a docstring is left out of a dump, never cut from the tree).
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Sequence
-
-import libcst as cst
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 # Nodes whose body may open with a docstring.
 _DOC_OWNERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
@@ -24,15 +24,25 @@ _DOC_OWNERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 _TEXT_PREFIX = b"text\x00"
 
 
-def _drop_docstrings(tree: ast.AST) -> None:
-    """Remove the first-statement string constant of every module, class and def body."""
-    for node in ast.walk(tree):
-        if not isinstance(node, _DOC_OWNERS) or not node.body:
-            continue
-        first = node.body[0]
-        if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)):
-            node.body = node.body[1:] or [ast.Pass()]
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str))
+
+
+@contextmanager
+def _without_docstrings(tree: ast.AST) -> Iterator[None]:
+    """The first-statement string constant of every module, class and def body left out
+    while the block runs, then put back."""
+    cut: list[tuple[ast.AST, list[ast.stmt]]] = []
+    try:
+        for node in ast.walk(tree):
+            if isinstance(node, _DOC_OWNERS) and node.body and _is_docstring(node.body[0]):
+                cut.append((node, node.body))
+                node.body = node.body[1:] or [ast.Pass()]
+        yield
+    finally:
+        for node, body in reversed(cut):
+            node.body = body
 
 
 def digest_code(code: str) -> str:
@@ -46,8 +56,7 @@ def digest_code(code: str) -> str:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return _text_digest(code)
-    _drop_docstrings(tree)
-    return _tree_digest(tree)
+    return tree_digest(tree)
 
 
 def _tree_digest(tree: ast.AST) -> str:
@@ -59,33 +68,58 @@ def _text_digest(code: str) -> str:
     return hashlib.sha256(_TEXT_PREFIX + code.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def module_digest(module: cst.Module) -> str:
+def tree_digest(tree: ast.AST) -> str:
+    """`digest_code` of the code `tree` was parsed from, without writing it out again."""
+    with _without_docstrings(tree):
+        return _tree_digest(tree)
+
+
+class TreeDigests:
+    """The digests of one module and of its defs' and classes' bodies, for an extractor
+    that takes many: its docstrings are found once, not once per body."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.owners = [node for node in ast.walk(tree) if isinstance(node, _DOC_OWNERS)
+                       and node.body and _is_docstring(node.body[0])]
+
+    @contextmanager
+    def _cut(self) -> Iterator[None]:
+        saved = [(node, node.body) for node in self.owners]
+        try:
+            for node, body in saved:
+                node.body = body[1:] or [ast.Pass()]
+            yield
+        finally:
+            for node, body in saved:
+                node.body = body
+
+    def module(self) -> str:
+        """`module_digest` of the tree."""
+        with self._cut():
+            return _tree_digest(self.tree)
+
+    def body(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+        """`body_digest` of a def or class of the tree: its own docstring is cut with the
+        others, so the body's module is not cut again."""
+        with self._cut():
+            return _tree_digest(ast.Module(body=node.body, type_ignores=[]))
+
+
+def module_digest(module: ast.Module) -> str:
     """Digest of a whole module without any docstring, the module's own included."""
-    return digest_code(module.code)
+    return tree_digest(module)
 
 
-def _statements(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
-    if isinstance(body, cst.SimpleStatementSuite):
-        return [cst.SimpleStatementLine(body=list(body.body))]
-    return list(body.body)
-
-
-def body_digest(node: cst.FunctionDef | cst.ClassDef) -> str:
+def body_digest(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
     """Digest of a def's or class's body without its docstrings (nested ones too).
 
-    The body is digested as a module of its own (libcst writes it dedented), so its leading
-    docstring is dropped like the module's; the def line (name, parameters, decorators) is
-    not part of it."""
-    return digest_code(cst.Module(body=_statements(node.body)).code)
+    The body is digested as a module of its own, so its leading docstring is dropped like
+    the module's; the def line (name, parameters, decorators) is not part of it."""
+    return tree_digest(ast.Module(body=node.body, type_ignores=[]))
 
 
-def expression_digest(node: cst.BaseExpression) -> str:
-    """Digest of one expression, parsed as an expression (in parentheses, so one that spans
-    lines still parses); a lone string is a value here, never a docstring."""
-    code = cst.Module(body=[cst.SimpleStatementLine(body=[cst.Expr(value=node)])]).code
-    text = f"(\n{code.strip()}\n)"
-    try:
-        tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return _text_digest(text)
-    return _tree_digest(tree)
+def expression_digest(node: ast.expr) -> str:
+    """Digest of one expression as an expression: a lone string is a value here, never a
+    docstring, and its parentheses or line breaks do not count."""
+    return _tree_digest(ast.Expression(body=node))

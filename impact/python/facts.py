@@ -5,28 +5,28 @@
 
 from __future__ import annotations
 
+import ast
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import libcst as cst
-from libcst.metadata import (
-    ExpressionContext,
-    ExpressionContextProvider,
-    MetadataWrapper,
-    PositionProvider,
-)
-
 from impact.facts import INTERNAL_ERROR, Fact, content_fact, sorted_facts
 from impact.kinds import FactKind
-from impact.python.digest import body_digest, expression_digest, module_digest
-from impact.python.scaffold import dotted_name, extract_python, parameters, string_value
+from impact.python.digest import TreeDigests, expression_digest
+from impact.python.scaffold import (
+    Source,
+    dotted_name,
+    extract_python,
+    parameters,
+    positional_defaults,
+    string_value,
+    walk,
+)
 
 __all__ = ["INTERNAL_ERROR", "extract_python_facts", "module_name_for", "package_name_for"]
 
 VALUE_LIMIT = 200
-_CONSTANTS = frozenset({"True", "False", "None"})
 
 FUNCTION = FactKind.FUNCTION
 CLASS = FactKind.CLASS
@@ -80,15 +80,21 @@ def extract_python_facts(path: str, source: bytes, *, package: str | None = None
     imports are recorded as absolute modules, without it as their relative spelling.
     `dsl_modules` are the modules whose `SignatureBuilder` and `KernelModule` may also be
     spelled fully qualified (`<module>.SignatureBuilder(...)`); the surface map names them.
-    A file that is not UTF-8 or that libcst cannot parse yields exactly one parse-failure Fact.
+    A file that is not UTF-8 or that `ast` cannot parse yields exactly one parse-failure Fact.
     """
 
-    def extract(wrapper: MetadataWrapper) -> list[Fact]:
-        facts = _Extractor(path, wrapper, package, tuple(dsl_modules)).run()
-        facts.append(content_fact(path, module_digest(wrapper.module)))
+    def extract(parsed: Source) -> list[Fact]:
+        extractor = _Extractor(path, parsed, package, tuple(dsl_modules))
+        facts = extractor.run()
+        facts.append(content_fact(path, extractor.digests.module()))
         return sorted_facts(facts)
 
     return extract_python(path, source, extract)
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_IMPORTS = (ast.Import, ast.ImportFrom)
 
 
 @dataclass
@@ -96,71 +102,50 @@ class _FunctionState:
     """What one function's own body (nested defs excluded) holds, gathered in one walk."""
 
     name: str
-    calls: list[tuple[cst.Call, str]] = field(default_factory=list)
-    bound: dict[str, cst.Call] = field(default_factory=dict)
+    calls: list[tuple[ast.Call, str]] = field(default_factory=list)
+    bound: dict[str, ast.Call] = field(default_factory=dict)
     reads: set[str] = field(default_factory=set)
 
 
-class _Collector(cst.CSTVisitor):
-    """Calls, call-bound names and reads of one piece of a function, not entering nested defs."""
-
-    def __init__(self, extractor: _Extractor, state: _FunctionState, guard: str) -> None:
-        super().__init__()
-        self.extractor = extractor
-        self.state = state
-        self.guard = guard
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        self.state.calls.append((node, self.guard))
-        return True
-
-    def visit_Assign(self, node: cst.Assign) -> bool:
-        if isinstance(node.value, cst.Call):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    self.state.bound[target.target.value] = node.value
-        return True
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)  # the keyword is not a read
-        return False
-
-    def visit_Name(self, node: cst.Name) -> bool:
-        loaded = self.extractor.context.get(node) == ExpressionContext.LOAD
-        if loaded and node.value not in _CONSTANTS:
-            self.state.reads.add(node.value)
-        return False
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        chain = dotted_name(node)
-        if chain is not None and self.extractor.context.get(node) == ExpressionContext.LOAD:
-            self.state.reads.add(chain)
-        node.value.visit(self)
-        return False
+def _collect(node: ast.AST, state: _FunctionState, guard: str) -> None:
+    """Calls, call-bound names and reads of one piece of a function, not entering nested
+    defs or classes. A read is a name or dotted name loaded, and (as libcst's expression
+    contexts counted them) a name an import or a `global`/`nonlocal` statement spells."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, _SCOPES):
+            continue
+        if isinstance(current, ast.Call):
+            state.calls.append((current, guard))
+        elif isinstance(current, ast.Assign) and isinstance(current.value, ast.Call):
+            for target in current.targets:
+                if isinstance(target, ast.Name):
+                    state.bound[target.id] = current.value
+        elif isinstance(current, ast.Name):
+            if isinstance(current.ctx, ast.Load):
+                state.reads.add(current.id)
+            continue
+        elif isinstance(current, ast.Attribute):
+            if isinstance(current.ctx, ast.Load):
+                chain = dotted_name(current)
+                if chain is not None:
+                    state.reads.add(chain)
+        elif isinstance(current, ast.Import):
+            for alias in current.names:
+                state.reads.update(_prefixes(alias.name))
+        elif isinstance(current, ast.ImportFrom):
+            if current.module:
+                state.reads.update(_prefixes(current.module))
+            state.reads.update(alias.name for alias in current.names if alias.name != "*")
+        elif isinstance(current, (ast.Global, ast.Nonlocal)):
+            state.reads.update(current.names)
+        stack.extend(reversed(list(ast.iter_child_nodes(current))))
 
 
-class _KeywordLiterals(cst.CSTVisitor):
-    """A `keyword-literal` fact for each `name="text"` argument of any call, anywhere in
-    the module (how a packer pins a backend: `compile_kernel(..., backend="python")`)."""
-
-    def __init__(self, extractor: _Extractor) -> None:
-        super().__init__()
-        self.extractor = extractor
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        for arg in node.args:
-            value = string_value(arg.value) if arg.keyword is not None else None
-            if arg.keyword is not None and value is not None:
-                self.extractor.facts.append(Fact(
-                    KEYWORD_LITERAL, arg.keyword.value, self.extractor.positions[arg].start.line,
-                    {"value": value, "call": dotted_name(node.func) or ""}))
-        return True
+def _prefixes(dotted: str) -> list[str]:
+    parts = dotted.split(".")
+    return [".".join(parts[:index]) for index in range(1, len(parts) + 1)]
 
 
 def _join_guard(guard: list[str]) -> str:
@@ -168,47 +153,66 @@ def _join_guard(guard: list[str]) -> str:
 
 
 class _Extractor:
-    def __init__(self, path: str, wrapper: MetadataWrapper, package: str | None,
+    def __init__(self, path: str, parsed: Source, package: str | None,
                  dsl_modules: tuple[str, ...]) -> None:
         self.path = path
         self.dsl_modules = dsl_modules
-        self.module = wrapper.module
+        self.source = parsed
+        self.digests = TreeDigests(parsed.tree)
         self.package = package
-        self.positions = wrapper.resolve(PositionProvider)
-        self.context = wrapper.resolve(ExpressionContextProvider)
         self.facts: list[Fact] = []
 
     # -- helpers -------------------------------------------------------------------------
 
-    def line(self, node: cst.CSTNode) -> int:
-        return self.positions[node].start.line
+    @staticmethod
+    def line(node: Any) -> int:
+        return int(node.lineno)
 
-    def text(self, node: cst.CSTNode) -> str:
-        code = self.module.code_for_node(node).strip()
+    @staticmethod
+    def _flat(code: str) -> str:
         return " ".join(code.split()) if "\n" in code else code
 
-    def bare_text(self, node: cst.BaseExpression) -> str:
+    def text(self, node: ast.AST) -> str:
+        return self._flat(self.source.code(node))
+
+    def bare_text(self, node: ast.AST) -> str:
         """`text` without parentheses around the whole expression, which change nothing
         in argument position (`b.param("n", (ir.I32))`); a tuple or generator keeps its own."""
-        if (getattr(node, "lpar", None) and not isinstance(node, (cst.Tuple, cst.GeneratorExp))):
-            node = node.with_changes(lpar=[], rpar=[])  # type: ignore[attr-defined]
+        if isinstance(node, (ast.Tuple, ast.GeneratorExp)):
+            return self.text(node)
+        return self._flat(self.source.bare(node))
+
+    def arg_text(self, node: ast.AST) -> str:
+        """`k=v`, `*v`, `**v` or `v` of a class base or keyword, without the comma."""
+        if isinstance(node, ast.Starred):
+            return f"*{self.text(node.value)}"
+        if isinstance(node, ast.keyword):
+            keyword = "**" if node.arg is None else f"{node.arg}="
+            return f"{keyword}{self.text(node.value)}"
         return self.text(node)
 
-    def arg_text(self, arg: cst.Arg) -> str:
-        """`k=v`, `*v` or `v` without the separating comma."""
-        star = arg.star if isinstance(arg.star, str) else ""
-        keyword = f"{arg.keyword.value}=" if arg.keyword is not None else ""
-        return f"{star}{keyword}{self.text(arg.value)}"
-
-    def opt_text(self, node: cst.CSTNode | None) -> str | None:
+    def opt_text(self, node: ast.AST | None) -> str | None:
         return None if node is None else self.text(node)
 
     # -- walking -------------------------------------------------------------------------
 
     def run(self) -> list[Fact]:
-        self.block(self.module.body, [], [], [], None)
-        self.module.visit(_KeywordLiterals(self))
+        self.block(self.source.tree.body, [], [], [], None)
+        self.keyword_literals()
         return self.facts
+
+    def keyword_literals(self) -> None:
+        """A `keyword-literal` fact for each `name="text"` argument of any call, anywhere in
+        the module (how a packer pins a backend: `compile_kernel(..., backend="python")`)."""
+        for node in walk(self.source.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            for arg in node.keywords:
+                value = string_value(arg.value) if arg.arg is not None else None
+                if arg.arg is not None and value is not None:
+                    self.facts.append(Fact(
+                        KEYWORD_LITERAL, arg.arg, arg.lineno,
+                        {"value": value, "call": dotted_name(node.func) or ""}))
 
     def block(
         self,
@@ -221,113 +225,135 @@ class _Extractor:
         for stmt in stmts:
             self.statement(stmt, qual, scope, guard, func)
 
-    def scan(self, node: cst.CSTNode | None, guard: list[str], func: _FunctionState | None) -> None:
+    def scan(self, node: ast.AST | None, guard: list[str], func: _FunctionState | None) -> None:
         if node is not None and func is not None:
-            node.visit(_Collector(self, func, _join_guard(guard)))
+            _collect(node, func, _join_guard(guard))
 
-    def suite(self, body: cst.BaseSuite, qual, scope, guard, func) -> None:
-        if isinstance(body, cst.SimpleStatementSuite):
-            for small in body.body:
-                self.small(small, qual, scope, guard, func)
-        else:
-            self.block(body.body, qual, scope, guard, func)
+    def suite(self, body: list[ast.stmt], qual, scope, guard, func) -> None:
+        self.block(body, qual, scope, guard, func)
 
-    def statement(self, stmt: cst.CSTNode, qual, scope, guard, func) -> None:
-        if isinstance(stmt, cst.FunctionDef):
+    def statement(self, stmt: ast.stmt, qual, scope, guard, func) -> None:
+        if isinstance(stmt, _DEFS):
             self.function(stmt, qual, scope)
-        elif isinstance(stmt, cst.ClassDef):
+        elif isinstance(stmt, ast.ClassDef):
             self.klass(stmt, qual, scope)
-        elif isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                self.small(small, qual, scope, guard, func)
-        elif isinstance(stmt, cst.If):
+        elif isinstance(stmt, ast.If):
             self.if_(stmt, qual, scope, guard, func, "if")
-        elif isinstance(stmt, cst.With):
-            self.scan_all(stmt.items, guard, func)
-            header = "with " + ", ".join(self.text(item) for item in stmt.items)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                self.scan(item.context_expr, guard, func)
+                self.scan(item.optional_vars, guard, func)
+            header = "with " + ", ".join(self.with_items(stmt))
             self.suite(stmt.body, qual, [*scope, header], guard, func)
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+        elif isinstance(stmt, (ast.Try, ast.TryStar)):
             self.try_(stmt, qual, scope, guard, func)
-        elif isinstance(stmt, cst.For):
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             self.scan(stmt.iter, guard, func)
             self.scan(stmt.target, guard, func)
             loop = f"{self.text(stmt.target)} in {self.text(stmt.iter)}"
             self.suite(stmt.body, qual, [*scope, f"for {loop}"], [*guard, f"loop: {loop}"], func)
-            if stmt.orelse is not None:
-                self.suite(stmt.orelse.body, qual, [*scope, f"else of for {loop}"], guard, func)
-        elif isinstance(stmt, cst.While):
+            if stmt.orelse:
+                self.suite(stmt.orelse, qual, [*scope, f"else of for {loop}"], guard, func)
+        elif isinstance(stmt, ast.While):
             self.scan(stmt.test, guard, func)
             cond = self.text(stmt.test)
             self.suite(stmt.body, qual, [*scope, f"while {cond}"], [*guard, f"loop: {cond}"], func)
-            if stmt.orelse is not None:
-                self.suite(stmt.orelse.body, qual, [*scope, f"else of while {cond}"], guard, func)
-        elif isinstance(stmt, cst.Match):
+            if stmt.orelse:
+                self.suite(stmt.orelse, qual, [*scope, f"else of while {cond}"], guard, func)
+        elif isinstance(stmt, ast.Match):
             self.scan(stmt.subject, guard, func)
             subject = self.text(stmt.subject)
             for case in stmt.cases:
                 cond = f"match {subject}: case {self.text(case.pattern)}"
                 self.suite(case.body, qual, [*scope, cond], [*guard, cond], func)
         else:
-            self.scan(stmt, guard, func)
+            self.small(stmt, qual, scope, guard, func)
 
-    def scan_all(self, nodes: Any, guard: list[str], func: _FunctionState | None) -> None:
-        for node in nodes:
-            self.scan(node, guard, func)
+    def with_items(self, stmt: ast.With | ast.AsyncWith) -> list[str]:
+        """Each item as libcst wrote it: what follows it up to the next item (its comma)
+        belongs to it, so a trailing comma does too."""
+        source = self.source
+        spans = []
+        for item in stmt.items:
+            begin, end = source.span(item.context_expr)
+            if item.optional_vars is not None:
+                end = source.span(item.optional_vars)[1]
+            spans.append((begin, end))
+        out = []
+        for index, (begin, end) in enumerate(spans):
+            if index + 1 < len(spans):
+                end = spans[index + 1][0]
+            else:
+                after = source.forward(end)
+                if source.text[after] == ",":
+                    end = after + 1
+            out.append(self._flat(source.text[begin:end].strip()))
+        return out
 
-    def if_(self, stmt: cst.If, qual, scope, guard, func, keyword: str) -> None:
+    def if_(self, stmt: ast.If, qual, scope, guard, func, keyword: str) -> None:
         self.scan(stmt.test, guard, func)
         cond = self.text(stmt.test)
-        always = isinstance(stmt.test, cst.Name) and stmt.test.value == "True"
+        test = stmt.test
+        always = isinstance(test, ast.Constant) and test.value is True
         taken = guard if always else [*guard, cond]
         self.suite(stmt.body, qual, [*scope, f"{keyword} {cond}"], taken, func)
-        if stmt.orelse is None:
+        if not stmt.orelse:
             return
         negated = [*guard, f"not ({cond})"]
         other = [*scope, f"else of {keyword} {cond}"]
-        if isinstance(stmt.orelse, cst.If):
-            self.if_(stmt.orelse, qual, other, negated, func, "elif")
+        first = stmt.orelse[0]
+        if len(stmt.orelse) == 1 and isinstance(first, ast.If) \
+                and self.source.text.startswith("elif", self.source.start(first)):
+            self.if_(first, qual, other, negated, func, "elif")
         else:
-            self.suite(stmt.orelse.body, qual, other, negated, func)
+            self.suite(stmt.orelse, qual, other, negated, func)
 
-    def try_(self, stmt: cst.Try | cst.TryStar, qual, scope, guard, func) -> None:
+    def try_(self, stmt: ast.Try | ast.TryStar, qual, scope, guard, func) -> None:
         self.suite(stmt.body, qual, [*scope, "try"], guard, func)
         for handler in stmt.handlers:
             caught = "except" if handler.type is None else f"except {self.text(handler.type)}"
             self.scan(handler.type, guard, func)
             self.suite(handler.body, qual, [*scope, caught], [*guard, caught], func)
-        if stmt.orelse is not None:
-            self.suite(stmt.orelse.body, qual, [*scope, "else of try"], guard, func)
-        if stmt.finalbody is not None:
-            self.suite(stmt.finalbody.body, qual, [*scope, "finally"], guard, func)
+        if stmt.orelse:
+            self.suite(stmt.orelse, qual, [*scope, "else of try"], guard, func)
+        if stmt.finalbody:
+            self.suite(stmt.finalbody, qual, [*scope, "finally"], guard, func)
 
-    def small(self, small: cst.CSTNode, qual, scope, guard, func) -> None:
+    def small(self, small: ast.stmt, qual, scope, guard, func) -> None:
         self.scan(small, guard, func)
         if qual:
             # An import inside a function runs when the function does (the packer imports
             # rocke.helpers.compile that way): record it, bound to that function.
-            if isinstance(small, (cst.Import, cst.ImportFrom)):
+            if isinstance(small, _IMPORTS):
                 owner = qual[:-1] if qual[-1] == "<locals>" else qual
                 self.imports(small, function=".".join(owner))
             return
-        if isinstance(small, (cst.Import, cst.ImportFrom)):
+        if isinstance(small, _IMPORTS):
             self.imports(small)
-        elif isinstance(small, cst.Assign):
+        elif isinstance(small, ast.Assign):
             for target in small.targets:
-                self.assignment(target.target, small.value)
-        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                self.assignment(target, small.value)
+        elif isinstance(small, (ast.AnnAssign, ast.AugAssign)):
             self.assignment(small.target, small.value)
 
     # -- module-level facts --------------------------------------------------------------
 
-    def assignment(self, target: cst.CSTNode, value: cst.BaseExpression | None) -> None:
+    def assignment(self, target: ast.expr, value: ast.expr | None) -> None:
         data: dict[str, Any] = {"value_digest": None, "value": None}
         if value is not None:
             data = {
                 "value_digest": expression_digest(value),
-                "value": self.module.code_for_node(value).strip()[:VALUE_LIMIT],
+                "value": self.source.code(value)[:VALUE_LIMIT],
             }
-        self.facts.append(Fact(ASSIGNMENT, self.text(target), self.line(target), data))
+        self.facts.append(Fact(ASSIGNMENT, self.text(target), self.target_line(target), data))
 
+    def target_line(self, target: ast.expr) -> int:
+        """The line a target starts on, its parentheses left out (`ast` starts a written
+        tuple at its `(`, libcst at its first element)."""
+        begin = self.source.start(target)
+        if isinstance(target, ast.Tuple) and self.source.text[begin] == "(":
+            return self.source.line_of(self.source.forward(begin + 1))
+        return self.line(target)
     def resolve(self, level: int, module: str | None) -> str:
         if level == 0:
             return module or ""
@@ -337,31 +363,31 @@ class _Extractor:
         base = ".".join(parts[: len(parts) - (level - 1)])
         return f"{base}.{module}" if module else base
 
-    def imports(self, node: cst.Import | cst.ImportFrom, function: str | None = None) -> None:
+    def imports(self, node: ast.Import | ast.ImportFrom, function: str | None = None) -> None:
         line = self.line(node)
-        if isinstance(node, cst.Import):
+        if isinstance(node, ast.Import):
             for alias in node.names:
-                dotted = self.text(alias.name)
-                asname = self.alias(alias)
+                dotted = alias.name
+                asname = alias.asname
                 data = {"module": dotted, "name": None, "alias": asname, "level": 0, "star": False,
                         "function": function}
                 self.facts.append(Fact(IMPORT, asname or dotted, line, data))
             return
-        level = len(node.relative)
-        written = None if node.module is None else self.text(node.module)
+        level = node.level
+        written = node.module
         module = self.resolve(level, written)
         is_init = posixpath.basename(self.path) == "__init__.py"
         from_sub = level == 1 and written is not None
         if self.package and written and level == 0:
             from_sub = written.startswith(self.package + ".")
-        if isinstance(node.names, cst.ImportStar):
+        if node.names and node.names[0].name == "*":
             data = {"module": module, "name": "*", "alias": None, "level": level, "star": True,
                     "function": function}
             self.facts.append(Fact(IMPORT, "*", line, data))
             return
         for alias in node.names:
-            name = self.text(alias.name)
-            asname = self.alias(alias)
+            name = alias.name
+            asname = alias.asname
             data = {"module": module, "name": name, "alias": asname, "level": level, "star": False,
                     "function": function}
             self.facts.append(Fact(IMPORT, asname or name, line, data))
@@ -369,37 +395,34 @@ class _Extractor:
                 exported = {"module": module, "name": name}
                 self.facts.append(Fact(RE_EXPORT, asname or name, line, exported))
 
-    def alias(self, alias: cst.ImportAlias) -> str | None:
-        return None if alias.asname is None else self.text(alias.asname.name)
-
     # -- defs ----------------------------------------------------------------------------
 
-    def klass(self, node: cst.ClassDef, qual: list[str], scope: list[str]) -> None:
-        name = ".".join([*qual, node.name.value])
+    def klass(self, node: ast.ClassDef, qual: list[str], scope: list[str]) -> None:
+        name = ".".join([*qual, node.name])
         bases = [self.arg_text(arg) for arg in [*node.bases, *node.keywords]]
-        data = {"bases": bases, "digest": body_digest(node)}
+        data = {"bases": bases, "digest": self.digests.body(node)}
         self.facts.append(Fact(CLASS, name, self.line(node), data))
-        self.suite(node.body, [*qual, node.name.value], [], [], None)
+        self.suite(node.body, [*qual, node.name], [], [], None)
 
-    def params(self, params: cst.Parameters) -> list[dict[str, Any]]:
-        return parameters(params, self.text)
+    def params(self, args: ast.arguments) -> list[dict[str, Any]]:
+        return parameters(args, self.text)
 
-    def function(self, node: cst.FunctionDef, qual: list[str], scope: list[str]) -> None:
-        name = ".".join([*qual, node.name.value])
+    def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qual: list[str],
+                 scope: list[str]) -> None:
+        name = ".".join([*qual, node.name])
         line = self.line(node)
-        returns = None if node.returns is None else node.returns.annotation
         data = {
-            "params": self.params(node.params),
-            "digest": body_digest(node),
-            "decorators": [self.text(dec.decorator) for dec in node.decorators],
+            "params": self.params(node.args),
+            "digest": self.digests.body(node),
+            "decorators": [self.text(dec) for dec in node.decorator_list],
             "scope": list(scope),
-            "returns": self.opt_text(returns),
+            "returns": self.opt_text(node.returns),
         }
         self.facts.append(Fact(FUNCTION, name, line, data))
         state = _FunctionState(name)
-        for param in node.params.params:
-            self.scan(param.default, [], state)
-        self.suite(node.body, [*qual, node.name.value, "<locals>"], [], [], state)
+        for default in positional_defaults(node.args):
+            self.scan(default, [], state)
+        self.suite(node.body, [*qual, node.name, "<locals>"], [], [], state)
         self.function_facts(state, line)
 
     def function_facts(self, state: _FunctionState, line: int) -> None:
@@ -424,62 +447,68 @@ class _Extractor:
                     kernels.append(self.added_kernel(call, guard))
             self.facts.append(Fact(KERNEL_MODULE, state.name, line, {"kernels": kernels}))
 
-    def call_position(self, call: cst.Call) -> tuple[int, int]:
-        anchor: cst.CSTNode = call.func.attr if isinstance(call.func, cst.Attribute) else call
-        start = self.positions[anchor].start
-        return (start.line, start.column)
+    def call_position(self, call: ast.Call) -> tuple[int, int]:
+        func = call.func
+        if isinstance(func, ast.Attribute):  # where the method's name is written
+            end = self.source.end(func)
+            begin = end - len(func.attr)
+            return (self.source.line_of(begin), begin - self.source.starts[
+                self.source.line_of(begin) - 1])
+        start = self.source.start(call)
+        return (call.lineno, start - self.source.starts[call.lineno - 1])
 
     @staticmethod
-    def param_args(call: cst.Call) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
+    def param_args(call: ast.Call) -> tuple[ast.expr | None, ast.expr | None]:
         """The name and type a `b.param(name, type, ...)` call passes, positionally or as
         `name=`/`type=` keywords (Python binds both the same way)."""
-        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-        keyword = {arg.keyword.value: arg.value for arg in call.args if arg.keyword}
-        slots: list[cst.BaseExpression | None] = []
+        positional = [arg for arg in call.args if not isinstance(arg, ast.Starred)]
+        keyword = {arg.arg: arg.value for arg in call.keywords if arg.arg}
+        slots: list[ast.expr | None] = []
         for i, name in enumerate(("name", "type")):
             slots.append(positional[i] if i < len(positional) else keyword.get(name))
         return slots[0], slots[1]
 
     @classmethod
-    def is_param_call(cls, call: cst.Call) -> bool:
+    def is_param_call(cls, call: ast.Call) -> bool:
         func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "param"
-                and isinstance(func.value, cst.Name) and call.args):
+        if not (isinstance(func, ast.Attribute) and func.attr == "param"
+                and isinstance(func.value, ast.Name) and (call.args or call.keywords)):
             return False
         name, _type = cls.param_args(call)
         return name is not None and string_value(name) is not None
 
-    def calls_name(self, node: cst.BaseExpression, name: str) -> bool:
+    def calls_name(self, node: ast.AST, name: str) -> bool:
         """Whether `node` calls `name`, spelled bare or qualified by a DSL module."""
-        if not isinstance(node, cst.Call):
+        if not isinstance(node, ast.Call):
             return False
         called = dotted_name(node.func)
         return called == name or any(called == f"{module}.{name}" for module in self.dsl_modules)
 
-    def on_root(self, call: cst.Call, bound: set[str], ctor: str,
+    def on_root(self, call: ast.Call, bound: set[str], ctor: str,
                 methods: tuple[str, ...]) -> bool:
-        if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in methods:
+        if not isinstance(call.func, ast.Attribute) or call.func.attr not in methods:
             return False
         # Down the receiver chain `ctor().a().b()` or `var.a().b()`; a qualified
         # `dsl.ir.SignatureBuilder()` is itself a call on an attribute, so stop at it.
-        node: cst.BaseExpression = call.func.value
-        while isinstance(node, cst.Call):
+        node: ast.expr = call.func.value
+        while isinstance(node, ast.Call):
             if self.calls_name(node, ctor):
                 return True
-            if not isinstance(node.func, cst.Attribute):
+            if not isinstance(node.func, ast.Attribute):
                 return False
             node = node.func.value
-        return isinstance(node, cst.Name) and node.value in bound
+        return isinstance(node, ast.Name) and node.id in bound
 
-    def positional(self, call: cst.Call) -> list[cst.BaseExpression]:
-        return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    @staticmethod
+    def positional(call: ast.Call) -> list[ast.expr]:
+        return [arg for arg in call.args if not isinstance(arg, ast.Starred)]
 
-    def param_fact(self, function: str, index: int, call: cst.Call, guard: str) -> None:
+    def param_fact(self, function: str, index: int, call: ast.Call, guard: str) -> None:
         name_node, type_node = self.param_args(call)
         assert name_node is not None
         param = string_value(name_node)
-        attrs = {arg.keyword.value: self.bare_text(arg.value)
-                 for arg in call.args if arg.keyword and arg.keyword.value not in ("name", "type")}
+        attrs = {arg.arg: self.bare_text(arg.value)
+                 for arg in call.keywords if arg.arg and arg.arg not in ("name", "type")}
         data = {
             "function": function,
             "index": index,
@@ -490,28 +519,29 @@ class _Extractor:
         }
         self.facts.append(Fact(PARAM, f"{function}:{param}", self.line(call.func), data))
 
-    def signature_entry(self, call: cst.Call, guard: str) -> dict[str, Any]:
-        assert isinstance(call.func, cst.Attribute)
+    def signature_entry(self, call: ast.Call, guard: str) -> dict[str, Any]:
+        assert isinstance(call.func, ast.Attribute)
         args = self.positional(call)
         name = None
         if args:
             name = string_value(args[0]) or self.text(args[0])
         return {
-            "method": call.func.attr.value,
+            "method": call.func.attr,
             "name": name,
             "type": self.opt_text(args[1]) if len(args) > 1 else None,
             "guard": guard,
         }
 
-    def listed_kernels(self, call: cst.Call, guard: str) -> list[dict[str, Any]]:
+    def listed_kernels(self, call: ast.Call, guard: str) -> list[dict[str, Any]]:
         out = []
         for arg in self.positional(call):
-            if isinstance(arg, (cst.List, cst.Tuple)):
-                for element in arg.elements:
-                    out.append({"name": None, "kernel": self.text(element.value), "guard": guard})
+            if isinstance(arg, (ast.List, ast.Tuple)):
+                for element in arg.elts:
+                    value = element.value if isinstance(element, ast.Starred) else element
+                    out.append({"name": None, "kernel": self.text(value), "guard": guard})
         return out
 
-    def added_kernel(self, call: cst.Call, guard: str) -> dict[str, Any]:
+    def added_kernel(self, call: ast.Call, guard: str) -> dict[str, Any]:
         args = self.positional(call)
         name = (string_value(args[0]) or self.text(args[0])) if args else None
         kernel = self.text(args[-1]) if len(args) > 1 else None
