@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         add_branch(repo, "small-edit", SMALL, SMALL_EDIT)
         doc["repository"] = built.as_json()
         print(f"impact emit on {built.variants} variants x 2 revisions, "
-              f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}")
+              f"{len(os.sched_getaffinity(0))} cpus usable, load {os.getloadavg()[0]:.1f}")
         out = base / "emit.json"
         budget = args.family_budget
         cases = doc["cases"]

@@ -595,7 +595,7 @@ def _machine() -> dict[str, Any]:
     here = Path(__file__).resolve().parent.parent
     rev = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
-    return {"python": platform.python_version(), "git": git, "cpus": os.cpu_count(),
+    return {"python": platform.python_version(), "git": git, "cpus": len(os.sched_getaffinity(0)),
             "loadavg_at_start": list(os.getloadavg()), "platform": platform.platform(),
             "impact_commit": rev or None, "rss_method": rss_method()}
 

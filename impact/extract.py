@@ -22,7 +22,7 @@ from impact.git import Snapshot
 from impact.kinds import FactKind, Language, SurfaceKind
 from impact.surface import SurfaceMap
 
-# The extractors (and the parsers they load: libcst, tree-sitter, yaml, jsonschema) are
+# The extractors (and the parsers they load: tree-sitter, yaml, jsonschema) are
 # imported when a file is first parsed, never at import: a report that parses nothing
 # (a change outside every surface, a warm cache) loads none of them.
 
