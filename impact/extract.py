@@ -104,6 +104,7 @@ EXTRACTORS: dict[str, Extractor] = {
 KIND_EXTRACTORS: dict[str, Extractor] = {
     SurfaceKind.DVC_POINTER: _dvc,
     SurfaceKind.DESCRIPTOR: _descriptor,
+    SurfaceKind.DESCRIPTOR_ELSEWHERE: _descriptor,
     SurfaceKind.AOT_CATALOG: _aot_family,
     SurfaceKind.LAUNCH_SURFACE_PROFILE: _profile,
     SurfaceKind.OP_PYTHON: _op_python,

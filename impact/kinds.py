@@ -28,6 +28,7 @@ class SurfaceKind(enum.StrEnum):
     ROCKE_LIBRARY = "rocke-library"
     HKP_PACK = "hkp-pack"
     DESCRIPTOR = "descriptor"
+    DESCRIPTOR_ELSEWHERE = "descriptor-elsewhere"
     DESCRIPTOR_KERNEL_SOURCE = "descriptor-kernel-source"
     LAUNCH_SURFACE_PROFILE = "launch-surface-profile"
     TEST_PIN = "test-pin"

@@ -38,7 +38,7 @@ from impact.cli import main
 from impact.factstore import FactStore
 code = main(sys.argv[1:])
 print(json.dumps({"code": code, "folders": len(made), "processes": len(started),
-                  "modules": sorted(m for m in ("impact.extract", "libcst")
+                  "modules": sorted(m for m in ("impact.extract", "impact.python.scaffold")
                                     if m in sys.modules)}))
 """
 
@@ -90,7 +90,7 @@ def test_a_cold_emit_in_a_fresh_process_does_import_them(cold, tmp_path) -> None
     """The probe above can fail: with an empty cache the same command needs both."""
     repo, _, _ = cold
     probe = emit_in_a_fresh_process(repo, tmp_path / "empty", tmp_path / "cold.json")
-    assert probe["code"] == 0 and probe["modules"] == ["impact.extract", "libcst"]
+    assert probe["code"] == 0 and probe["modules"] == ["impact.extract", "impact.python.scaffold"]
     assert probe["folders"] >= 1 and probe["processes"] >= 3  # watchdog, two children
 
 

@@ -10,7 +10,7 @@ from impact.cli import FORMATS
 from impact.errors import EXIT_NONE
 from impact.render import RENDERERS
 
-HEAVY = ("tree_sitter", "libcst", "jsonschema", "networkx", "yaml")
+HEAVY = ("tree_sitter", "impact.python.scaffold", "jsonschema", "networkx", "yaml")
 
 
 def test_version_imports_nothing_heavy() -> None:
@@ -33,7 +33,7 @@ def test_the_cli_format_names_are_the_renderers() -> None:
     assert sorted(FORMATS) == sorted(RENDERERS)
 
 
-PARSERS = ("tree_sitter", "libcst", "networkx", "jsonschema", "yaml",
+PARSERS = ("tree_sitter", "impact.python.scaffold", "networkx", "jsonschema", "yaml",
            "impact.python", "impact.cpp", "impact.descriptors", "impact.bindings")
 
 

@@ -86,6 +86,7 @@ def module_name_for(path: str, roots: list[str]) -> str | None:
 
 DEFINITION_KINDS = (FactKind.FUNCTION, FactKind.CLASS, FactKind.ASSIGNMENT)
 NAME_EDGES = frozenset({"reads", "inherits"})
+_NOT_IN_GRAPH = frozenset({SurfaceKind.DVC_POINTER, SurfaceKind.DESCRIPTOR_ELSEWHERE})
 _ROCKE_LAUNCH, _KPACK_LAUNCH = "rocke", "kpack"  # a variant launch's `kind`
 # The graph's own node kinds besides the fact kinds it holds (definitions, lists, ...).
 _MODULE, _CPP_FILE, _DESCRIPTOR_FILE = "module", "cpp-file", "descriptor-file"
@@ -127,8 +128,13 @@ class SymbolGraph:
 
     # ----------------------------------------------------------------- building
     def _files(self, language: Language) -> Iterator[tuple[str, list[Fact]]]:
+        """Every file of `language` whose facts the graph holds. DVC pointers and stray
+        descriptors are judged file by file (their kinds may lie anywhere in the tree, so
+        listing them would walk the whole monorepo) and give the graph nothing."""
         index = TreeIndex.of(self.snapshot, self.surface, self.cache.store)
-        for path in index.language_paths(language):
+        kinds = [entry.kind for entry in self.surface.entries if entry.language == language
+                 and entry.kind not in _NOT_IN_GRAPH]
+        for path in index.paths(*dict.fromkeys(kinds)):
             facts = self.cache.facts(self.snapshot, path)
             for fact in facts:
                 if fact.kind == FactKind.PARSE_FAILURE:
