@@ -358,26 +358,31 @@ class TreeIndex:
         found: set[str] = set()
         if not needles:
             return found
-        whole = _whole_words(needles)
         for path in self.paths(*kinds):
             try:
                 text = self.snapshot.read(path)
             except Exception:  # a missing blob, a gitlink: let the parser say so
                 found.add(path)
                 continue
-            # The substring test first: one C call rules out most files.
-            if any(needle in text for needle in needles) and whole.search(text):
+            # The substring test first: one C call per needle rules out most files.
+            if any(needle in text and _as_word(text, needle) for needle in needles):
                 found.add(path)
         return found
 
 
-def _whole_words(needles: list[bytes]) -> re.Pattern[bytes]:
-    """One pattern matching any needle where it is not part of a longer identifier."""
-    def bounded(needle: bytes) -> bytes:
-        before = rb"(?<![A-Za-z0-9_])" if _WORD.fullmatch(needle[:1]) else b""
-        after = rb"(?![A-Za-z0-9_])" if _WORD.fullmatch(needle[-1:]) else b""
-        return before + re.escape(needle) + after
-    return re.compile(b"|".join(bounded(n) for n in needles))
+def _as_word(text: bytes, needle: bytes) -> bool:
+    """Whether `needle` occurs in `text` where it does not continue an identifier: a
+    needle that starts (ends) with a word character must not follow (precede) one."""
+    check_before = _WORD.fullmatch(needle[:1]) is not None
+    check_after = _WORD.fullmatch(needle[-1:]) is not None
+    at = text.find(needle)
+    while at >= 0:
+        end = at + len(needle)
+        if not (check_before and at > 0 and _WORD.fullmatch(text[at - 1:at])) and \
+                not (check_after and end < len(text) and _WORD.fullmatch(text[end:end + 1])):
+            return True
+        at = text.find(needle, at + 1)
+    return False
 
 
 _WORD = re.compile(rb"[A-Za-z0-9_]")

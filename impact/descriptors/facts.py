@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from impact.descriptors.arch import arch_problems, expand_arch
 from impact.descriptors.lenient import json_path, validate_leniently
@@ -24,6 +22,9 @@ from impact.descriptors.text import LineFinder
 from impact.facts import Fact, parse_failure, sorted_facts
 from impact.kinds import FactKind
 from impact.strict import Refused, load_json
+
+if TYPE_CHECKING:  # imported where used: a warm report may need no schema
+    import jsonschema
 
 DESCRIPTOR_SCHEMA = "descriptor.schema.json"
 DESCRIPTOR_TYPES = frozenset({"kdp", "ukd", "ued", "umd", "udd", "uhd", "kmd"})
@@ -80,6 +81,8 @@ def normalize_rocke_source(source: str) -> str:
 
 def extract_descriptor_facts(path: str, source: bytes) -> list[Fact]:
     """Every fact one descriptor file states, sorted; never raises."""
+    import jsonschema
+
     kind = descriptor_type(path)
     if kind is None:
         return [parse_failure(path, "unknown descriptor type: expected <name>.<type>.json "

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from impact.contracts import load_schema
 
+if TYPE_CHECKING:  # imported where used: a warm report may need no schema
+    import jsonschema
+
 # What to do with one schema error: None to fail the file, else a function that rewrites
 # the document so the error goes, and the name under which the unread field is recorded.
-Handler = Callable[[jsonschema.ValidationError, dict[str, Any]], str | None]
+Handler = Callable[["jsonschema.ValidationError", dict[str, Any]], str | None]
 
 
 def json_path(parts: list[Any]) -> str:
@@ -40,6 +41,8 @@ def validate_leniently(document: dict[str, Any], schema_name: str,
 
     `set_aside(error, document)` rewrites the (copied) document in place so that error
     goes away and returns the field's path, or returns None to fail the file."""
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(load_schema(schema_name))
     working = document
     unread: dict[str, str] = {}

@@ -19,9 +19,8 @@ it still reads as an edit. Only an entry's name, python_source or cpp_mirror, or
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
 
 from impact.descriptors.lenient import json_path, validate_leniently
@@ -29,6 +28,9 @@ from impact.descriptors.text import LineFinder
 from impact.facts import Fact, parse_failure, sorted_facts
 from impact.kinds import FactKind
 from impact.strict import Refused, load_yaml
+
+if TYPE_CHECKING:  # imported where used: a warm report may need no schema
+    import jsonschema
 
 PROFILE_SCHEMA = "profile.schema.json"
 PROFILE = FactKind.PROFILE
@@ -55,6 +57,8 @@ def parse_locator(raw: Any) -> dict[str, Any] | None:
 
 def extract_profile_facts(path: str, source: bytes) -> list[Fact]:
     """Every fact one tool profile states, sorted; never raises."""
+    import jsonschema
+
     try:
         text = source.decode("utf-8")
     except UnicodeDecodeError as err:
