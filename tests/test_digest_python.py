@@ -6,7 +6,13 @@ import ast
 
 import pytest
 
-from impact.python.digest import body_digest, digest_code, expression_digest, module_digest
+from impact.python.digest import (
+    arguments_digest,
+    body_digest,
+    digest_code,
+    expression_digest,
+    module_digest,
+)
 
 BASE = '''"""Module doc."""
 import os
@@ -135,3 +141,34 @@ def test_a_string_value_is_not_a_docstring() -> None:
     assert expression_digest(_value('X = "abc"\n')) != expression_digest(_value('X = "abd"\n'))
     assert expression_digest(_value('X = "abc"\n')) == expression_digest(_value("X = 'abc'\n"))
     assert digest_code('X = "abc"\n') != digest_code('X = "abd"\n')
+
+
+def _call(code: str) -> ast.Call:
+    node = ast.parse(code).body[0].value  # type: ignore[attr-defined]
+    assert isinstance(node, ast.Call)
+    return node
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("f(q, k, scale=1.0)", "f(\n    q,  # the query\n    k,\n    scale=1.0,\n)"),
+    ("f(q, k=k)", "f( q , k = k )"),
+    ("f(x, 0x10)", "f((x), 16)"),
+    ("f(*args, **kw)", "f(\n    *args,\n    **kw\n)"),
+])
+def test_a_calls_arguments_digest_is_blind_to_layout(old: str, new: str) -> None:
+    """A call's arguments as their syntax trees: a comment, a line break or a keyword
+    spaced otherwise is the same call (the text of `k=k` cannot be parsed alone)."""
+    assert arguments_digest(_call(old)) == arguments_digest(_call(new))
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("f(q, k)", "f(k, q)"),
+    ("f(q, k)", "f(q, k, v)"),
+    ("f(q, scale=1.0)", "f(q, scale=2.0)"),
+    ("f(q, a=1, b=2)", "f(q, b=2, a=1)"),
+    ("f(q, k)", "f(q, *k)"),
+    ("f(q, kw)", "f(q, **kw)"),
+    ("f(q, k=v)", "f(q, v)"),
+])
+def test_a_calls_arguments_digest_follows_what_it_passes(old: str, new: str) -> None:
+    assert arguments_digest(_call(old)) != arguments_digest(_call(new))

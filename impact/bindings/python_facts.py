@@ -13,7 +13,7 @@ from typing import Any
 
 from impact.facts import Fact, sorted_facts
 from impact.kinds import FactKind
-from impact.python.digest import digest_code, module_digest
+from impact.python.digest import arguments_digest, digest_code, module_digest
 from impact.python.scaffold import (
     Source,
     children,
@@ -45,13 +45,9 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
         visitor = _Visitor(parsed)
         visitor.run()
         facts = visitor.facts
-        code = parsed.text
-        docstrings = [span for span in visitor.blanked if span[2]]
         # Docstrings, comments and layout left out; then also what the facts state.
-        digest = _beyond(code, docstrings)
-        data: dict[str, Any] = {"digest": digest if digest is not None
-                                else module_digest(parsed.tree)}
-        beyond = _beyond(code, visitor.blanked)
+        data: dict[str, Any] = {"digest": module_digest(parsed.tree)}
+        beyond = _beyond(parsed.text, visitor.blanked)
         if beyond is not None:  # not computed: the check treats the code as changed
             data["beyond_bindings"] = beyond
         facts.append(Fact(FactKind.CONTENT, path, 0, data))
@@ -245,11 +241,6 @@ class _Visitor:
         positional = -1 if any(isinstance(a, ast.Starred) for a in node.args) \
             else len(node.args)
         keywords = sorted("**" if k.arg is None else k.arg for k in node.keywords)
-        close = self.source.end(node) - 1  # the call's `)`
-        texts = []
-        for index, (begin, _end) in enumerate(args):
-            stop = args[index + 1][0] if index + 1 < len(args) else close
-            texts.append(self.source.written(begin, stop).strip().rstrip(",").strip())
         data: dict[str, Any] = {
             "receiver": receivers[0],
             "function": self.functions[-1] if self.functions else None,
@@ -257,7 +248,7 @@ class _Visitor:
             "keywords": keywords,
             # What the call passes, layout-blind: a call whose arguments changed is a copy
             # the change rewrote.
-            "arguments": digest_code("(" + ", ".join(texts) + ")"),
+            "arguments": arguments_digest(node),
         }
         if len(receivers) > 1:
             data["receivers"] = sorted(receivers)

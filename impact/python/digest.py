@@ -106,6 +106,25 @@ class TreeDigests:
             return _tree_digest(ast.Module(body=node.body, type_ignores=[]))
 
 
+def arguments_digest(call: ast.Call) -> str:
+    """Digest of what a call passes, from its parsed arguments (nothing is parsed again):
+    each positional argument, `*x` included, in order, then each keyword as `name=` (`**`
+    for `**x`) with its value, in the order written. Layout-blind as `digest_code` is; an
+    expression holds no docstring to leave out."""
+    digest = hashlib.sha256(b"arguments\x00")
+    for arg in call.args:
+        digest.update(_dump(arg).encode("utf-8", "surrogatepass") + b"\x00")
+    for keyword in call.keywords:
+        name = "**" if keyword.arg is None else keyword.arg
+        digest.update(f"{name}={_dump(keyword.value)}".encode("utf-8", "surrogatepass")
+                      + b"\x00")
+    return digest.hexdigest()
+
+
+def _dump(node: ast.AST) -> str:
+    return ast.dump(node, annotate_fields=True, include_attributes=False)
+
+
 def module_digest(module: ast.Module) -> str:
     """Digest of a whole module without any docstring, the module's own included."""
     return tree_digest(module)
