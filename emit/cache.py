@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -44,7 +43,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from impact.factstore import DEFAULT_LIMIT_BYTES, FactStore, Warn, _key_digest
+from impact.factstore import DEFAULT_LIMIT_BYTES, FactStore, Warn
 
 ENTRY_FORMAT = 3  # 3: per-group candidates with the manifest of what they read
 CANDIDATES = 8    # manifests kept per key, newest first
@@ -104,40 +103,6 @@ class EmitStore(FactStore):
     def entry_key(self, revision: Mapping[str, Any], what: str) -> dict[str, Any]:
         """The key of `what` ("plan" or "group:<id>") of the revision keyed `revision`."""
         return {"revision": dict(revision), "what": what}
-
-    def get(self, key: dict[str, Any]) -> dict[str, Any] | None:
-        """The value stored under `key`, or None (absent, unreadable, not this key's, or
-        not the bytes that were written: the header's sha256 must match the value's)."""
-        if not self.enabled:
-            return None
-        digest = _key_digest(key)
-        try:
-            raw = (self.folder / digest[:2] / f"{digest}.json").read_bytes()
-            header_bytes, _, body = raw.partition(b"\n")
-            header = json.loads(header_bytes.decode("utf-8"))
-            if not (isinstance(header, dict) and header.get("key") == key
-                    and header.get("sha256") == hashlib.sha256(body).hexdigest()):
-                raise ValueError("another key's entry, or damaged")
-            value = json.loads(body.decode("utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-            self.misses += 1
-            return None
-        if not isinstance(value, dict):
-            self.misses += 1
-            return None
-        self.hits += 1
-        return value
-
-    def put(self, key: dict[str, Any], value: Mapping[str, Any]) -> None:
-        """Store `value` under `key`, whole or not at all (a temporary file renamed)."""
-        if not self.enabled:
-            return
-        digest = _key_digest(key)
-        file = self.folder / digest[:2] / f"{digest}.json"
-        body = json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
-        header = {"key": key, "sha256": hashlib.sha256(body).hexdigest()}
-        data = json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body
-        self._write(file, data)
 
     def candidates(self, key: dict[str, Any]) -> list[dict[str, Any]]:
         """The candidates stored under `key`, newest first (each a dict; the caller checks

@@ -134,11 +134,11 @@ def _positive(text: str) -> int:
 
 def _add_cache(parser: argparse.ArgumentParser, *, switch: bool = True) -> None:
     parser.add_argument("--cache-dir", metavar="DIR",
-                        help="the fact cache folder (default: $XDG_CACHE_HOME/impact, "
-                             "else ~/.cache/impact)")
+                        help="the cache folder: facts, stored reports, built variants "
+                             "(default: $XDG_CACHE_HOME/impact, else ~/.cache/impact)")
     if switch:
         parser.add_argument("--no-cache", action="store_true",
-                            help="parse every file afresh; read and write no fact cache")
+                            help="compute everything afresh; read and write no cache")
 
 
 FORMATS = ("github", "json", "markdown", "sarif", "text")
@@ -351,15 +351,17 @@ def _store(args: argparse.Namespace) -> FactStore | None:
 
 
 def _cache_command(args: argparse.Namespace) -> int:
-    """`impact cache info|clear`: both stores of the cache folder, the facts of parsed
-    files (`facts/`) and the built variants of the emitter (`emit/`), each with its own
-    size bound; the totals come first."""
+    """`impact cache info|clear`: the three stores of the cache folder, the facts of
+    parsed files (`facts/`), the built variants of the emitter (`emit/`) and the stored
+    reports (`reports/`), each with its own size bound; the totals come first."""
     from emit.cache import EmitStore
     from impact.factstore import FactStore, default_cache_dir
+    from impact.reportstore import ReportStore
 
     folder = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
     stores = (("facts", FactStore(folder, create=False)),
-              ("emit", EmitStore(folder, create=False)))
+              ("emit", EmitStore(folder, create=False)),
+              ("reports", ReportStore(folder, create=False)))
     if args.action == "clear":
         gone = [(name, store.clear()) for name, store in stores]
         entries = sum(usage.entries for _, usage in gone)
@@ -433,6 +435,17 @@ def _run_command(args: argparse.Namespace) -> int:
     return int(report["verdict"]["exit_code"])  # decided by impact.rollup
 
 
+def _report_store(args: argparse.Namespace):  # -> impact.reportstore.ReportStore | None
+    """The stored reports the options ask for: `<cache folder>/reports`, as for the fact
+    cache (--cache-dir, --no-cache)."""
+    if getattr(args, "no_cache", False):
+        return None
+    from impact.factstore import default_cache_dir
+    from impact.reportstore import ReportStore
+
+    return ReportStore(Path(args.cache_dir) if args.cache_dir else default_cache_dir())
+
+
 def _emit_store(args: argparse.Namespace):  # -> emit.cache.EmitStore | None
     """The cache of built variants the options ask for: `<cache folder>/emit`, as for the
     fact cache (--cache-dir, --no-cache)."""
@@ -483,11 +496,18 @@ def _emit_command(args: argparse.Namespace) -> int:
 
 
 def _render(report: dict, fmt: str, *, verbose: bool) -> str:
-    from impact.render import RENDERERS
-    from impact.render.text import render_text
-
+    """The report in `fmt`, importing that renderer alone (the SARIF and GitHub ones load
+    the contract registry, which a stored report does not otherwise need)."""
     if fmt == "text":
+        from impact.render.text import render_text
+
         return render_text(report, verbose=verbose)
+    if fmt == "json":
+        from impact.render.json_format import render_json
+
+        return render_json(report)
+    from impact.render import RENDERERS
+
     return RENDERERS[fmt](report)
 
 
@@ -498,7 +518,6 @@ def _report(args: argparse.Namespace, progress: Progress) -> dict:
 
         return demo_report(keep=args.keep, progress=progress.stage)
     from impact.git import open_views
-    from impact.report import build_report
     from impact.surface import map_for_views
 
     if args.emit and args.run_emit:
@@ -537,11 +556,27 @@ def _report(args: argparse.Namespace, progress: Progress) -> dict:
         emit_doc = run_emit(views, surface, jobs=args.jobs, bar=bar, store=_emit_store(args),
                             untrusted_head=args.untrusted_head)
         emit_source = "run"
-    progress.stage("checking the contracts")
     if args.untrusted_head:
         given["untrusted_head"] = "yes"
-    return build_report(views, given, surface, emit_doc, emit_source,
-                        emit_file_sha256=emit_sha, trust_head=not args.untrusted_head)
+    store = _report_store(args)
+    key = None
+    if store is not None:
+        from impact.reportstore import report_key
+
+        key = report_key(views, given, surface, emit=emit_doc, emit_file_sha256=emit_sha,
+                         trust_head=not args.untrusted_head)
+        stored = store.load_report(key)
+        if stored is not None:
+            return stored
+    from impact.report import build_report  # after the stored report: a hit imports no check
+
+    progress.stage("checking the contracts")
+    report = build_report(views, given, surface, emit_doc, emit_source,
+                          emit_file_sha256=emit_sha, trust_head=not args.untrusted_head)
+    if store is not None:
+        store.save_report(key, report)
+        store.close()
+    return report
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,7 +21,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
@@ -208,6 +208,41 @@ class FactStore:
         file = self._file(key)
         text = f'{{"key":{json.dumps(key, sort_keys=True)},"facts":{records_json}}}'
         data = text.encode("utf-8")
+        self._write(file, data)
+
+    def get(self, key: dict[str, Any]) -> dict[str, Any] | None:
+        """The value stored under `key`, or None (absent, unreadable, not this key's, or
+        not the bytes that were written: the header's sha256 must match the value's).
+        For the stores whose value is one JSON object (the emit and report stores)."""
+        if not self.enabled:
+            return None
+        digest = _key_digest(key)
+        try:
+            raw = (self.folder / digest[:2] / f"{digest}.json").read_bytes()
+            header_bytes, _, body = raw.partition(b"\n")
+            header = json.loads(header_bytes.decode("utf-8"))
+            if not (isinstance(header, dict) and header.get("key") == key
+                    and header.get("sha256") == hashlib.sha256(body).hexdigest()):
+                raise ValueError("another key's entry, or damaged")
+            value = json.loads(body.decode("utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            self.misses += 1
+            return None
+        if not isinstance(value, dict):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return value
+
+    def put(self, key: dict[str, Any], value: Mapping[str, Any]) -> None:
+        """Store `value` under `key`, whole or not at all (a temporary file renamed)."""
+        if not self.enabled:
+            return
+        digest = _key_digest(key)
+        file = self.folder / digest[:2] / f"{digest}.json"
+        body = json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        header = {"key": key, "sha256": hashlib.sha256(body).hexdigest()}
+        data = json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body
         self._write(file, data)
 
     def _index_key(self, surface_sha256: str, tree_id: str, part: str,

@@ -1,11 +1,13 @@
 """The persistent fact cache: a report reads the same with the cache cold, warm or off.
 
 Every scenario of tests/test_verdicts.py and the binding scenarios of
-tests/test_check_bindings.py run through `impact report` three times (each time with
-the in-memory cache emptied): filling an empty cache, reading it, and with --no-cache;
-the kernel-argument table of tests/test_check_kernargs.py runs the same way. The three
-outputs must be the same bytes, and the warm run must call no extractor (the other two call
-one for every file they need; what a parser returns is memoised for the session). Then: damaged
+tests/test_check_bindings.py run through `impact report` five times (each time with
+the in-memory cache emptied): filling an empty cache, reading its facts back (its stored
+report removed), reading its stored report back, with --no-cache, and with --no-cache on
+the full path; the kernel-argument table of tests/test_check_kernargs.py runs the same
+way. The outputs must be the same bytes, the warm and stored runs must call no extractor
+and the stored run must compute no report (the others call an extractor for every file
+they need; what a parser returns is memoised for the session). Then: damaged
 entries, concurrent writers, the size bound, `impact cache info|clear` and a cache
 folder that cannot be written.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -29,6 +32,7 @@ import test_verdicts as verdicts
 
 from impact import extract, shortcuts
 from impact import index as index_module
+from impact import report as report_module
 from impact.cli import main as real_main
 from impact.extract import FactCache, clear_fact_cache
 from impact.factstore import FactStore, entry_key, extractor_version, version_of
@@ -37,6 +41,7 @@ from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files, tree_files
 from impact.git import Snapshot
 from impact.kinds import FactKind
+from impact.reportstore import REPORTS_FOLDER
 from impact.surface import load_surface_map
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,9 +79,10 @@ def _count_parses(monkeypatch: pytest.MonkeyPatch, *, memo: bool = False) -> lis
 
 class ThreeWays:
     """Stands in for `impact.cli.main`: runs the command with a fresh cache, again with the
-    cache it filled, with --no-cache, and with --no-cache on the full path (IMPACT_FULL_PATH:
-    none of the report's shortcuts, impact/shortcuts.py); requires the same exit code and
-    bytes from all four, then prints what they printed, as the test expects of `main`."""
+    facts it filled (its stored report removed), again with the report it stored, with
+    --no-cache, and with --no-cache on the full path (IMPACT_FULL_PATH: none of the
+    report's shortcuts, impact/shortcuts.py); requires the same exit code and bytes from
+    all five, then prints what they printed, as the test expects of `main`."""
 
     def __init__(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         self.tmp_path, self.capsys = tmp_path, capsys
@@ -86,11 +92,15 @@ class ThreeWays:
         self.calls += 1
         folder = self.tmp_path / f"cache{self.calls}"
         runs = {}
-        for mode in ("cold", "warm", "off", "full"):
+        for mode in ("cold", "warm", "stored", "off", "full"):
             clear_fact_cache()
             extra = ["--no-cache"] if mode in ("off", "full") else ["--cache-dir", str(folder)]
+            if mode == "warm":  # the facts are read back, the report is computed again
+                shutil.rmtree(folder / REPORTS_FOLDER, ignore_errors=True)
             with pytest.MonkeyPatch.context() as patch:
                 parsed = _count_parses(patch, memo=True)
+                if mode == "stored":  # the report itself is read back: no check runs
+                    patch.setattr(report_module, "build_report", _not_called)
                 # The tree index starts empty; `full` takes none of the report's shortcuts.
                 patch.setattr(index_module, "_MEMO", {})
                 patch.setattr(index_module, "_FOLDERS", {})
@@ -101,13 +111,18 @@ class ThreeWays:
                 code = real_main([*argv, *extra])
             out, err = self.capsys.readouterr()
             runs[mode] = (code, out, err, _output_file(argv))
-            if mode == "warm":
-                assert parsed == [], f"the warm run parsed {parsed}"
-        assert runs["cold"] == runs["warm"] == runs["off"] == runs["full"], argv
+            if mode in ("warm", "stored"):
+                assert parsed == [], f"the {mode} run parsed {parsed}"
+        assert (runs["cold"] == runs["warm"] == runs["stored"] == runs["off"]
+                == runs["full"]), argv
         code, out, err, _ = runs["cold"]
         sys.stdout.write(out)
         sys.stderr.write(err)
         return code
+
+
+def _not_called(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("a stored report was computed again")
 
 
 def _output_file(argv: list[str]) -> bytes | None:
@@ -247,6 +262,7 @@ def test_a_damaged_entry_is_recomputed_and_the_report_stays_the_same(build, caps
     assert len(originals) > 2
     for path in originals:
         damage(path, originals)
+    shutil.rmtree(folder / REPORTS_FOLDER)  # the facts are read, not the stored report
     assert _run(argv, capsys) == expected
     for path, original in originals.items():  # each was written again, whole and its own
         assert path.read_bytes() == original
@@ -440,15 +456,16 @@ def test_cache_info_and_clear(build, capsys, tmp_path) -> None:
     assert not folder.exists()  # looking never creates it
     _run(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
           "--cache-dir", str(folder)], capsys)
-    count = len(_entries(folder))
-    assert count > 2
+    every = sorted(folder.glob("*/*/*.json"))  # facts and the stored report
+    count = len(every)
+    assert count > 2 and len(list((folder / REPORTS_FOLDER).glob("*/*.json"))) == 1
     assert real_main(["cache", "info", "--cache-dir", str(folder)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    size = sum(p.stat().st_size for p in _entries(folder))
+    size = sum(p.stat().st_size for p in every)
     assert lines[1] == f"entries: {count}" and lines[2].startswith(f"size: {size} bytes")
     assert real_main(["cache", "clear", "--cache-dir", str(folder)]) == 0
     assert f"{count} entries" in capsys.readouterr().out
-    assert not _entries(folder)
+    assert not list(folder.glob("*/*/*.json"))
     real_main(["cache", "info", "--cache-dir", str(folder)])
     assert "entries: 0" in capsys.readouterr().out
 
@@ -498,6 +515,9 @@ def test_a_blob_the_repository_lost_is_named_even_when_its_facts_are_cached(buil
     _run([*argv, "--cache-dir", str(folder)], capsys)  # the pack's facts are now on disk
     sha = Blob.from_string(verdicts.TREE[path]).id.decode()
     (repo.path / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+    # (A stored report answers for the trees it read when they were whole: removed here,
+    # so the facts are what is read back.)
+    shutil.rmtree(folder / REPORTS_FOLDER)
     warm = _run([*argv, "--cache-dir", str(folder)], capsys)
     assert warm == _run([*argv, "--no-cache"], capsys)
     doc = json.loads(warm[1])

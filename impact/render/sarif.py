@@ -19,7 +19,6 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from impact.checks import explain
 from impact.render.findings import Finding, findings
 from impact.render.words import pack_time_line, reason_text, verdict_line
 from impact.rows import Role, Status
@@ -136,6 +135,8 @@ def rule(contract: str) -> dict[str, Any]:
     """The reporting descriptor of a contract: its check's docstring, as `impact explain`
     prints it, for the help; its first section for the short description, its first two
     for the full one."""
+    from impact.checks import explain  # here: rendering other formats loads no check
+
     doc = explain(contract)
     if doc is None:
         doc = contract
