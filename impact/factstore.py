@@ -234,13 +234,15 @@ class FactStore:
         self.hits += 1
         return value
 
-    def put(self, key: dict[str, Any], value: Mapping[str, Any]) -> None:
-        """Store `value` under `key`, whole or not at all (a temporary file renamed)."""
+    def put(self, key: dict[str, Any], value: Mapping[str, Any], *,
+            sort_keys: bool = True) -> None:
+        """Store `value` under `key`, whole or not at all (a temporary file renamed);
+        `sort_keys=False` keeps the value's own key order (a document a renderer walks)."""
         if not self.enabled:
             return
         digest = _key_digest(key)
         file = self.folder / digest[:2] / f"{digest}.json"
-        body = json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        body = json.dumps(value, sort_keys=sort_keys, separators=(",", ":")).encode("utf-8")
         header = {"key": key, "sha256": hashlib.sha256(body).hexdigest()}
         data = json.dumps(header, sort_keys=True).encode("utf-8") + b"\n" + body
         self._write(file, data)

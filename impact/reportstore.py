@@ -154,8 +154,8 @@ class ReportStore(FactStore):
         return document
 
     def save_report(self, key: dict[str, Any] | None, document: dict[str, Any]) -> None:
-        if key is not None:
-            self.put(key, {"report": document})
+        if key is not None:  # in the document's own order: the renderers walk it
+            self.put(key, {"report": document}, sort_keys=False)
 
 
 def _report_shaped(document: Any) -> bool:

@@ -231,3 +231,30 @@ def test_cache_info_counts_and_clear_removes_the_stored_reports(build, runs, cap
     assert runs.entries() == []
     runs("--repo", repo, "--base", "base", "--head", "head")
     assert runs.computed == 2
+
+
+def test_a_stored_report_keeps_the_documents_own_order(build, runs) -> None:
+    """Renderers walk the document's dicts in order: the stored one is the same object,
+    key order included (read back equal as a list of items, at every level)."""
+    repo = str(_repo(build))
+    form = ("--repo", repo, "--base", "base", "--head", "head")
+    runs(*form)
+    (entry,) = runs.entries()
+    stored = json.loads(entry.read_bytes().partition(b"\n")[2])["report"]
+    clear_fact_cache()
+    from impact.git import open_views
+    from impact.report import build_report
+    from impact.surface import map_for_views
+
+    views = open_views(repo, base="base", head="head")
+    fresh = build_report(views, {"base": "base", "head": "head"}, map_for_views(None, views))
+    fresh = json.loads(json.dumps(fresh))  # tuples as lists, as JSON holds them
+
+    def ordered(value):
+        if isinstance(value, dict):
+            return [(k, ordered(v)) for k, v in value.items()]
+        if isinstance(value, list):
+            return [ordered(v) for v in value]
+        return value
+
+    assert ordered(stored) == ordered(fresh)
