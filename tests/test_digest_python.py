@@ -12,6 +12,7 @@ from impact.python.digest import (
     digest_code,
     expression_digest,
     module_digest,
+    module_digests,
 )
 
 BASE = '''"""Module doc."""
@@ -172,3 +173,38 @@ def test_a_calls_arguments_digest_is_blind_to_layout(old: str, new: str) -> None
 ])
 def test_a_calls_arguments_digest_follows_what_it_passes(old: str, new: str) -> None:
     assert arguments_digest(_call(old)) != arguments_digest(_call(new))
+
+
+def _both(code: str, blank_calls: str = "") -> tuple[str, str]:
+    """`module_digests` of `code`, the arguments of every call of `blank_calls` left out of
+    the second digest (as the bindings extractor leaves out an op call's)."""
+    tree = ast.parse(code)
+    blank = {id(node): frozenset({"args", "keywords"}) for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+             and node.func.attr == blank_calls}
+    return module_digests(tree, blank)
+
+
+@pytest.mark.parametrize("name", sorted(INERT))
+def test_module_digests_are_blind_to_layout_and_docstrings(name: str) -> None:
+    assert _both(INERT[name]) == _both(BASE)
+
+
+@pytest.mark.parametrize("name", sorted(CHANGED))
+def test_module_digests_follow_code_edits(name: str) -> None:
+    whole, beyond = _both(CHANGED[name])
+    base_whole, base_beyond = _both(BASE)
+    assert whole != base_whole and beyond != base_beyond
+
+
+def test_the_second_digest_leaves_out_what_the_facts_state() -> None:
+    """An edit inside a blanked call's arguments moves the whole digest only; an edit of
+    the call's receiver, or anywhere else, moves both."""
+    inside = BASE.replace('b.param("scale", F32)', 'b.param("scale", F16, 1)')
+    assert _both(inside, "param")[0] != _both(BASE, "param")[0]
+    assert _both(inside, "param")[1] == _both(BASE, "param")[1]
+    receiver = BASE.replace('b.param("scale", F32)', 'c.param("scale", F32)')
+    assert _both(receiver, "param")[1] != _both(BASE, "param")[1]
+    assert _both(CHANGED["operator"], "param")[1] != _both(BASE, "param")[1]
+    # A string value that reads like a field name is a value, not a field.
+    assert _both("f(x='args=')\n") != _both("f(x=args)\n")

@@ -13,14 +13,13 @@ from typing import Any
 
 from impact.facts import Fact, sorted_facts
 from impact.kinds import FactKind
-from impact.python.digest import arguments_digest, digest_code, module_digest
+from impact.python.digest import arguments_digest, module_digests
 from impact.python.scaffold import (
     Source,
     children,
     dotted_name,
     extract_python,
     parameters,
-    string_tokens,
     string_value,
 )
 
@@ -32,7 +31,6 @@ _NOT_EXTENSIONS = frozenset(sys.stdlib_module_names) | {
 }
 _FAKE_DECORATORS = ("register_fake", "impl_abstract")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-Span = tuple[int, int, str]
 
 
 def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
@@ -46,11 +44,9 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
         visitor.run()
         facts = visitor.facts
         # Docstrings, comments and layout left out; then also what the facts state.
-        data: dict[str, Any] = {"digest": module_digest(parsed.tree)}
-        beyond = _beyond(parsed.text, visitor.blanked)
-        if beyond is not None:  # not computed: the check treats the code as changed
-            data["beyond_bindings"] = beyond
-        facts.append(Fact(FactKind.CONTENT, path, 0, data))
+        digest, beyond = module_digests(parsed.tree, visitor.blanked)
+        facts.append(Fact(FactKind.CONTENT, path, 0,
+                          {"digest": digest, "beyond_bindings": beyond}))
         return sorted_facts(facts)
 
     return extract_python(path, source, extract)
@@ -66,15 +62,13 @@ class _Visitor:
         self.modules: dict[str, list[str]] = {}
         self.functions: list[str] = []
         self.stub_names: set[str] = set()
-        # The spans whose text the facts state (stub parameter lists, op-call argument
-        # lists) or that are docstrings, with what replaces them in the `beyond_bindings`
-        # digest: (start offset, end offset, replacement).
-        self.blanked: list[Span] = []
+        # The fields whose code the facts state, left out of the `beyond_bindings`
+        # digest, by node id: a stub's parameter list, an op call's arguments.
+        self.blanked: dict[int, frozenset[str]] = {}
 
     def run(self) -> None:
         tree = self.source.tree
         _bind(self, tree)
-        self.docstring(tree, tree.body, inline=False)
         # (node, whether leaving it): a def's name is the enclosing function of what is
         # written inside it, its decorators and defaults included.
         stack: list[tuple[ast.AST, bool]] = [(tree, False)]
@@ -86,42 +80,11 @@ class _Visitor:
             if isinstance(node, _DEFS):
                 for decorator in node.decorator_list:
                     self.decorator(node, decorator)
-                self.docstring(node, node.body)
                 self.functions.append(node.name)
                 stack.append((node, True))
-            elif isinstance(node, ast.ClassDef):
-                self.docstring(node, node.body)
             elif isinstance(node, ast.Call):
                 self.call(node)
             stack.extend((child, False) for child in reversed(children(node)))
-
-    def blank(self, begin: int, end: int, replacement: str = "") -> None:
-        self.blanked.append((begin, end, replacement))
-
-    def docstring(self, owner: ast.AST, body: list[ast.stmt], inline: bool | None = None) -> None:
-        """Blank the docstring of a module, class or def body: a lone string statement on
-        the first line of an indented body (as libcst found it: not one after `:` on the
-        def line, not one sharing its line with another statement)."""
-        if not body or not isinstance(body[0], ast.Expr):
-            return
-        first, value = body[0], body[0].value
-        if not (isinstance(value, ast.Constant) and isinstance(value.value, (str, bytes))) \
-                and not (isinstance(value, ast.JoinedStr) and self.concatenated(value)):
-            return
-        if len(body) > 1 and body[1].lineno == first.end_lineno:
-            return  # `"doc"; x = 1`
-        source = self.source
-        if inline is None:
-            colon = source.backward(source.start(first))
-            inline = not any(char in "\r\n" for char in source.text[colon:source.start(first)])
-        if not inline:
-            self.blank(source.start(value), source.end(value), "...")
-
-    def concatenated(self, node: ast.JoinedStr) -> bool:
-        """Whether an f-string node is written as several literals (libcst's concatenated
-        string, which it took for a docstring) rather than one f-string."""
-        pieces = string_tokens(self.source.text[self.source.start(node):self.source.end(node)])
-        return pieces is not None and len(pieces) > 1
 
     def line(self, node: ast.AST) -> int:
         return node.lineno  # type: ignore[attr-defined]
@@ -148,9 +111,7 @@ class _Visitor:
             self.fake_twin(func, call, dotted)
 
     def stub(self, func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> None:
-        span = self.params_span(func)
-        if span is not None:
-            self.blank(*span)
+        self.blanked[id(func)] = frozenset({"args"})
         positional = [a for a in call.args if not isinstance(a, ast.Starred)]
         keywords = {a.arg: a.value for a in call.keywords if a.arg is not None}
         module = string_value(positional[0]) if positional else None
@@ -165,28 +126,6 @@ class _Visitor:
             "params": self.params(func.args),
             "line": line,
         }))
-
-    def params_span(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int] | None:
-        """From the first parameter to the `)` that closes the list; None when empty."""
-        args = func.args
-        source = self.source
-        ends = [source.end(a) for a in (*args.posonlyargs, *args.args, args.vararg,
-                                        *args.kwonlyargs, args.kwarg) if a is not None]
-        ends += [source.span(d)[1] for d in (*args.defaults, *args.kw_defaults)
-                 if d is not None]
-        if not ends:
-            return None
-        close = source.forward(max(ends))
-        while source.text[close] in ",/":
-            close = source.forward(close + 1)
-        at = source.start(func)
-        for word in ("async", "def"):
-            if source.text.startswith(word, at):
-                at = source.forward(at + len(word))
-        for bound in getattr(func, "type_params", ()):  # `def f[T: (A, B)](...)`, 3.12
-            at = max(at, source.end(bound))
-        at = source.text.index("(", at)
-        return source.forward(at + 1), close
 
     def fake_twin(self, func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call | None,
                   dotted: str) -> None:
@@ -235,9 +174,7 @@ class _Visitor:
             receivers = self.receivers(receiver_text)
             if not receivers:
                 return
-        args = self.arguments(node)
-        if args:
-            self.blank(args[0][0], args[-1][1])
+        self.blanked[id(node)] = frozenset({"args", "keywords"})
         positional = -1 if any(isinstance(a, ast.Starred) for a in node.args) \
             else len(node.args)
         keywords = sorted("**" if k.arg is None else k.arg for k in node.keywords)
@@ -253,14 +190,6 @@ class _Visitor:
         if len(receivers) > 1:
             data["receivers"] = sorted(receivers)
         self.facts.append(Fact(FactKind.OP_CALL, op, self.line(node), data))
-
-    def arguments(self, node: ast.Call) -> list[tuple[int, int]]:
-        """Where each argument is written, `*`, `**` and `name=` included, in order."""
-        source = self.source
-        spans = [source.span(a) if not isinstance(a, ast.Starred)
-                 else (source.start(a), source.end(a)) for a in node.args]
-        spans += [(source.start(k), source.end(k)) for k in node.keywords]
-        return sorted(spans)
 
     def name_receivers(self, name: str) -> list[str]:
         """A bare call `f(...)`: a stub of this file (receiver `.`), or a name imported
@@ -284,25 +213,6 @@ class _Visitor:
             if module.startswith("torch.ops.") or module.split(".")[0] not in _NOT_EXTENSIONS:
                 found.append(module)
         return found
-
-
-def _beyond(code: str, spans: list[Span]) -> str | None:
-    """The layout-blind digest of `code` with each span replaced (outer spans win over
-    the ones inside them), or None when what is left does not tokenize."""
-    chosen: list[Span] = []
-    for begin, end, replacement in sorted(spans, key=lambda x: (x[0], -x[1])):
-        if chosen and begin < chosen[-1][1]:
-            continue  # inside a span already replaced
-        chosen.append((begin, end, replacement))
-    pieces, at = [], 0
-    for begin, end, replacement in chosen:
-        pieces += [code[at:begin], replacement]
-        at = end
-    pieces.append(code[at:])
-    try:
-        return digest_code("".join(pieces))
-    except Exception:  # a tokenizer error: leave it to the check to say changed
-        return None
 
 
 def _bind(owner: _Visitor, tree: ast.Module) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 # Nodes whose body may open with a docstring.
@@ -123,6 +123,59 @@ def arguments_digest(call: ast.Call) -> str:
 
 def _dump(node: ast.AST) -> str:
     return ast.dump(node, annotate_fields=True, include_attributes=False)
+
+
+class _Field(str):
+    """A field's name on the walk's stack (a string value is never one)."""
+
+
+_CLOSE = object()  # on the walk's stack: close the node or list opened before it
+
+
+def module_digests(module: ast.Module, blank: Mapping[int, frozenset[str]]
+                   ) -> tuple[str, str]:
+    """Two layout-blind digests of a module from one walk, docstrings left out of both:
+    the whole module's, and the module's with the fields `blank` names left out (by node
+    id: a call's `args` and `keywords`, a def's `args`), so a file whose code changed only
+    where its facts already say (an argument list) digests the same the second way.
+
+    Both are of the tree's structure without positions: node types, field names and
+    values (`repr`, so `1`, `1.0` and `True` differ), as `digest_code` compares them."""
+    whole: list[str] = []
+    beyond: list[str] = []
+    stack: list[tuple[object, bool]] = [(module, False)]
+    while stack:
+        item, hidden = stack.pop()
+        if item is _CLOSE:
+            token = ")"
+        elif isinstance(item, ast.AST):
+            token = f"{type(item).__name__}("
+            skipped = blank.get(id(item), frozenset())
+            stack.append((_CLOSE, hidden))
+            for name in reversed(item._fields):
+                value = getattr(item, name, None)
+                if name == "body" and isinstance(item, _DOC_OWNERS) and value \
+                        and _is_docstring(value[0]):
+                    value = value[1:]
+                inner = hidden or name in skipped
+                stack.append((value, inner))
+                stack.append((_Field(name), inner))
+        elif isinstance(item, list):
+            token = "["
+            stack.append((_CLOSE, hidden))
+            stack.extend((value, hidden) for value in reversed(item))
+        elif type(item) is _Field:
+            token = f"{item}="
+        else:
+            token = repr(item)
+        whole.append(token)
+        if not hidden:
+            beyond.append(token)
+    return _sha("".join(whole)), _sha("".join(beyond))
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def module_digest(module: ast.Module) -> str:
