@@ -13,6 +13,7 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar
 
 from impact.checks.base import CheckContext
@@ -58,11 +59,11 @@ class _Site:
     kind: str = ""
     name: str = ""
 
-    @property
+    @cached_property  # (a site's data is never changed once read: computed once)
     def key(self) -> tuple[str, str, str, str]:
         return (self.path, self.kind, self.name, _canonical(self.data))
 
-    @property
+    @cached_property
     def shape(self) -> tuple[str, str, str, str]:
         """What a disagreement between copies turns on: the key, less a call's argument
         text. Whether a call fits a list depends on how many arguments it passes, by
