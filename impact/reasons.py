@@ -133,6 +133,7 @@ class Reason(enum.StrEnum):
     # bindings, session 3 (helper `bindings`): callers are copies too
     CALLER_DOES_NOT_FIT_STUB = "caller-does-not-fit-stub"
     CALLER_SHIFTED_BY_INSERTION = "caller-shifted-by-insertion"
+    TENSOR_ABI_DIFFERS = "tensor-abi-differs"
     MISMATCH_RESOLVED = "mismatch-resolved"
 
     # --- emit fold

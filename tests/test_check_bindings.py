@@ -33,6 +33,12 @@ SILU_ARGS = ('          "Activation function used in SwiGLU.",               \\\
              '          py::arg("input"));')
 
 
+SILU_STUB = '@compile_ops("module_activation")\ndef silu_and_mul('
+SILU_STUB_DEVELOP = '@compile_ops("module_activation", develop=True)\ndef silu_and_mul('
+SILU_DECL = "void silu_and_mul(torch::Tensor& out, torch::Tensor& input);"
+SILU_DECL_AITER = "void silu_and_mul(aiter_tensor_t& out, aiter_tensor_t& input);"
+
+
 def report(build, capsys, base: dict[str, bytes], *edits: e.Edit) -> dict:
     repo = build(Scenario(base=base, head=(Change("change", edits=edits),)))
     main(["report", "--repo", str(repo.path), "--commit", "head", "--format", "json"])
@@ -89,6 +95,17 @@ CASES = [
      (e.replace(FA3, "int num_splits=1) -> Tensor[]",
                 "int num_splits=1, bool pack_gqa=False) -> Tensor[]"),),
      "BREAKS", ("bindings", "mismatch")),
+    # aiter's develop flag is the stub's statement of the tensor type C++ takes.
+    ("aiter: a stub turns develop on while C++ still takes torch tensors", AITER,
+     (e.replace(ACT, SILU_STUB, SILU_STUB_DEVELOP),), "BREAKS", ("bindings", "mismatch")),
+    ("aiter: the declaration moves to aiter_tensor_t, the stub keeps develop off", AITER,
+     (e.replace(ACT_H, SILU_DECL, SILU_DECL_AITER),), "BREAKS", ("bindings", "mismatch")),
+    ("aiter: develop on and the declarations on aiter_tensor_t together", AITER,
+     (e.replace(ACT, SILU_STUB, SILU_STUB_DEVELOP), e.replace(ACT_H, SILU_DECL, SILU_DECL_AITER),
+      e.replace("csrc/kernels/activation_kernels.cu",
+                "void silu_and_mul(torch::Tensor& out, torch::Tensor& input)",
+                "void silu_and_mul(aiter_tensor_t& out, aiter_tensor_t& input)")),
+     "NEEDS-DEVICE", ("bindings", "changed")),
 ]
 
 
@@ -190,3 +207,31 @@ def test_a_kernel_body_edit_is_not_judged_by_the_bindings(build, capsys) -> None
     doc = report(build, capsys, AITER, e.replace(kernel, body_line, body_line + "\n    ;"))
     assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE all-archs"
     assert ("surface", "changed") in kinds(doc)
+
+
+def _abi_rows(doc: dict) -> list[dict]:
+    return [r for r in doc["rows"] if r["reason"] == "tensor-abi-differs"]
+
+
+def test_the_tensor_abi_mismatch_names_the_stub_and_the_declaration(build, capsys) -> None:
+    doc = report(build, capsys, AITER, e.replace(ACT, SILU_STUB, SILU_STUB_DEVELOP))
+    (row,) = _abi_rows(doc)
+    sides = {(s["file"], s["line"]) for s in row["sides"]}
+    assert sides == {(ACT, 9), (ACT_H, 7)}, row["sides"]
+    assert not row["preexisting"] and row["status"] == "mismatch"
+    assert "develop=True" in row["says"] and "aiter_tensor_t" in row["says"]
+
+
+@pytest.mark.parametrize("edits", [
+    # A flag that is not a literal: nothing is concluded from it.
+    (e.replace(ACT, SILU_STUB, '@compile_ops("module_activation", develop=DEVELOP)\n'
+                               'def silu_and_mul('),),
+    # A declaration that takes both kinds: which one the tensors reach is not stated.
+    (e.replace(ACT, SILU_STUB, SILU_STUB_DEVELOP),
+     e.replace(ACT_H, SILU_DECL, "void silu_and_mul(aiter_tensor_t& out, torch::Tensor& input);")),
+], ids=["develop-not-a-literal", "both-tensor-kinds"])
+def test_no_tensor_abi_mismatch_where_the_flag_or_the_types_say_nothing(build, capsys,
+                                                                        edits) -> None:
+    doc = report(build, capsys, AITER, *edits)
+    assert _abi_rows(doc) == [], doc["rows"]
+    assert doc["verdict"]["kind"] != "NONE"

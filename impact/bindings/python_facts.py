@@ -117,11 +117,18 @@ class _Visitor:
         module = string_value(positional[0]) if positional else None
         fc_name = string_value(keywords.get("fc_name"))
         ffi_type = string_value(keywords.get("ffi_type"))
+        # aiter's `develop=True`: the wrapper hands C++ `aiter_tensor_t`s for tensors
+        # (False when not given; None when not a literal, so nothing is concluded).
+        develop_node = keywords.get("develop")
+        develop = False if develop_node is None else (
+            develop_node.value if isinstance(develop_node, ast.Constant)
+            and isinstance(develop_node.value, bool) else None)
         line = self.line(func)
         self.facts.append(Fact(FactKind.OP_STUB, func.name, line, {
             "module": module,
             "fc_name": fc_name,
             "ffi_type": ffi_type,
+            "develop": develop,
             "symbol": fc_name or func.name,
             "params": self.params(func.args),
             "line": line,

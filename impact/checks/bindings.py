@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -425,6 +426,43 @@ def _compare_cpp(ident: str, count: int, what: str, origin: _Site, functions: li
                            (origin, function))
 
 
+_AITER_TENSOR = re.compile(r"\baiter_tensor_t\b")
+_TORCH_TENSOR = re.compile(r"(?:\b(?:at|torch)::|(?<![\w:]))Tensor\b")
+
+
+def _tensor_kinds(function: _Site) -> set[str]:
+    """Which tensor type a C++ function's parameters take: 'aiter' (`aiter_tensor_t`),
+    'torch' (`at::Tensor`, `torch::Tensor`, a bare `Tensor`), both, or neither."""
+    found = set()
+    for param in function.data.get("params", []):
+        text = str(param.get("type") or "")
+        if _AITER_TENSOR.search(text):
+            found.add("aiter")
+        elif _TORCH_TENSOR.search(text):
+            found.add("torch")
+    return found
+
+
+def _tensor_abi(symbol: str, stub: _Site, functions: list[_Site]) -> Iterator[_Problem]:
+    """aiter's `develop` flag against the bound declarations' tensor type: with
+    `develop=True` the wrapper converts every tensor argument to `aiter_tensor_t` before
+    the call (aiter/jit/core.py), without it torch tensors are passed as they are; pybind
+    converts neither into the other. A declaration taking only the other kind is a
+    mismatch; one taking both, or no tensor, or a flag that is not a literal, says
+    nothing."""
+    develop = stub.data.get("develop")
+    if not isinstance(develop, bool):
+        return
+    passes, other = ("aiter", "torch") if develop else ("torch", "aiter")
+    names = {"aiter": "aiter_tensor_t", "torch": "torch tensors"}
+    for function in functions:
+        if _tensor_kinds(function) == {other}:
+            yield _Problem(f"{symbol}@{stub.path}~{function.path}:{function.line}:abi",
+                           Reason.TENSOR_ABI_DIFFERS,
+                           {"develop": str(develop), "passes": names[passes],
+                            "takes": names[other]}, (stub, function))
+
+
 def _is_torch_ops(call: _Site) -> bool:
     receivers = call.data.get("receivers") or [call.data.get("receiver", "")]
     return any(str(r).startswith(_TORCH_OPS) for r in receivers)
@@ -542,6 +580,7 @@ def _problems(symbol: str, copies: _Copies, old: _Copies | None = None,
         for bind in _scoped(stub, binds, copies):
             if bind.data.get("args") is not None:
                 problems += _compare_lists(symbol, stub, bind, keyword_callers)
+            problems += _tensor_abi(symbol, stub, _bound_functions(bind, copies))
     problems += _callers(symbol, [s for s in stubs if s.data.get("ffi_type") != "ctypes"],
                          copies, old, module_of)
     if binds and not stubs and not copies.calls.get(symbol) and _stub_style(copies):
@@ -657,7 +696,9 @@ class BindingsCheck:
         `py::arg` list or the TORCH_LIBRARY schema, the boxed wrapper registered for that
         schema, and the C++ declarations the binding names (`&ns::f` binds `ns::f`, never
         a member or another namespace's `f`; an overload set is one function), of every
-        backend (CUDA and ROCm CK each bind the same call); and each stub's module
+        backend (CUDA and ROCm CK each bind the same call); aiter's `develop=` flag on
+        a stub against the tensor type of the declarations it binds (`develop=True`
+        hands C++ `aiter_tensor_t`s, otherwise torch tensors); and each stub's module
         against the module -> sources map. Only ops whose copies the change altered are
         compared; a name is an op only where a binding site binds it.
 
@@ -668,10 +709,12 @@ class BindingsCheck:
         silently passes the wrong values.
 
     Example:
-        Breaks: a stub drops a parameter its `py::arg` list keeps; a fix to the CUDA
-        `mha_fwd` that adds a parameter the CK copy does not; a parameter inserted in
-        the middle of every list while a caller still passes the old order. Does not
-        break: the same change made on every side and every caller, or a comment edit.
+        Breaks: a stub drops a parameter its `py::arg` list keeps; a stub turns
+        `develop=True` on while its C++ function still takes `torch::Tensor&`; a fix to
+        the CUDA `mha_fwd` that adds a parameter the CK copy does not; a parameter
+        inserted in the middle of every list while a caller still passes the old order.
+        Does not break: the same change made on every side and every caller, or a
+        comment edit.
 
     When it says changed instead:
         A parameter that exists only under `#if` in C++; a name that differs between the

@@ -194,6 +194,9 @@ REASONS: dict[Reason, str] = {
     Reason.CALLER_SHIFTED_BY_INSERTION:
         "the call passes {given} arguments by position: parameter '{inserted}' now sits at "
         "position {index}, so '{shifted}' and the ones after it get the wrong values",
+    Reason.TENSOR_ABI_DIFFERS:
+        "the stub says develop={develop}, so its wrapper passes tensors as {passes}; the "
+        "bound C++ function takes {takes}: the first call fails with a TypeError",
     Reason.MISMATCH_RESOLVED:
         "'{symbol}' had copies that disagreed at the base and agree now: calls that failed "
         "or passed wrong values run differently",
