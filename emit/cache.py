@@ -43,7 +43,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from impact.factstore import DEFAULT_LIMIT_BYTES, FactStore, Warn
+from impact.factstore import FactStore
 
 ENTRY_FORMAT = 3  # 3: per-group candidates with the manifest of what they read
 CANDIDATES = 8    # manifests kept per key, newest first
@@ -84,21 +84,9 @@ class EmitStore(FactStore):
     """Pieces of child documents by key: `plan` (the revision fields, with the families
     enumerated) and one entry per group (its families and predicate tables)."""
 
-    def __init__(self, root: Path | str, *, limit: int = DEFAULT_LIMIT_BYTES,
-                 warn: Warn | None = None, create: bool = True) -> None:
-        super().__init__(root, limit=limit, warn=warn, create=False)
-        self.folder = self.root / EMIT_FOLDER
-        if create:
-            try:
-                self.folder.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                self._off(f"cannot create {self.folder}: {exc.strerror or exc}")
-
-    def _off(self, why: str) -> None:
-        if self.enabled:
-            self.enabled = False
-            self._warn(f"the emit cache is off for this run ({why}); "
-                       "every variant is built afresh")
+    FOLDER = EMIT_FOLDER
+    OFF_TEXT = "the emit cache is off for this run ({why}); every variant is built afresh"
+    VERSIONED = False  # its key holds the child's own tool fingerprint
 
     def entry_key(self, revision: Mapping[str, Any], what: str) -> dict[str, Any]:
         """The key of `what` ("plan" or "group:<id>") of the revision keyed `revision`."""

@@ -21,12 +21,12 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 # Bump when the entry layout changes: old entries then stop matching their keys.
 ENTRY_FORMAT = 1
@@ -73,21 +73,27 @@ def extractor_version() -> str:
 
 def version_of(root: Path) -> str:
     """The extractor version of the impact package whose folder is `root`."""
-    digest = hashlib.sha256(f"format {ENTRY_FORMAT}\n".encode())
-    digest.update(f"python {sys.version_info[0]}.{sys.version_info[1]}\n".encode())
-    for name in _DISTRIBUTIONS:
-        try:
-            version = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            version = "absent"
-        digest.update(f"{name} {version}\n".encode())
-    for relative in _source_files(root):
+    header = f"format {ENTRY_FORMAT}\npython {sys.version_info[0]}.{sys.version_info[1]}\n"
+    return sources_digest(header, _DISTRIBUTIONS, root, extractor_sources(root))
+
+
+def sources_digest(header: str, distributions: Iterable[str], root: Path,
+                   files: Iterable[str]) -> str:
+    """The sha256 of `header`, each distribution's installed version and each file under
+    `root` (its relative path, then its content's sha256): what versions a cache's
+    entries by the code that made them. Raises OSError when a file cannot be read."""
+    digest = hashlib.sha256(header.encode())
+    for name in distributions:
+        digest.update(f"{name} {_distribution(name)}\n".encode())
+    for relative in files:
         digest.update(f"{relative}\n".encode())
         digest.update(hashlib.sha256((root / relative).read_bytes()).digest())
     return digest.hexdigest()
 
 
-def _source_files(root: Path) -> list[str]:
+def extractor_sources(root: Path) -> list[str]:
+    """The files, relative to impact's folder `root`, whose source the extractor version
+    covers, sorted."""
     found: list[str] = []
     for name in _SOURCES:
         path = root / name
@@ -141,10 +147,18 @@ class FactStore:
     closes, and every tenth of the limit written), the least recently used entries (by
     mtime; a hit refreshes an old mtime) are deleted."""
 
+    # What a store of another kind (the emit and report stores) sets instead: its folder
+    # under the cache root, its warning when it turns off, and whether its keys carry the
+    # extractor version.
+    FOLDER: ClassVar[str] = FACTS_FOLDER
+    OFF_TEXT: ClassVar[str] = ("the fact cache is off for this run ({why}); "
+                               "files are parsed afresh, with the same results")
+    VERSIONED: ClassVar[bool] = True
+
     def __init__(self, root: Path | str, *, limit: int = DEFAULT_LIMIT_BYTES,
                  warn: Warn | None = None, create: bool = True) -> None:
         self.root = Path(root)
-        self.folder = self.root / FACTS_FOLDER
+        self.folder = self.root / self.FOLDER
         self.limit = limit
         self._warn = warn or _stderr_warning
         self.enabled = True
@@ -158,6 +172,8 @@ class FactStore:
         except OSError as exc:
             self._off(f"cannot create {self.folder}: {exc.strerror or exc}")
             return
+        if not self.VERSIONED:
+            return
         try:
             self._version = extractor_version()
         except OSError as exc:
@@ -166,8 +182,7 @@ class FactStore:
     def _off(self, why: str) -> None:
         if self.enabled:
             self.enabled = False
-            self._warn(f"the fact cache is off for this run ({why}); "
-                       "files are parsed afresh, with the same results")
+            self._warn(self.OFF_TEXT.format(why=why))
 
     def key(self, surface_sha256: str, path: str, blob: str) -> dict[str, Any] | None:
         """The key of one file's facts, or None when the store is off."""

@@ -30,12 +30,13 @@ import hashlib
 import json
 import sys
 from functools import cache
-from importlib import metadata
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from impact import shortcuts
-from impact.factstore import DEFAULT_LIMIT_BYTES, FactStore, Warn
+from impact.contracts import REPORT_SCHEMA
+from impact.factstore import FactStore, extractor_sources, extractor_version, sources_digest
 
 if TYPE_CHECKING:
     from impact.git import Views
@@ -50,38 +51,36 @@ _NOT_READ_BY_REPORTS = ("impact/fixtures",)
 _SUFFIXES = (".py", ".json", ".toml")
 _DEPENDENCIES = ("dulwich", "merge3", "tree-sitter", "tree-sitter-cpp", "tree-sitter-cmake",
                  "networkx", "jsonschema", "PyYAML")
-# The top-level fields every report document has (impact/report.py, build_report).
-_DOCUMENT_FIELDS = frozenset({
-    "rows", "verdict", "device_runs", "pack_time", "emit", "coverage", "surface_map",
-    "schema_version", "tool", "repository", "input", "revisions", "merge_bases", "views"})
+
+
+@cache
+def _document_fields() -> frozenset[str]:
+    """The top-level fields a report document has: the report schema's required ones
+    (read as JSON: a stored report is checked without importing a schema library)."""
+    text = resources.files("impact.contracts").joinpath(REPORT_SCHEMA).read_text("utf-8")
+    return frozenset(json.loads(text)["required"])
 
 
 @cache
 def tool_digest() -> str:
-    """The sha256 of what can change a report for the same inputs: every source and
-    contract file of impact and emit, the interpreter and the dependencies' versions.
-    Raises OSError when a source cannot be read (then nothing is stored)."""
-    digest = hashlib.sha256(f"format {REPORT_FORMAT}\n".encode())
-    digest.update(f"python {sys.version}\n".encode())
-    for name in _DEPENDENCIES:
-        try:
-            version = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            version = "absent"
-        digest.update(f"{name} {version}\n".encode())
-    here = Path(__file__).resolve().parent
+    """The sha256 of what can change a report for the same inputs: the interpreter, the
+    dependencies' versions, the extractor version (impact/factstore.py: the extractor
+    sources, hashed once per process for both stores) and every other source and
+    contract file of impact and emit. Raises OSError when a source cannot be read (then
+    nothing is stored)."""
+    impact_root = Path(__file__).resolve().parent
+    top = impact_root.parent
+    covered = {f"impact/{name}" for name in extractor_sources(impact_root)}
+    files: list[str] = []
     for package in _PACKAGES:
-        root = here.parent / package
-        files = sorted(p for p in root.rglob("*") if p.suffix in _SUFFIXES and p.is_file()
-                       and "__pycache__" not in p.parts
-                       and not p.relative_to(here.parent).as_posix().startswith(
-                           _NOT_READ_BY_REPORTS))
-        if not files:
-            raise OSError(f"no sources of the {package} package under {root}")
-        for path in files:
-            digest.update(f"{path.relative_to(here.parent).as_posix()}\n".encode())
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
+        found = [p.relative_to(top).as_posix() for p in (top / package).rglob("*")
+                 if p.suffix in _SUFFIXES and p.is_file() and "__pycache__" not in p.parts]
+        if not found:
+            raise OSError(f"no sources of the {package} package under {top / package}")
+        files += [f for f in found if f not in covered and not f.startswith(_NOT_READ_BY_REPORTS)]
+    header = (f"format {REPORT_FORMAT}\npython {sys.version}\n"
+              f"extractor {extractor_version()}\n")
+    return sources_digest(header, _DEPENDENCIES, top, sorted(files))
 
 
 def report_key(views: Views, arguments: dict[str, str], surface: SurfaceMap, *,
@@ -123,24 +122,17 @@ def report_key(views: Views, arguments: dict[str, str], surface: SurfaceMap, *,
 class ReportStore(FactStore):
     """Report documents by `report_key`, in `<cache folder>/reports`."""
 
-    def __init__(self, root: Path | str, *, limit: int = DEFAULT_LIMIT_BYTES,
-                 warn: Warn | None = None, create: bool = True) -> None:
-        super().__init__(root, limit=limit, warn=warn, create=False)
-        self.folder = self.root / REPORTS_FOLDER
-        if create:
-            try:
-                self.folder.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                self._off(f"cannot create {self.folder}: {exc.strerror or exc}")
+    FOLDER = REPORTS_FOLDER
+    OFF_TEXT = ("stored reports are off for this run ({why}); "
+                "the report is computed afresh, with the same result")
+    VERSIONED = False  # its key holds the whole tool's digest
 
     def _off(self, why: str) -> None:
         """Off with a warning, unless the cache folder itself is unusable: the fact cache
         has said so already, and one cause gets one line."""
-        if self.enabled:
-            self.enabled = False
-            if self.root.is_dir():
-                self._warn(f"stored reports are off for this run ({why}); "
-                           "the report is computed afresh, with the same result")
+        if self.root.is_dir():
+            super()._off(why)
+        self.enabled = False
 
     def load_report(self, key: dict[str, Any] | None) -> dict[str, Any] | None:
         """The document stored under `key`, or None (no key, absent, damaged, another
@@ -161,7 +153,7 @@ class ReportStore(FactStore):
 def _report_shaped(document: Any) -> bool:
     """Whether `document` has what a renderer and the exit code read: every top-level
     field, rows as a list and a verdict with its kind and exit code."""
-    if not (isinstance(document, dict) and set(document) == _DOCUMENT_FIELDS):
+    if not (isinstance(document, dict) and set(document) == _document_fields()):
         return False
     verdict = document["verdict"]
     return (isinstance(document["rows"], list) and isinstance(verdict, dict)
