@@ -258,3 +258,18 @@ def test_a_stored_report_keeps_the_documents_own_order(build, runs) -> None:
         return value
 
     assert ordered(stored) == ordered(fresh)
+
+
+def test_unreadable_tool_sources_store_nothing_and_the_report_is_computed(build, runs,
+                                                                         monkeypatch) -> None:
+    """When impact's own sources cannot be digested, no key can name the report: it is
+    computed every time, the same, and nothing is stored."""
+    def unreadable() -> str:
+        raise OSError("a source file cannot be read")
+
+    monkeypatch.setattr(reportstore, "tool_digest", unreadable)
+    repo = str(_repo(build))
+    form = ("--repo", repo, "--base", "base", "--head", "head", "--format", "json")
+    first = runs(*form)
+    assert runs(*form) == first and runs.computed == 2 and runs.entries() == []
+    assert json.loads(first[1])["verdict"]["kind"] == "NEEDS-DEVICE"
