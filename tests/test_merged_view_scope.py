@@ -13,14 +13,14 @@ from impact import extract
 from impact.cli import main
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
-from impact.fixtures.tree import rocke_tree_files
+from impact.fixtures.tree import rocke_tree_files, tree_files
 
 TREE = rocke_tree_files()
 TIP_ONLY = (e.GFX942_DENSE, e.REQUIREMENTS, e.ENGINE_CMAKE)
 
 
-def _report(build, capsys, head: tuple, target: tuple, spy: list) -> dict:
-    repo = build(Scenario(base=TREE, head=(Change("head", edits=head),),
+def _report(build, capsys, head: tuple, target: tuple, spy: list, base: dict = TREE) -> dict:
+    repo = build(Scenario(base=base, head=(Change("head", edits=head),),
                           target=(Change("target", edits=target),)))
     real = extract.FactCache.facts
 
@@ -66,3 +66,65 @@ def test_a_race_with_the_tip_is_still_charged(build, capsys) -> None:
                      spy=spy)
     merged = [r for r in report["rows"] if r["view"] == "merged" and not r["preexisting"]]
     assert any(r["status"] == "mismatch" for r in merged)
+
+
+# The tip edits a module constant of the builder file; the head rewords a comment further
+# down the same file. Both merge cleanly.
+TIP_BODY = e.replace(e.GFX950_DENSE, "NEG_BIG = -1.0e30", "NEG_BIG = -3.0e38")
+TIP_COMMENT = e.replace(e.GFX950_DENSE, "NEG_BIG = -1.0e30",
+                        "NEG_BIG = -1.0e30  # the tip's note")
+HEAD_BODY = e.replace(e.GFX950_DENSE, "LOG2E = 1.4426950408889634", "LOG2E = 1.44269504")
+
+
+def _merged_rows(report: dict, path: str) -> list[dict]:
+    return [r for r in report["rows"] if r["view"] == "merged" and path in
+            {s["file"] for s in r["sides"]} and not r["preexisting"]]
+
+
+def test_a_head_layout_edit_on_a_file_the_tip_changed_is_not_charged_the_tips_code(
+        build, capsys) -> None:
+    """A stale branch's comment edit, merged onto a tip that changed the same file's code:
+    the merged copy is the tip's up to layout, so the tip's code change is not the
+    head's (it read NEEDS-DEVICE, as three flash-attention comment commits did with
+    `--target-tip`)."""
+    report = _report(build, capsys, head=(e.edit_comment(e.GFX950_DENSE),),
+                     target=(TIP_BODY,), spy=[])
+    assert report["verdict"]["kind"] == "NONE", report["verdict"]
+    assert not [r for r in _merged_rows(report, e.GFX950_DENSE)
+                if r["status"] in ("changed", "mismatch")]
+
+
+def test_the_heads_code_change_on_a_file_the_tip_changed_is_still_charged(
+        build, capsys) -> None:
+    """The converse: the head changes code, the tip only a comment of the same file. The
+    merged copy differs from the tip's in code: the merged view charges the head."""
+    report = _report(build, capsys, head=(HEAD_BODY,), target=(TIP_COMMENT,), spy=[])
+    assert report["verdict"]["kind"] == "NEEDS-DEVICE", report["verdict"]
+    assert [r for r in _merged_rows(report, e.GFX950_DENSE) if r["status"] == "changed"]
+
+
+def test_a_tip_copy_that_does_not_parse_keeps_the_file_the_heads(build, capsys) -> None:
+    """Fail closed: when the tip's copy cannot be read, the merged copy cannot be shown
+    to be the tip's; the merged view reads the file changed, never inert."""
+    broken = e.replace(e.GFX950_DENSE, "NEG_BIG = -1.0e30", "NEG_BIG = = -1.0e30")
+    report = _report(build, capsys, head=(e.edit_comment(e.GFX950_DENSE),),
+                     target=(broken,), spy=[])
+    assert report["verdict"]["kind"] == "NEEDS-DEVICE", report["verdict"]
+    assert [r for r in _merged_rows(report, e.GFX950_DENSE) if r["status"] == "changed"]
+
+
+def test_a_stale_comment_edit_on_an_op_file_the_tip_changed_reads_none(build, capsys) -> None:
+    """The bindings family, as flash-attention 766ed201, eefa86de and 79f317c7 read with
+    `--target-tip`: the head rewords the FA2 interface's docstring, the tip changed code
+    beyond the bindings in the same file. The merged view's `code beyond the bindings`
+    row was the tip's code, charged to the head."""
+    fa = tree_files("flash_attention_tree")
+    interface = "flash_attn/flash_attn_interface.py"
+    head = e.replace(interface, "positional calls into", "positional calls, made into")
+    tip = e.replace(interface, "x.stride(-1) != 1 else x", "x.stride(-1) != 1 else x.clone()")
+    report = _report(build, capsys, head=(head,), target=(tip,), spy=[], base=fa)
+    assert report["verdict"]["kind"] == "NONE", report["verdict"]
+    # The tip's change is still what the merged tree holds: the same edit made by the
+    # head itself is charged.
+    report = _report(build, capsys, head=(tip,), target=(head,), spy=[], base=fa)
+    assert report["verdict"]["kind"] == "NEEDS-DEVICE", report["verdict"]

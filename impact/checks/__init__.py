@@ -57,9 +57,9 @@ def charged(row: Row, head_paths: frozenset[str] | None = None) -> Row:
     pre-existing and moves nothing. A row that names no side is always charged.
 
     In the merged view a copy changed by the target tip alone is not the change's:
-    only a copy in a file the head itself changed (`head_paths`) charges the row, so a
-    race (one copy changed by the head, its counterpart by the tip) is charged while the
-    tip's own edits are not."""
+    only a copy in a file the head itself changed (`head_paths`, the merged view's
+    `CheckContext.head_part`) charges the row, so a race (one copy changed by the head,
+    its counterpart by the tip) is charged while the tip's own edits are not."""
     def moved(side: Side) -> bool:
         if side.role != Role.CHANGED:
             return False
@@ -88,8 +88,9 @@ def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> lis
     closed: the file is named, the verdict is never NONE for it)."""
     rows: list[Row] = []
     conflicts = {view.name: set(view.conflicts) for view in ctx.views.views}
-    head = ctx.views.view("head")
-    head_paths = frozenset(head.diff.paths) if head is not None else None
+    merged = ctx.views.view("merged")
+    head_paths = ctx.head_part(merged) if merged is not None and merged.new is not None \
+        else None
     if shortcuts.enabled() and not touches_a_surface(ctx):
         registry = tuple(c for c in registry if c.name == ConflictCheck.name)
 

@@ -49,6 +49,7 @@ class CheckContext:
     surface: SurfaceMap
     cache: FactCache = field(init=False)
     _graphs: dict[int, SymbolGraph] = field(default_factory=dict, init=False)
+    _head_part: dict[str, frozenset[str]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.cache = FactCache(self.surface)
@@ -59,7 +60,7 @@ class CheckContext:
 
     def own_paths(self, view: View) -> tuple[str, ...]:
         """The paths of `view`'s diff a check starts from: every one in the head view; in
-        the merged view, those the head itself changed and those the merge left
+        the merged view, the head's part (`head_part`) and the paths the merge left
         conflicted. A file the target tip alone changed can only give pre-existing rows
         (see `charged`), so it is not analysed: a stale branch costs what its own change
         touches, not the tip's history since. A race is still found, because it is
@@ -67,9 +68,40 @@ class CheckContext:
         tree."""
         if view.name != "merged":
             return view.diff.paths
-        head = self.views.view("head")
-        own = set(head.diff.paths if head is not None else view.diff.paths) | set(view.conflicts)
-        return tuple(p for p in view.diff.paths if p in own)
+        part = self.head_part(view)
+        return tuple(p for p in view.diff.paths if p in part or p in view.conflicts)
+
+    def head_part(self, view: View) -> frozenset[str]:
+        """The files whose change in the merged `view` is the head's: those the head
+        changed, less those the target tip changed too whose merged copy is the tip's but
+        for comments and layout (`_tips_own`). The head's part of such a file did not
+        survive the merge but as layout, which its head-view row already says; what the
+        merged copy does differently from the base is the tip's. Only a copy in one of
+        these files charges a merged-view row (`charged`)."""
+        if view.name not in self._head_part:
+            head = self.views.view("head")
+            paths = head.diff.paths if head is not None else view.diff.paths
+            self._head_part[view.name] = frozenset(
+                p for p in paths if not self._tips_own(view, p))
+        return self._head_part[view.name]
+
+    def _tips_own(self, view: View, path: str) -> bool:
+        """Whether the target tip changed `path` too and the merged copy equals the tip's
+        but for comments and layout (the layout-blind content digests agree, both parsed).
+        Unsure is False: a file not understood, or one whose kind records no digest, stays
+        the head's own."""
+        tip, merged, base = view.tip, view.new, view.old
+        if tip is None or merged is None or not (path in tip and path in merged and path in base):
+            return False
+        if tip[path].sha == base[path].sha or tip[path].mode != merged[path].mode:
+            return False  # the tip left it alone: what the merge holds is the head's
+        if tip[path].sha == merged[path].sha:
+            return True
+        at_tip, at_merge = self.facts(tip, path), self.facts(merged, path)
+        if self.parse_failure(at_tip) is not None or self.parse_failure(at_merge) is not None:
+            return False
+        digest = self.content(at_tip)
+        return digest is not None and digest == self.content(at_merge)
 
     def index(self, snapshot: Snapshot) -> TreeIndex:
         """Which paths of `snapshot` are on which surface (built once per tree)."""

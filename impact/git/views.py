@@ -37,7 +37,9 @@ class InputForm(enum.StrEnum):
 
 @dataclass(frozen=True)
 class View:
-    """One comparison: `new` against `old`, with what changed between them."""
+    """One comparison: `new` against `old`, with what changed between them. The merged
+    view also holds the target tip it merged onto (`tip`), so a check can tell the head's
+    part of a merged file from the tip's."""
 
     name: str
     old: Snapshot
@@ -45,6 +47,7 @@ class View:
     diff: SnapshotDiff
     conflicts: tuple[str, ...] = ()
     unavailable: str | None = None
+    tip: Snapshot | None = None
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ class Views:
 
     @classmethod
     def from_snapshots(cls, base: Snapshot, head: Snapshot, *, merged: Snapshot | None = None,
-                       conflicts: Iterable[str] = (),
+                       conflicts: Iterable[str] = (), tip: Snapshot | None = None,
                        form: InputForm = InputForm.BASE_HEAD) -> Views:
         """Views over trees held in memory (`Snapshot.from_files`), with no repository, so
         a check can be run on a tree and its edit without writing git objects to disk.
@@ -82,7 +85,9 @@ class Views:
         The snapshots are relabelled base, head and merged (the roles rows name); each
         revision is recorded as `memory:<role>` with its tree id as the sha. `merged` is
         the head merged onto a target tip as the caller computed it, `conflicts` the
-        paths that merge left conflicted; there are no merge bases.
+        paths that merge left conflicted, `tip` the target tip itself (when given, the
+        merged view can tell the tip's part of a merged file from the head's); there are
+        no merge bases.
         """
         base_snap = base.relabelled("base")
         head_snap = head.relabelled("head")
@@ -95,7 +100,8 @@ class Views:
             revisions["target_tip"] = Revision(f"{MEMORY}:merged", str(merged_snap.tree_id))
             views.append(View("merged", base_snap, merged_snap,
                               diff_snapshots(base_snap, merged_snap),
-                              conflicts=tuple(sorted(conflicted))))
+                              conflicts=tuple(sorted(conflicted)),
+                              tip=None if tip is None else tip.relabelled("target_tip")))
         return cls(None, form, revisions, {}, base_snap, head_snap, tuple(views))
 
 
@@ -161,7 +167,8 @@ def _merged_view(repository: Repository, base: Snapshot, head_commit: Commit,
     conflicted = frozenset(p.decode() for p in conflicts)
     merged = _snapshot(repository, tree.id.decode(), "merged", conflicted)
     return View("merged", base, merged, diff_snapshots(base, merged),
-                conflicts=tuple(sorted(conflicted)))
+                conflicts=tuple(sorted(conflicted)),
+                tip=_commit_snapshot(repository, tip.sha, "target_tip"))
 
 
 def open_views(
