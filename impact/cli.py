@@ -558,25 +558,17 @@ def _report(args: argparse.Namespace, progress: Progress) -> dict:
         emit_source = "run"
     if args.untrusted_head:
         given["untrusted_head"] = "yes"
-    store = _report_store(args)
-    key = None
-    if store is not None:
-        from impact.reportstore import report_key
+    from impact.reportstore import stored_or_built
 
-        key = report_key(views, given, surface, emit=emit_doc, emit_file_sha256=emit_sha,
-                         trust_head=not args.untrusted_head)
-        stored = store.load_report(key)
-        if stored is not None:
-            return stored
-    from impact.report import build_report  # after the stored report: a hit imports no check
+    def build() -> dict:
+        from impact.report import build_report  # only on a miss: a hit imports no check
 
-    progress.stage("checking the contracts")
-    report = build_report(views, given, surface, emit_doc, emit_source,
-                          emit_file_sha256=emit_sha, trust_head=not args.untrusted_head)
-    if store is not None:
-        store.save_report(key, report)
-        store.close()
-    return report
+        progress.stage("checking the contracts")
+        return build_report(views, given, surface, emit_doc, emit_source,
+                            emit_file_sha256=emit_sha, trust_head=not args.untrusted_head)
+
+    return stored_or_built(_report_store(args), views, given, surface, build, emit=emit_doc,
+                           emit_file_sha256=emit_sha, trust_head=not args.untrusted_head)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -148,6 +149,26 @@ class ReportStore(FactStore):
     def save_report(self, key: dict[str, Any] | None, document: dict[str, Any]) -> None:
         if key is not None:  # in the document's own order: the renderers walk it
             self.put(key, {"report": document}, sort_keys=False)
+
+
+def stored_or_built(store: ReportStore | None, views: Views, arguments: dict[str, str],
+                    surface: SurfaceMap, build: Callable[[], dict[str, Any]], *,
+                    emit: dict[str, Any] | None, emit_file_sha256: str | None,
+                    trust_head: bool) -> dict[str, Any]:
+    """The report these inputs give: read back from `store` when it holds it under their
+    key, else `build()` and stored for next time. No store (`--no-cache`) always builds;
+    so does a key that cannot be named, and then nothing is stored."""
+    if store is None:
+        return build()
+    key = report_key(views, arguments, surface, emit=emit, emit_file_sha256=emit_file_sha256,
+                     trust_head=trust_head)
+    stored = store.load_report(key)
+    if stored is not None:
+        return stored
+    report = build()
+    store.save_report(key, report)
+    store.close()
+    return report
 
 
 def _report_shaped(document: Any) -> bool:
