@@ -169,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.target_tip:
         tip = resolve(args.repo, "HEAD")[0]
     out = sys.stdout
+    from impact_bytecode import ready  # benchmarks/impact_bytecode.py
+
+    out.write(ready(sys.executable, cwd=tempfile.gettempdir()) + "\n")
     outcomes: list[Outcome] = []
     for sha, subject in first_parent(args.repo, args.last) if args.last else []:
         outcome = run_one(args.repo, sha, subject, args.timeout, tip, args.cache)

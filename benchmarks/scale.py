@@ -608,9 +608,13 @@ def _machine() -> dict[str, Any]:
     here = Path(__file__).resolve().parent.parent
     rev = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
+    from impact_bytecode import ready  # benchmarks/impact_bytecode.py
+
+    bytecode = ready(sys.executable)
+    print(bytecode, flush=True)
     return {"python": platform.python_version(), "git": git, "cpus": len(os.sched_getaffinity(0)),
             "loadavg_at_start": list(os.getloadavg()), "platform": platform.platform(),
-            "impact_commit": rev or None, "rss_method": rss_method()}
+            "impact_commit": rev or None, "rss_method": rss_method(), "bytecode": bytecode}
 
 
 def _one_size(root: Path, files: int, args: argparse.Namespace) -> tuple[Built, list[dict]]:
