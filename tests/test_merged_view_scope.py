@@ -128,3 +128,21 @@ def test_a_stale_comment_edit_on_an_op_file_the_tip_changed_reads_none(build, ca
     # head itself is charged.
     report = _report(build, capsys, head=(tip,), target=(head,), spy=[], base=fa)
     assert report["verdict"]["kind"] == "NEEDS-DEVICE", report["verdict"]
+
+
+def test_the_tips_own_break_in_a_file_the_head_only_reworded_is_preexisting(
+        build, capsys) -> None:
+    """The tip adds a builder parameter without the C++ copies (the target branch is
+    broken already); the head only rewords a comment in that builder. The merged tree
+    holds the tip's break, listed as pre-existing: the head's part of the file is layout,
+    so it neither causes nor charges it. The same parameter added by the head is its own
+    break."""
+    tip_break = e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32")
+    report = _report(build, capsys, head=(e.edit_comment(e.GFX950_DENSE),),
+                     target=(tip_break,), spy=[])
+    assert report["verdict"]["kind"] == "NONE", report["verdict"]
+    merged = [r for r in report["rows"] if r["view"] == "merged" and r["status"] == "mismatch"]
+    assert merged and all(r["preexisting"] for r in merged)
+    report = _report(build, capsys, head=(tip_break,),
+                     target=(e.edit_comment(e.GFX950_DENSE),), spy=[])
+    assert report["verdict"]["kind"] == "BREAKS", report["verdict"]
