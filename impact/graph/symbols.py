@@ -842,8 +842,9 @@ class SymbolGraph:
     def shipped_closure(self) -> set[str]:
         """Every module a shipped variant imports, directly or through re-exports, and
         every module the packer reaches."""
+        modules = self._modules_nodes()
         roots = {self.graph.nodes[m]["module"] for v in self.variants()
-                 for m in self.edges_of(v, {"ships"}) if m in self._modules_nodes()}
+                 for m in self.edges_of(v, {"ships"}) if m in modules}
         return self.module_closure(roots | self.packer_modules())
 
     def _modules_nodes(self) -> set[str]:
@@ -858,9 +859,10 @@ class SymbolGraph:
         for what the packer reaches, else those of the variants whose imports reach it."""
         shipped: dict[str, set[str]] = {}
         closures: dict[frozenset[str], set[str]] = {}
+        modules = self._modules_nodes()
         for variant in self.variants():
             sources = frozenset(str(self.graph.nodes[m].get("module")) for m in self.edges_of(
-                variant, {"ships"}) if m in self._modules_nodes())
+                variant, {"ships"}) if m in modules)
             if sources not in closures:
                 closures[sources] = self.module_closure(sources)
             for module in closures[sources]:
