@@ -1,7 +1,8 @@
 """The merged view analyses the head's own change (issue 16, `--target-tip` on a stale
 branch): a file the target tip alone changed is not parsed for a file-level row, since
 any row it gave could only be pre-existing; the verdict is the same, and a race between
-the head's copy and the tip's copy is still charged."""
+the head's copy and the tip's copy is still charged. A file both changed whose merged
+copy is the tip's up to layout is the tip's too (`CheckContext.head_part`)."""
 
 from __future__ import annotations
 
