@@ -89,9 +89,11 @@ class CheckContext:
         """Whether the target tip changed `path` too and the merged copy equals the tip's
         but for comments and layout (the layout-blind content digests agree, both parsed).
         Unsure is False: a file not understood, or one whose kind records no digest, stays
-        the head's own."""
+        the head's own; so does a file on no surface (no row names it), which is not read."""
         tip, merged, base = view.tip, view.new, view.old
         if tip is None or merged is None or not (path in tip and path in merged and path in base):
+            return False
+        if self.surface.classify(path) is None:
             return False
         if tip[path].sha == base[path].sha or tip[path].mode != merged[path].mode:
             return False  # the tip left it alone: what the merge holds is the head's
