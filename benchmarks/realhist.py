@@ -71,11 +71,17 @@ def resolve(repo: str, rev: str) -> tuple[str, str]:
 
 def run_one(repo: str, sha: str, subject: str, timeout: float, target_tip: str | None,
             cache: bool) -> Outcome:
-    """One fresh `impact report` process (start-up included in the time)."""
-    command = [sys.executable, "-m", "impact", "report", "--repo", repo, "--commit", sha,
+    """One fresh `impact report --commit sha` process (start-up included in the time)."""
+    given = ["--commit", sha] + (["--target-tip", target_tip] if target_tip else [])
+    return run_report(repo, given, sha, subject, timeout, cache)
+
+
+def run_report(repo: str, given: list[str], sha: str, subject: str, timeout: float,
+               cache: bool) -> Outcome:
+    """One fresh `impact report` process naming the change with `given` (start-up
+    included in the time); the outcome is labelled `sha` and `subject`."""
+    command = [sys.executable, "-m", "impact", "report", "--repo", repo, *given,
                "--format", "json"]
-    if target_tip:
-        command += ["--target-tip", target_tip]
     if not cache:
         command.append("--no-cache")
     start = time.monotonic()
