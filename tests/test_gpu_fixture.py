@@ -11,16 +11,15 @@ through benchmarks/gpu/run_all.sh.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 from dulwich.repo import Repo
 from dulwich.wildmatch import translate
+from script_loader import load_script
 
 from impact.cli import main
 from impact.errors import EXIT_BREAKS, EXIT_NEEDS_DEVICE, EXIT_NONE
@@ -34,16 +33,7 @@ EXIT_FOR = {"BREAKS": EXIT_BREAKS, "NEEDS-DEVICE": EXIT_NEEDS_DEVICE, "NONE": EX
             "N/A": EXIT_NONE}
 
 
-def _load_scenarios():
-    spec = importlib.util.spec_from_file_location("gpu_scenarios", GPU / "scenarios.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-scenarios = _load_scenarios()
+scenarios = load_script(GPU / "scenarios.py", "gpu_scenarios")
 NAMES = [s.name for s in scenarios.SCENARIOS]
 
 

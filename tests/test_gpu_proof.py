@@ -6,14 +6,13 @@ commits the scenario builder writes (same ids on every machine) and to their dif
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from script_loader import load_script
 
 from impact.validate.document import schema_problems
 from impact.validate.verdict import decide
@@ -25,12 +24,7 @@ EXPECTED = json.loads((GPU / "expected.json").read_text(encoding="utf-8"))["scen
 
 
 def _scenarios():
-    spec = importlib.util.spec_from_file_location("gpu_scenarios_proof", GPU / "scenarios.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(GPU / "scenarios.py", "gpu_scenarios_proof")
 
 
 def _validation(name: str) -> dict:

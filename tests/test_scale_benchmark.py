@@ -3,15 +3,14 @@ grown KDP still reads, and the argument edit and the outside edit get their verd
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from dulwich.repo import Repo
+from script_loader import load_script
 
 from impact.cli import main
 from impact.errors import EXIT_BREAKS, EXIT_NONE
@@ -23,12 +22,7 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the g
 
 
 def _load_scale():
-    spec = importlib.util.spec_from_file_location("scale_benchmark", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "scale_benchmark")
 
 
 @pytest.fixture(scope="module")

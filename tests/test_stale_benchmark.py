@@ -3,14 +3,13 @@ would, and a change that cannot land there is refused with the reason."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from dulwich.repo import Repo
+from script_loader import load_script
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "stale.py"
 
@@ -18,12 +17,7 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the g
 
 
 def _load_stale():
-    spec = importlib.util.spec_from_file_location("stale_benchmark", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "stale_benchmark")
 
 
 def _commit(repo: Path, files: dict[str, str], message: str) -> str:
