@@ -91,9 +91,9 @@ class CheckContext:
         Unsure is False: a file not understood, or one whose kind records no digest, stays
         the head's own; so does a file on no surface (no row names it), which is not read."""
         tip, merged, base = view.tip, view.new, view.old
-        if tip is None or merged is None or not (path in tip and path in merged and path in base):
-            return False
-        if self.surface.classify(path) is None:
+        if tip is None or merged is None or self.surface.classify(path) is None:
+            return False  # classified first: a path on no surface costs no tree read
+        if not (path in tip and path in merged and path in base):
             return False
         if tip[path].sha == base[path].sha or tip[path].mode != merged[path].mode:
             return False  # the tip left it alone: what the merge holds is the head's

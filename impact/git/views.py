@@ -77,7 +77,7 @@ class Views:
 
     @classmethod
     def from_snapshots(cls, base: Snapshot, head: Snapshot, *, merged: Snapshot | None = None,
-                       conflicts: Iterable[str] = (), tip: Snapshot | None = None,
+                       conflicts: Iterable[str] = (),
                        form: InputForm = InputForm.BASE_HEAD) -> Views:
         """Views over trees held in memory (`Snapshot.from_files`), with no repository, so
         a check can be run on a tree and its edit without writing git objects to disk.
@@ -85,9 +85,8 @@ class Views:
         The snapshots are relabelled base, head and merged (the roles rows name); each
         revision is recorded as `memory:<role>` with its tree id as the sha. `merged` is
         the head merged onto a target tip as the caller computed it, `conflicts` the
-        paths that merge left conflicted, `tip` the target tip itself (when given, the
-        merged view can tell the tip's part of a merged file from the head's); there are
-        no merge bases.
+        paths that merge left conflicted; there are no merge bases. No target tip is held,
+        so every path the head changed stays the head's part of the merged view.
         """
         base_snap = base.relabelled("base")
         head_snap = head.relabelled("head")
@@ -100,8 +99,7 @@ class Views:
             revisions["target_tip"] = Revision(f"{MEMORY}:merged", str(merged_snap.tree_id))
             views.append(View("merged", base_snap, merged_snap,
                               diff_snapshots(base_snap, merged_snap),
-                              conflicts=tuple(sorted(conflicted)),
-                              tip=None if tip is None else tip.relabelled("target_tip")))
+                              conflicts=tuple(sorted(conflicted))))
         return cls(None, form, revisions, {}, base_snap, head_snap, tuple(views))
 
 
