@@ -1,8 +1,9 @@
 """The fold: turn `changed` rows inert where the emitter proved the shipped code equal.
 
 Maintainers: reads an emit document (already validated by the emitter's loader)
-and the rows; never builds or imports analysed code. Every path where the
-emit document cannot prove equality leaves the row as it was.
+and the rows; never builds or imports analysed code. Which rows may fold, and which
+files may not, the checks declare (`CheckContext.declarations`): this module names no
+check. Every path where the emit document cannot prove equality leaves the row as it was.
 """
 
 from __future__ import annotations
@@ -11,16 +12,11 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from impact.checks import charged_finding
 from impact.checks.base import CheckContext
-from impact.checks.launch_surface import LaunchSurfaceCheck
-from impact.checks.surface import SurfaceCheck
 from impact.kinds import SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Row, Status
-
-FOLDABLE_KINDS = (SurfaceKind.ROCKE_LIBRARY, SurfaceKind.ROCKE_PLATFORM, SurfaceKind.HKP_PACK)
-
-
 
 
 def _family_key(family: dict[str, Any]) -> str:
@@ -88,8 +84,8 @@ def fold(rows: Iterable[Row], document: dict[str, Any], ctx: CheckContext) -> li
     """The rows with every provably unchanged shipped-module row turned inert."""
     rows = list(rows)
     emit = _Emit(document)
-    host_side = {side.file for r in rows if r.contract == LaunchSurfaceCheck.name
-                 for side in r.sides}
+    blockers = ctx.declarations.fold_blockers
+    host_side = {side.file for r in rows if r.contract in blockers for side in r.sides}
     merged_blocked = _target_touched_shipped(ctx)
     out = []
     for row in rows:
@@ -99,10 +95,10 @@ def fold(rows: Iterable[Row], document: dict[str, Any], ctx: CheckContext) -> li
 
 def _fold_row(row: Row, emit: _Emit, ctx: CheckContext, host_side: set[str],
               merged_blocked: bool) -> Row:
-    if row.status != Status.CHANGED or row.contract != SurfaceCheck.name:
-        return row
+    foldable = ctx.declarations.foldable.get(row.contract, frozenset())
     path = row.subject
-    if ctx.surface.describe(path).kind not in FOLDABLE_KINDS:
+    if row.status != Status.CHANGED or not foldable or (
+            ctx.surface.describe(path).kind not in foldable):
         return row
     # Code that runs after lowering: an equal IR digest says nothing about it.
     if ctx.surface.conventions.runs_after_lowering(path) or path in host_side:
@@ -136,9 +132,9 @@ def unfinished_tables(document: dict[str, Any]) -> list[str]:
 
 
 def pack_findings(document: dict[str, Any], ctx: CheckContext) -> list[dict[str, Any]]:
-    """The head's predicate-table findings, each marked `new` (the base lacks it),
-    `first-shipped` (in a family the base did not ship, whose module the change left
-    untouched) or `pre-existing`. `impact.rollup.pack_time` turns them into the verdict."""
+    """The head's predicate-table findings, each with its `FindingStatus` (decided by
+    `impact.checks.charged_finding`). `impact.rollup.pack_time` turns them into the
+    verdict."""
     emit = _Emit(document)
 
     def findings(result: dict[str, Any]) -> set[tuple[Any, ...]]:
@@ -156,15 +152,12 @@ def pack_findings(document: dict[str, Any], ctx: CheckContext) -> list[dict[str,
             family = str(finding[0])
             source = next((f.get("source") for f in emit.head.get("families", [])
                            if _family_key(f) == family), None)
-            if finding in at_base:
-                status = "pre-existing"
-            elif (source not in changed_modules and source not in base_sources
-                  and family not in base_families):
-                status = "first-shipped"
-            else:
-                status = "new"
+            status = charged_finding(
+                at_base=finding in at_base,
+                family_at_base=source in base_sources or family in base_families,
+                source_changed=source in changed_modules)
             listed.append({"family": family, "kind": raw.get("kind"), "field": raw.get("field"),
                            "value": raw.get("value"), "detail": raw.get("detail"),
-                           "status": status})
+                           "status": str(status)})
     listed.sort(key=lambda f: (f["status"], f["family"], str(f["field"]), str(f["value"])))
     return listed

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from impact.errors import EXIT_BREAKS, EXIT_NEEDS_DEVICE, EXIT_NONE
-from impact.rows import Lane, Row, Status
+from impact.rows import FindingStatus, Lane, Row, Status
 
 
 class Outcome(enum.StrEnum):
@@ -121,8 +121,8 @@ def pack_time(findings: Iterable[Mapping[str, Any]] | None,
         return PackTime(PackOutcome.NOT_RUN)
     listed = tuple(findings)
     pending = tuple(unfinished)
-    new = sum(1 for f in listed if f.get("status") == "new")
-    first = sum(1 for f in listed if f.get("status") == "first-shipped")
+    new = sum(1 for f in listed if f.get("status") == FindingStatus.NEW)
+    first = sum(1 for f in listed if f.get("status") == FindingStatus.FIRST_SHIPPED)
     kind = (PackOutcome.NEW if (new or first) else
             PackOutcome.INCOMPLETE if pending else PackOutcome.CLEAN)
     return PackTime(kind, new, first, listed, pending)

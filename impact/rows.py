@@ -29,6 +29,14 @@ class Role(enum.StrEnum):
     COUNTERPART = "counterpart"
 
 
+class FindingStatus(enum.StrEnum):
+    """How a Pack-time finding of the head's predicate probes stands against the base."""
+
+    NEW = "new"                      # the change made it
+    FIRST_SHIPPED = "first-shipped"  # a family shipped for the first time, its code untouched
+    PREEXISTING = "pre-existing"     # the base's probes found it too
+
+
 class Lane(enum.StrEnum):
     IMPACT = "IMPACT"
     BUILD = "BUILD"

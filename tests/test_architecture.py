@@ -99,3 +99,42 @@ def test_templates_are_well_formed(template: str) -> None:
 def test_every_contract_has_one_registry_entry() -> None:
     names = [c.name for c in REGISTRY]
     assert len(names) == len(set(names))
+
+
+_CHECK_SHARED = {"__init__.py", "base.py", "check.py", "filelevel.py"}
+"""The check package's shared modules: the registry, the context, the `Check` base and the
+file-level comparison. Every other module is one contract."""
+
+
+def _contract_modules() -> list[Path]:
+    return sorted(p for p in (ROOT / "impact" / "checks").glob("*.py")
+                  if p.name not in _CHECK_SHARED)
+
+
+def test_no_check_iterates_views_or_builds_rows_itself() -> None:
+    """`Check.check` owns the loop over the views and `Scope.row` the rows: a contract
+    module neither walks the views nor spells a Row, and asserts nothing about them."""
+    modules = [*_contract_modules(), ROOT / "impact" / "checks" / "filelevel.py"]
+    assert _grep(r"available_views\(|views\.views\b|\bfor view in\b|\bRow\(|"
+                 r"assert view\.new", modules) == []
+
+
+def test_no_check_imports_another() -> None:
+    """What one check means to another (owned kinds, settled kinds, folding) travels
+    through the declarations, never through an import."""
+    names = {p.stem for p in _contract_modules()}
+    pattern = r"^from impact\.checks\.(" + "|".join(sorted(names)) + r") import"
+    assert _grep(pattern, _contract_modules()) == []
+
+
+def test_every_registered_check_derives_from_the_base() -> None:
+    from impact.checks import Check
+
+    assert all(isinstance(check, Check) for check in REGISTRY)
+
+
+def test_the_fold_names_no_check() -> None:
+    """The fold reads what a check declares it may fold or keeps from folding."""
+    names = "|".join(type(c).__name__ for c in REGISTRY)
+    assert _grep(rf"\b({names})\b|from impact\.checks\.(?!base\b)\w+ import",
+                 [ROOT / "impact" / "fold.py"]) == []

@@ -212,3 +212,35 @@ def test_a_break_the_base_had_names_no_changed_copy(build) -> None:
         assert ghost.status == "mismatch"
         assert {s.role for s in ghost.sides} == {"counterpart"}
         assert charged(ghost).preexisting is True
+
+
+def test_a_break_names_as_changed_only_the_half_that_went_missing(build) -> None:
+    """The host function renamed away while its mirror is reworded: the row is the
+    Python half's break, so that half is the changed copy and the mirror, which this
+    break does not read, is a counterpart (the mirror's edit has its own file row)."""
+    from impact.checks import charged
+
+    rows = rows_of(build, Change("rename and reword", edits=(
+        e.rename_function(e.GFX950_DENSE, "attention_dense_grid", "attention_dense_launch_grid"),
+        geometry_edit())))
+    grid = next(r for r in rows if r.subject == GRID)
+    assert (grid.status, grid.reason) == ("mismatch", "python-source-function-missing")
+    roles = {s.file: s.role for s in grid.sides}
+    assert roles == {e.GFX950_DENSE: "changed", GEOMETRY950: "counterpart"}
+    assert charged(grid).preexisting is False
+
+
+def test_an_edited_entry_makes_the_break_it_names_the_changes(build) -> None:
+    """A profile entry edited to name a function the module lacks: the entry changed,
+    and so did the Python half as the entry names it (found at the base, missing now)."""
+    from impact.checks import charged
+
+    rows = rows_of(build, Change("rename in the profile", edits=(
+        e.replace(P950, f"{e.GFX950_DENSE}:attention_dense_grid",
+                  f"{e.GFX950_DENSE}:attention_dense_launch_grid"),)))
+    grid = next(r for r in rows if r.subject == GRID)
+    assert grid.status == "mismatch"
+    roles = {s.file: s.role for s in grid.sides}
+    assert roles[P950] == roles[e.GFX950_DENSE] == "changed"
+    assert roles[GEOMETRY950] == "counterpart"
+    assert charged(grid).preexisting is False

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from impact import shortcuts
-from impact.checks.base import Check, CheckContext, applies
+from impact.checks.base import CheckContext
 from impact.checks.bindings import BindingsCheck
 from impact.checks.build import BuildCheck
+from impact.checks.check import Check, Declarations, Scope, applies
 from impact.checks.conflict import ConflictCheck
 from impact.checks.deps import DepsCheck
 from impact.checks.descriptor_symbol import DescriptorSymbolCheck
@@ -27,7 +28,7 @@ from impact.checks.surface import SurfaceCheck
 from impact.checks.surface_map import SurfaceMapCheck
 from impact.checks.unreadable import UnreadableCheck
 from impact.checks.variant_set import VariantSetCheck
-from impact.rows import Role, Row, Side, Status
+from impact.rows import FindingStatus, Role, Row, Side, Status
 from impact.surface import REPOSITORY_MAP
 
 UNREADABLE = UnreadableCheck()
@@ -68,6 +69,19 @@ def charged(row: Row, head_paths: frozenset[str] | None = None) -> Row:
     untouched = bool(row.sides) and not any(moved(side) for side in row.sides)
     settled = row.status in (Status.MISMATCH, Status.CHANGED)
     return replace(row, preexisting=settled and untouched)
+
+
+def charged_finding(*, at_base: bool, family_at_base: bool,
+                    source_changed: bool) -> FindingStatus:
+    """The one place that decides whether a Pack-time finding is the change's: not when the
+    base's probes found it too (pre-existing); not when it belongs to a family the base
+    did not ship whose source module the change left untouched (first shipped: the
+    change only made it reachable); else it is new."""
+    if at_base:
+        return FindingStatus.PREEXISTING
+    if not family_at_base and not source_changed:
+        return FindingStatus.FIRST_SHIPPED
+    return FindingStatus.NEW
 
 
 def touches_a_surface(ctx: CheckContext) -> bool:
@@ -122,4 +136,5 @@ def explain(contract: str) -> str | None:
     return None
 
 
-__all__ = ["REGISTRY", "Check", "CheckContext", "applies", "explain", "run_checks"]
+__all__ = ["REGISTRY", "Check", "CheckContext", "Declarations", "Scope", "applies", "charged",
+           "charged_finding", "explain", "run_checks"]

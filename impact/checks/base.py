@@ -1,44 +1,30 @@
-"""What every check receives, and the protocol it implements.
+"""What every check receives: the report's views, map, facts and graphs.
 
 Maintainers: checks read views, facts and graphs through the CheckContext; they
-never touch git or parse files themselves. A check yields Rows and nothing else.
+never touch git or parse files themselves. The `Check` base they derive from, and
+the per-view `Scope` they work in, live in `impact/checks/check.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING
 
 from impact.extract import FactCache
 from impact.facts import CONTENT, PARSE_FAILURE, Fact
 from impact.git import Snapshot, View, Views
 from impact.index import TreeIndex
 from impact.kinds import SurfaceKind
-from impact.rows import Row
 from impact.surface import SurfaceMap
 
 if TYPE_CHECKING:
+    from impact.checks.check import Declarations
     from impact.graph import SymbolGraph
 
 # The graph (networkx), the arch queries and the Python module namer load when a check
 # first asks for them: a report on a change outside every surface loads none of them.
-
-
-class Check(Protocol):
-    """One contract: a stable `name` (the `contract` of its rows) and a `check` method."""
-
-    name: ClassVar[str]
-
-    def check(self, ctx: CheckContext) -> Iterable[Row]: ...
-
-
-def applies(check: Check, surface: SurfaceMap) -> bool:
-    """Whether the map has any of the surface kinds `check` reads (a check that names
-    none applies to every map)."""
-    wanted = getattr(check, "surfaces", None)
-    return wanted is None or bool(wanted & {entry.kind for entry in surface.entries})
 
 
 @dataclass
@@ -157,3 +143,13 @@ class CheckContext:
         from impact import archs
 
         return archs.archs_for(self, path, *snapshots)
+
+    @cached_property
+    def declarations(self) -> Declarations:
+        """What the registered checks declare (impact/checks/check.py): the kinds whose
+        file-level rows a check owns or whose facts it settles, what the emit fold may
+        turn inert and what it may not."""
+        from impact.checks import REGISTRY
+        from impact.checks.check import Declarations
+
+        return Declarations(REGISTRY)

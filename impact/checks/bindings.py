@@ -12,14 +12,15 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
 from impact.checks.base import CheckContext
+from impact.checks.check import Check, Scope
 from impact.facts import Fact
-from impact.git import Snapshot, View
+from impact.git import Snapshot
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
@@ -173,11 +174,10 @@ def _stated_sites(ctx: CheckContext, snapshot: Snapshot, path: str) -> set[_Site
     return {_site(path, f) for f in ctx.facts(snapshot, path) if f.kind in _STATED}
 
 
-def _changed_sites(ctx: CheckContext, view: View, path: str) -> list[_Site]:
+def _changed_sites(scope: Scope, path: str) -> list[_Site]:
     """The stated facts of `path` that differ between the view's two snapshots."""
-    assert view.new is not None
-    old = {s.key: s for s in _stated_sites(ctx, view.old, path)}
-    new = {s.key: s for s in _stated_sites(ctx, view.new, path)}
+    old = {s.key: s for s in _stated_sites(scope.ctx, scope.old, path)}
+    new = {s.key: s for s in _stated_sites(scope.ctx, scope.new, path)}
     return [new[k] for k in sorted(set(new) - set(old))] + [
         old[k] for k in sorted(set(old) - set(new))]
 
@@ -214,16 +214,15 @@ def _binders(ctx: CheckContext, snapshots: tuple[Snapshot, ...], names: set[str]
     return bound
 
 
-def _reach(ctx: CheckContext, view: View, touched: set[str]) -> _Reach:
+def _reach(scope: Scope, touched: set[str]) -> _Reach:
     """The ops whose stated facts the change altered, and the files restating them.
 
     A changed stub or binding is an op; a changed call, C++ function or boxed wrapper
     counts only when a binding site binds its name (an attribute call through `cute`
     or `fx` names no op); a changed module entry reaches the stubs built from it."""
-    assert view.new is not None
-    snapshots = (view.old, view.new)
+    ctx, snapshots = scope.ctx, (scope.old, scope.new)
     reach = _Reach()
-    changed = {path: _changed_sites(ctx, view, path) for path in sorted(touched)}
+    changed = {path: _changed_sites(scope, path) for path in sorted(touched)}
     direct: set[str] = set()
     maybe: dict[str, set[str]] = defaultdict(set)  # candidate name -> touched paths
     modules: set[str] = set()
@@ -237,8 +236,8 @@ def _reach(ctx: CheckContext, view: View, touched: set[str]) -> _Reach:
                 modules.add(site.name)
             elif site.kind in (FactKind.OP_CALL, FactKind.CPP_FUNCTION, FactKind.BOXED_READ):
                 maybe[site.name].add(path)
-            elif site.kind == FactKind.BINDING_UNREADABLE and path in view.new and any(
-                    site.key == s.key for s in _stated_sites(ctx, view.new, path)):
+            elif site.kind == FactKind.BINDING_UNREADABLE and path in scope.new and any(
+                    site.key == s.key for s in _stated_sites(ctx, scope.new, path)):
                 reach.unreadable.append(site)
     if not direct and not maybe and not modules:
         return reach
@@ -688,7 +687,7 @@ def _signature(symbol: str, copies: _Copies) -> list[tuple[str, str, str, str]]:
     return sorted(s.key for s in _op_sites(symbol, copies))
 
 
-class BindingsCheck:
+class BindingsCheck(Check):
     """What it checks:
         For each bound op — an op is its extension module, its name and its backend —
         every copy of its argument list against every other: the Python stub
@@ -728,38 +727,36 @@ class BindingsCheck:
     """
 
     name: ClassVar[str] = "bindings"
-    surfaces: ClassVar[frozenset[str]] = frozenset(_KINDS)
+    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset(_KINDS)
+    # An op file whose stated facts changed is judged here, not by its file-level row.
+    settles: ClassVar[frozenset[SurfaceKind]] = surfaces
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.available_views():
-            yield from self._view(ctx, view)
-
-    def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
-        assert view.new is not None
-        touched = {p for p in ctx.own_paths(view) if ctx.surface.describe(p).kind in _KINDS}
+    def rows(self, scope: Scope) -> Iterator[Row]:
+        ctx, view = scope.ctx, scope.view
+        touched = {p for p in scope.own_paths if ctx.surface.describe(p).kind in _KINDS}
         if not touched:
             return
-        reach = _reach(ctx, view, touched)
-        yield from self._beyond(ctx, view, touched, reach)
+        reach = _reach(scope, touched)
+        yield from self._beyond(scope, touched, reach)
         for site in reach.unreadable:
-            yield self._row(ctx, view, f"unreadable:{site.path}:{site.line}",
+            yield self._row(scope, f"unreadable:{site.path}:{site.line}",
                             Status.CHANGED, Reason.BINDING_NOT_UNDERSTOOD,
                             {"failure": str(site.data.get("reason"))},
                             [(site, view.name, True)])
         if not reach.ops:
             return
         paths = reach.paths
-        old, new = _copies(ctx, view.old, paths), _copies(ctx, view.new, paths)
+        old, new = _copies(ctx, scope.old, paths), _copies(ctx, scope.new, paths)
         # A copy we could not read may hold the binding (or the stub) we call missing.
         blind = any(ctx.parse_failure(ctx.facts(snap, path)) is not None
-                    for path in touched for snap in (view.old, view.new) if path in snap)
+                    for path in touched for snap in (scope.old, scope.new) if path in snap)
         for path in sorted(reach.related):
-            for snap in (view.old, view.new):
+            for snap in (scope.old, scope.new):
                 failure = ctx.parse_failure(ctx.facts(snap, path)) if path in snap else None
                 blind = blind or failure is not None
                 if failure is not None and path not in touched:
                     # Unread, so it cannot be shown unchanged: its side reads changed.
-                    yield self._row(ctx, view, f"unreadable-copy:{path}", Status.CHANGED,
+                    yield self._row(scope, f"unreadable-copy:{path}", Status.CHANGED,
                                     Reason.COPY_UNREADABLE,
                                     {"failure": str(failure.data.get("reason"))},
                                     [(_Site(path, failure.line, {}), view.name, True)])
@@ -779,7 +776,7 @@ class BindingsCheck:
                     # The stub the change removed is the copy that moved: shown at the base.
                     sides += [(stub, "base", True) for stub in old.stubs.get(symbol, [])
                               if not new.stubs.get(symbol)]
-                yield self._row(ctx, view, problem.key, status, problem.reason,
+                yield self._row(scope, problem.key, status, problem.reason,
                                 problem.details, sides)
             fixed = not after and any(not p.soft for p in _problems(
                 symbol, old, None, ctx.module_of))
@@ -787,31 +784,30 @@ class BindingsCheck:
                 # A break the base had is gone: what the calls do changed (a run shows it).
                 sites = [(_Site(p, 0, {}), view.name, True)
                          for p in sorted(symbol_paths & touched)]
-                yield self._row(ctx, view, f"{symbol}:resolved", Status.CHANGED,
+                yield self._row(scope, f"{symbol}:resolved", Status.CHANGED,
                                 Reason.MISMATCH_RESOLVED, {"symbol": symbol}, sites)
             elif not after and _signature(symbol, old) != _signature(symbol, new):
                 sites = [(_Site(p, 0, {}), view.name, True)
                          for p in sorted(symbol_paths & touched)]
-                yield self._row(ctx, view, f"{symbol}:consistent", Status.INERT,
+                yield self._row(scope, f"{symbol}:consistent", Status.INERT,
                                 Reason.CHANGED_ALIKE_ON_EVERY_SIDE, {"symbol": symbol}, sites)
 
-    def _beyond(self, ctx: CheckContext, view: View, touched: set[str], reach: _Reach
-                ) -> Iterator[Row]:
+    def _beyond(self, scope: Scope, touched: set[str], reach: _Reach) -> Iterator[Row]:
         """Content, then facts: a touched op file whose stated facts changed (so the
         file-level check leaves it here) and whose code changed beyond them — or whose
         changed facts no compared op accounts for — is `changed`: a run settles it."""
-        assert view.new is not None
+        ctx, old, new = scope.ctx, scope.old, scope.new
         for path in sorted(touched):
-            if path not in view.old or path not in view.new:
+            if path not in old or path not in new:
                 continue
-            old_facts, new_facts = ctx.facts(view.old, path), ctx.facts(view.new, path)
+            old_facts, new_facts = ctx.facts(old, path), ctx.facts(new, path)
             if ctx.parse_failure(old_facts) or ctx.parse_failure(new_facts):
                 continue  # the file-level check names it not understood
             if ctx.content(old_facts) == ctx.content(new_facts):
                 continue
             if _everything_stated(old_facts) == _everything_stated(new_facts):
                 continue  # the file-level check says `changed` for it already
-            if _stated_sites(ctx, view.old, path) == _stated_sites(ctx, view.new, path):
+            if _stated_sites(ctx, old, path) == _stated_sites(ctx, new, path):
                 # Handed over, yet no copy compared here moved: a call repeated or
                 # dropped beside an identical one, or a fact no op comparison reads (a
                 # fake twin). Nothing below would speak for the file: it reads changed.
@@ -819,22 +815,21 @@ class BindingsCheck:
             elif _beyond_digest(old_facts) == _beyond_digest(new_facts) is not None \
                     and path not in reach.unjudged:
                 continue
-            yield self._row(ctx, view, f"beyond:{path}", Status.CHANGED,
+            yield self._row(scope, f"beyond:{path}", Status.CHANGED,
                             Reason.CODE_BEYOND_BINDINGS_CHANGED, {},
-                            [(_Site(path, 0, {}), view.name, True)])
+                            [(_Site(path, 0, {}), scope.view.name, True)])
 
-    def _row(self, ctx: CheckContext, view: View, subject: str, status: Status, reason: Reason,
+    def _row(self, scope: Scope, subject: str, status: Status, reason: Reason,
              details: dict[str, Any], sites: list[tuple[_Site, str, bool]]) -> Row:
         """A row whose sides are `sites` as (site, revision, whether that copy moved)."""
-        assert view.new is not None
         ordered = sorted(sites, key=lambda s: (not s[2], s[0].path, s[0].line, s[1]))
         sides = tuple(Side(s.path, s.line, revision, Role.CHANGED if moved else Role.COUNTERPART)
                       for s, revision, moved in ordered)
-        archs = tuple(sorted({a for s, _, _ in ordered for a in ctx.archs_for(s.path, view.new)}))
-        return Row(contract=self.name, view=view.name, subject=subject, status=status,
-                   reason=reason, archs=archs, sides=sides, details=details,
-                   evidence=tuple(Hop.of(s.path, s.line, Step.RESTATES_ARGUMENT_LIST)
-                                  for s, _, _ in ordered))
+        archs = tuple(sorted({a for s, _, _ in ordered
+                              for a in scope.archs_for(s.path, scope.new)}))
+        return scope.row(subject, status, reason, archs=archs, sides=sides, details=details,
+                         evidence=tuple(Hop.of(s.path, s.line, Step.RESTATES_ARGUMENT_LIST)
+                                        for s, _, _ in ordered))
 
 
 def _everything_stated(facts: list[Fact]) -> list[tuple[str, str, str]]:

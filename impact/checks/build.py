@@ -6,16 +6,13 @@ in `filelevel.py`; nothing here reads blobs or names a library's paths.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import ClassVar
 
-from impact.checks.base import CheckContext
-from impact.checks.filelevel import file_rows
+from impact.checks.filelevel import FileCheck
 from impact.kinds import SurfaceKind
-from impact.rows import Row
 
 
-class BuildCheck:
+class BuildCheck(FileCheck):
     """What it checks:
         Every build file a view changes (`CMakeLists.txt`, `*.cmake`, `*.cmake.in`): did
         its content change, and can the tool read it at both revisions?
@@ -40,7 +37,5 @@ class BuildCheck:
     """
 
     name: ClassVar[str] = "build"
-    surfaces: ClassVar[frozenset[str]] = frozenset({SurfaceKind.BUILD})
-
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        return file_rows(ctx, self.name, self.surfaces)
+    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset({SurfaceKind.BUILD})
+    owns_files: ClassVar[frozenset[SurfaceKind]] = surfaces

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import ClassVar
 
-from impact.checks.base import CheckContext
+from impact.checks.check import Check, Scope
 from impact.kinds import SurfaceKind
 from impact.reasons import Reason
 from impact.rows import Role, Row, Side, Status
 
 
-class ConflictCheck:
+class ConflictCheck(Check):
     """What it checks:
         The merged view (head merged onto the target tip): which files conflict, and
         whether the merged view could be computed at all.
@@ -35,24 +35,28 @@ class ConflictCheck:
 
     name: ClassVar[str] = "conflict"
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.views.views:
-            if view.unavailable is not None:
-                head = ctx.views.view("head")
-                touched = [p for p in (head.diff.paths if head else ())
-                           if ctx.surface.describe(p).kind != SurfaceKind.OUTSIDE]
-                if touched:
-                    yield Row(self.name, view.name, "merged view", Status.CHANGED,
-                              Reason.MERGED_VIEW_NOT_COMPUTED,
-                              details={"why": view.unavailable},
-                              archs=tuple(sorted({a for p in touched for a in ctx.archs_for(
-                                  p, ctx.views.base, ctx.views.head)})))
-                continue
-            surface = [p for p in view.conflicts
-                       if ctx.surface.describe(p).kind != SurfaceKind.OUTSIDE]
-            if surface:
-                yield Row(self.name, view.name, "conflicted files", Status.CHANGED,
-                          Reason.SURFACE_FILES_CONFLICT, details={"count": len(surface)},
-                          archs=tuple(sorted({a for p in surface for a in ctx.archs_for(
-                              p, ctx.views.base, ctx.views.head)})),
-                          sides=tuple(Side(p, 0, view.name, Role.CHANGED) for p in surface))
+    def rows(self, scope: Scope) -> Iterator[Row]:
+        ctx = scope.ctx
+        surface = [p for p in scope.view.conflicts
+                   if ctx.surface.describe(p).kind != SurfaceKind.OUTSIDE]
+        if surface:
+            yield scope.row("conflicted files", Status.CHANGED, Reason.SURFACE_FILES_CONFLICT,
+                            details={"count": len(surface)}, archs=_archs(scope, surface),
+                            sides=tuple(Side(p, 0, scope.view.name, Role.CHANGED)
+                                        for p in surface))
+
+    def unavailable(self, scope: Scope) -> Iterator[Row]:
+        head = scope.ctx.views.view("head")
+        touched = [p for p in (head.diff.paths if head else ())
+                   if scope.ctx.surface.describe(p).kind != SurfaceKind.OUTSIDE]
+        if touched:
+            yield scope.row("merged view", Status.CHANGED, Reason.MERGED_VIEW_NOT_COMPUTED,
+                            details={"why": scope.view.unavailable},
+                            archs=_archs(scope, touched))
+
+
+def _archs(scope: Scope, paths: list[str]) -> tuple[str, ...]:
+    """Every architecture the paths reach at the base or the head."""
+    views = scope.ctx.views
+    return tuple(sorted({a for p in paths for a in scope.ctx.archs_for(p, views.base,
+                                                                       views.head)}))

@@ -6,16 +6,13 @@ comparison in `filelevel.py`; nothing here reads blobs or names a library's path
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import ClassVar
 
-from impact.checks.base import CheckContext
-from impact.checks.filelevel import file_rows
+from impact.checks.filelevel import FileCheck
 from impact.kinds import SurfaceKind
-from impact.rows import Row
 
 
-class DepsCheck:
+class DepsCheck(FileCheck):
     """What it checks:
         Every dependency file a view changes (`requirements.txt`, `pyproject.toml` of the
         rocKE packages): did its content change?
@@ -40,7 +37,5 @@ class DepsCheck:
     """
 
     name: ClassVar[str] = "deps"
-    surfaces: ClassVar[frozenset[str]] = frozenset({SurfaceKind.DEPS})
-
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        return file_rows(ctx, self.name, self.surfaces)
+    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset({SurfaceKind.DEPS})
+    owns_files: ClassVar[frozenset[SurfaceKind]] = surfaces

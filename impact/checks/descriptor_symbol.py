@@ -8,13 +8,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
 from impact.archs import archs_of_descriptor, descriptor_type
 from impact.checks.base import CheckContext
-from impact.git import Snapshot, View
+from impact.checks.check import Check, Scope
+from impact.git import Snapshot
 from impact.graph import SymbolString
 from impact.kinds import Language, SurfaceKind
 from impact.reasons import Reason, Step
@@ -83,7 +84,7 @@ def _role(changed: bool) -> str:
     return Role.CHANGED if changed else Role.COUNTERPART
 
 
-class DescriptorSymbolCheck:
+class DescriptorSymbolCheck(Check):
     """What it checks:
         Every native symbol a descriptor names (UED `graph_match.native`, UMD `match_symbol`,
         UHD `payload`, UDD `dispatch_symbol`) against the `constexpr` strings of the native
@@ -117,33 +118,28 @@ class DescriptorSymbolCheck:
     """
 
     name: ClassVar[str] = "descriptor-symbol"
-    surfaces: ClassVar[frozenset[str]] = frozenset(
+    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset(
         {SurfaceKind.DESCRIPTOR, SurfaceKind.INGESTOR_PACK})
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.available_views():
-            yield from self._view(ctx, view)
-
-    def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
-        assert view.new is not None
-        changed = set(view.diff.paths)
-        descriptors = {p for p in changed if _kind(ctx, view, p) == SurfaceKind.DESCRIPTOR
+    def rows(self, scope: Scope) -> Iterator[Row]:
+        ctx, changed = scope.ctx, scope.changed
+        descriptors = {p for p in changed if _kind(scope, p) == SurfaceKind.DESCRIPTOR
                        and descriptor_type(p) in SYMBOL_TYPES}
-        packs = {p for p in changed if _kind(ctx, view, p) == SurfaceKind.INGESTOR_PACK}
+        packs = {p for p in changed if _kind(scope, p) == SurfaceKind.INGESTOR_PACK}
         if not descriptors and not packs:
             return
-        old, new = _symbols(ctx, view.old), _symbols(ctx, view.new)
+        old, new = _symbols(ctx, scope.old), _symbols(ctx, scope.new)
         unreadable = set()
         for path in sorted(descriptors):
-            if path not in view.new:
+            if path not in scope.new:
                 continue
-            failure = ctx.parse_failure(ctx.facts(view.new, path))
+            failure = ctx.parse_failure(ctx.facts(scope.new, path))
             if failure is not None:
                 unreadable.add(path)
                 yield self._row(
-                    ctx, view, f"descriptor:{path}", Status.CHANGED,
+                    scope, f"descriptor:{path}", Status.CHANGED,
                     Reason.DESCRIPTOR_UNREADABLE_SYMBOLS_UNCHECKED,
-                    (Side(path, failure.line, view.name, Role.CHANGED),),
+                    (Side(path, failure.line, scope.view.name, Role.CHANGED),),
                     (Hop.of(path, failure.line, Step.DESCRIPTOR_DOES_NOT_PARSE),), path,
                     failure=str(failure.data.get("reason", "")))
         for value in sorted(new.named):
@@ -152,7 +148,7 @@ class DescriptorSymbolCheck:
                 continue
             if not packs and not any(s.path in descriptors for s in sites):
                 continue
-            yield self._undeclared(ctx, view, value, sites, old, new)
+            yield self._undeclared(scope, value, sites, old, new)
         for value in sorted(old.named):
             if value in new.named or value not in new.declared:
                 continue
@@ -160,9 +156,9 @@ class DescriptorSymbolCheck:
                 continue  # the parse-failure row of the descriptor stands in for it
             if not value.endswith(PACK_SUFFIXES):
                 continue
-            yield self._unnamed(ctx, view, value, old, new)
+            yield self._unnamed(scope, value, old, new)
 
-    def _undeclared(self, ctx: CheckContext, view: View, value: str, sites: list[_Site],
+    def _undeclared(self, scope: Scope, value: str, sites: list[_Site],
                     old: _Symbols, new: _Symbols) -> Row:
         """A symbol a descriptor names at the new revision and no pack declares. A
         descriptor side changed when it did not name the string at the base; a pack that
@@ -176,6 +172,7 @@ class DescriptorSymbolCheck:
             siblings = sorted((s for v, found in new.declared.items()
                                if v.startswith(family) for s in found), key=_where)
         sites = sorted(sites, key=_where)
+        view = scope.view
         sides = [Side(s.path, s.line, view.name, _role(s.path not in named_before), value)
                  for s in sites]
         sides += [Side(s.path, s.line, "base", Role.CHANGED, s.holder) for s in at_base]
@@ -190,15 +187,14 @@ class DescriptorSymbolCheck:
             # parsed (or was absent) at the base.
             sides.append(Side(broken, 0, view.name, _role(broken not in old.broken_packs)))
             hops.append(Hop.of(broken, 0, Step.PACK_DOES_NOT_PARSE))
-            return self._row(ctx, view, f"symbol:{value}", Status.CHANGED,
+            return self._row(scope, f"symbol:{value}", Status.CHANGED,
                              Reason.SYMBOL_NAMED_UNDECLARED_PACK_UNREADABLE, tuple(sides),
                              tuple(hops), sites[0].path, symbol=value)
-        return self._row(ctx, view, f"symbol:{value}", Status.MISMATCH,
+        return self._row(scope, f"symbol:{value}", Status.MISMATCH,
                          Reason.SYMBOL_NAMED_NO_PACK_DECLARES, tuple(sides), tuple(hops),
                          sites[0].path, symbol=value)
 
-    def _unnamed(self, ctx: CheckContext, view: View, value: str, old: _Symbols,
-                 new: _Symbols) -> Row:
+    def _unnamed(self, scope: Scope, value: str, old: _Symbols, new: _Symbols) -> Row:
         """A pack hook a descriptor named at the base and no descriptor names any more:
         every descriptor that named it changed; a pack side changed when it did not
         declare the string at the base."""
@@ -207,27 +203,25 @@ class DescriptorSymbolCheck:
         declared_before = old.declaring(value)
         sides = tuple(
             [Side(s.path, s.line, "base", Role.CHANGED, value) for s in named]
-            + [Side(s.path, s.line, view.name, _role(s.path not in declared_before), s.holder)
+            + [Side(s.path, s.line, scope.view.name, _role(s.path not in declared_before),
+                    s.holder)
                for s in declared])
         hops = tuple(
             [Hop.of(s.path, s.line, Step.SYMBOL_NAMED_AT_BASE, symbol=value) for s in named]
             + [Hop.of(s.path, s.line, Step.PACK_STILL_DECLARES_IT, constant=s.holder)
                for s in declared])
-        return self._row(ctx, view, f"symbol:{value}", Status.CHANGED,
+        return self._row(scope, f"symbol:{value}", Status.CHANGED,
                          Reason.PACK_SYMBOL_NO_LONGER_NAMED, sides, hops, named[0].path,
                          symbol=value)
 
-    def _row(self, ctx: CheckContext, view: View, subject: str, status: Status, reason: Reason,
+    def _row(self, scope: Scope, subject: str, status: Status, reason: Reason,
              sides: tuple[Side, ...], evidence: tuple[Hop, ...], descriptor: str,
              **details: str) -> Row:
-        assert view.new is not None
-        return Row(contract=self.name, view=view.name, subject=subject, status=status,
-                   reason=reason, sides=sides, evidence=evidence, details=dict(details),
-                   archs=archs_of_descriptor(ctx, descriptor, view.old, view.new))
+        return scope.row(subject, status, reason, sides=sides, evidence=evidence,
+                         details=dict(details),
+                         archs=archs_of_descriptor(scope.ctx, descriptor, scope.old, scope.new))
 
 
-def _kind(ctx: CheckContext, view: View, path: str) -> str:
+def _kind(scope: Scope, path: str) -> str:
     """The surface kind of a changed path, from the side of the view that holds it."""
-    assert view.new is not None
-    snapshot = view.new if path in view.new else view.old
-    return ctx.index(snapshot).kind(path)
+    return scope.ctx.index(scope.holding(path)).kind(path)

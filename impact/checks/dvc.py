@@ -6,16 +6,15 @@ comparison in `filelevel.py`; its facts come from the DVC extractor, never raw t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from typing import ClassVar
 
-from impact.checks.base import CheckContext
-from impact.checks.filelevel import Verdict, changed_files, file_row
+from impact.checks.check import Scope
+from impact.checks.filelevel import FileCheck, Judge, Verdict
 from impact.facts import Fact
-from impact.git import View
 from impact.kinds import SurfaceKind
 from impact.reasons import Reason
-from impact.rows import Row, Status
+from impact.rows import Status
+from impact.surface import PathSurface
 
 
 def _pointer_moved(_old: list[Fact], _new: list[Fact]) -> Verdict:
@@ -23,7 +22,7 @@ def _pointer_moved(_old: list[Fact], _new: list[Fact]) -> Verdict:
     return Verdict(Status.CHANGED, Reason.DATA_POINTER_CHANGED, {})
 
 
-class DvcCheck:
+class DvcCheck(FileCheck):
     """What it checks:
         Every `.dvc` pointer a view changes: the reference bundles and catalogs the tests
         and packer read, named by content hash.
@@ -48,12 +47,8 @@ class DvcCheck:
     """
 
     name: ClassVar[str] = "dvc"
-    surfaces: ClassVar[frozenset[str]] = frozenset({SurfaceKind.DVC_POINTER})
+    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset({SurfaceKind.DVC_POINTER})
+    owns_files: ClassVar[frozenset[SurfaceKind]] = surfaces
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.available_views():
-            yield from self._view(ctx, view)
-
-    def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
-        for path, what in changed_files(ctx, view, self.surfaces):
-            yield file_row(ctx, view, self.name, path, what, judge=_pointer_moved)
+    def judge(self, scope: Scope, path: str, what: PathSurface) -> Judge:
+        return _pointer_moved

@@ -3,9 +3,10 @@ dvc, generated-header, sdk-header): did a changed file's content change, and can
 understand it at both revisions?
 
 Maintainers: reads facts through the CheckContext only (a blob a partial clone lacks
-arrives as a parse-failure fact, so it reads `changed`, never raises). A contract adds
-its own judgement through a `Judge`; the steps every file shares (added, removed, not
-understood, layout only, content changed) live here and nowhere else.
+arrives as a parse-failure fact, so it reads `changed`, never raises). A whole-file
+contract is a `FileCheck` that declares its kinds and adds its own judgement through a
+`Judge`; the steps every file shares (added, removed, not understood, layout only,
+content changed) live here and nowhere else.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from impact.checks.base import CheckContext
+from impact.checks.check import Check, Scope
 from impact.facts import Fact
-from impact.git import View
 from impact.reasons import Reason
 from impact.rows import Lane, Role, Row, Side, Status
 from impact.surface import PathSurface
@@ -38,14 +39,32 @@ Judge = Callable[[list[Fact], list[Fact]], Verdict | None]
 Absent = Callable[[bool], Verdict | None]
 
 
-def changed_files(ctx: CheckContext, view: View, kinds: frozenset[str]
-                  ) -> Iterator[tuple[str, PathSurface]]:
-    """The paths of the view's own change (`own_paths`) whose surface kind is one of
-    `kinds`."""
-    for path in ctx.own_paths(view):
-        what = ctx.surface.describe(path)
-        if what.kind in kinds:
-            yield path, what
+class FileCheck(Check):
+    """A whole-file contract: one row per changed file it wants (by default, those of the
+    kinds it owns, `owns_files`), through `file_row`. A subclass declares its kinds and,
+    where it has a say of its own, a `judge` (an understood file whose content changed)
+    or an `absent` (a file added or removed)."""
+
+    def rows(self, scope: Scope) -> Iterator[Row]:
+        for path in scope.own_paths:
+            what = scope.ctx.surface.describe(path)
+            if self.wanted(scope, path, what):
+                yield file_row(scope, path, what, judge=self.judge(scope, path, what),
+                               absent=self.absent(scope, path, what))
+
+    def wanted(self, scope: Scope, path: str, what: PathSurface) -> bool:
+        """Whether this changed file gets a row of this contract (default: it is of a kind
+        the contract owns)."""
+        return what.kind in self.owns_files
+
+    def judge(self, scope: Scope, path: str, what: PathSurface) -> Judge | None:
+        """The contract's own say on the file when understood at both revisions (None:
+        the shared steps only)."""
+        return None
+
+    def absent(self, scope: Scope, path: str, what: PathSurface) -> Absent | None:
+        """The contract's own say on the file added or removed (None: `changed`)."""
+        return None
 
 
 def same_content(ctx: CheckContext, old: list[Fact], new: list[Fact]) -> bool:
@@ -53,21 +72,19 @@ def same_content(ctx: CheckContext, old: list[Fact], new: list[Fact]) -> bool:
     return ctx.content(old) == ctx.content(new)
 
 
-def file_row(ctx: CheckContext, view: View, contract: str, path: str, what: PathSurface,
-             judge: Judge | None = None, absent: Absent | None = None) -> Row:
+def file_row(scope: Scope, path: str, what: PathSurface, judge: Judge | None = None,
+             absent: Absent | None = None) -> Row:
     """The row of one changed file: added or removed (or `absent`'s say, when given), not
     understood at either revision, the contract's `judge`, else inert when only layout
     changed and changed otherwise. Every side is a copy of this file, so it is `changed`."""
-    assert view.new is not None
-    old, new = view.old, view.new
+    ctx, old, new = scope.ctx, scope.old, scope.new
     sides = tuple(Side(path, 0, label, Role.CHANGED)
-                  for label, snap in (("base", old), (view.name, new)) if path in snap)
-    archs = ctx.archs_for(path, old, new)
+                  for label, snap in (("base", old), (scope.view.name, new)) if path in snap)
+    archs = scope.archs_for(path)
 
     def row(status: Status, reason: Reason, **values: Any) -> Row:
-        return Row(contract=contract, view=view.name, subject=path, status=status,
-                   reason=reason, lane=Lane(what.lane), archs=archs, sides=sides,
-                   details={"surface": str(what.kind), **values})
+        return scope.row(path, status, reason, lane=Lane(what.lane), archs=archs,
+                         sides=sides, details={"surface": str(what.kind), **values})
 
     if path not in old or path not in new:
         said = absent(path not in old) if absent is not None else None
@@ -97,10 +114,3 @@ def _same_text(old: Fact, new: Fact) -> bool:
     the extractor's comment-blind `lexical_digest` (when it records one) says."""
     digest = new.data.get("lexical_digest")
     return digest is not None and old.data.get("lexical_digest") == digest
-
-
-def file_rows(ctx: CheckContext, contract: str, kinds: frozenset[str]) -> Iterator[Row]:
-    """One plain file-level row per changed file of `kinds`, in every available view."""
-    for view in ctx.available_views():
-        for path, what in changed_files(ctx, view, kinds):
-            yield file_row(ctx, view, contract, path, what)

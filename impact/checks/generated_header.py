@@ -6,21 +6,20 @@ through the shared comparison in `filelevel.py`; facts only, no blob reads.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from typing import ClassVar
 
-from impact.checks.base import CheckContext
-from impact.checks.filelevel import Verdict, changed_files, file_row, same_content
+from impact.checks.check import Scope
+from impact.checks.filelevel import FileCheck, Judge, Verdict, same_content
 from impact.facts import Fact
-from impact.git import View
 from impact.kinds import SurfaceKind
 from impact.reasons import Reason
-from impact.rows import Row, Status
+from impact.rows import Status
+from impact.surface import PathSurface
 
 _SOURCES = frozenset({SurfaceKind.FLATBUFFERS_SCHEMA, SurfaceKind.FLATC_FLAGS})
 
 
-class GeneratedHeaderCheck:
+class GeneratedHeaderCheck(FileCheck):
     """What it checks:
         Every flatc `*_generated.h` header, `.fbs` schema and `flatc_flags.txt` a view
         changes, and whether an edited generated header came with its schema or flags.
@@ -47,20 +46,21 @@ class GeneratedHeaderCheck:
     """
 
     name: ClassVar[str] = "generated-header"
-    surfaces: ClassVar[frozenset[str]] = frozenset({SurfaceKind.GENERATED_HEADER}) | _SOURCES
+    surfaces: ClassVar[frozenset[SurfaceKind]] = (
+        frozenset({SurfaceKind.GENERATED_HEADER}) | _SOURCES)
+    owns_files: ClassVar[frozenset[SurfaceKind]] = surfaces
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.available_views():
-            yield from self._view(ctx, view)
+    def judge(self, scope: Scope, path: str, what: PathSurface) -> Judge | None:
+        if what.kind != SurfaceKind.GENERATED_HEADER:
+            return None
 
-    def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
-        regenerated = any(ctx.surface.describe(p).kind in _SOURCES for p in view.diff.paths)
-        for path, what in changed_files(ctx, view, self.surfaces):
-            def judge(old: list[Fact], new: list[Fact], kind: str = what.kind
-                      ) -> Verdict | None:
-                if kind != SurfaceKind.GENERATED_HEADER or regenerated \
-                        or same_content(ctx, old, new):
-                    return None
-                return Verdict(Status.CHANGED, Reason.GENERATED_HEADER_WITHOUT_SOURCE, {})
+        def judge(old: list[Fact], new: list[Fact]) -> Verdict | None:
+            if same_content(scope.ctx, old, new) or _regenerated(scope):
+                return None
+            return Verdict(Status.CHANGED, Reason.GENERATED_HEADER_WITHOUT_SOURCE, {})
+        return judge
 
-            yield file_row(ctx, view, self.name, path, what, judge=judge)
+
+def _regenerated(scope: Scope) -> bool:
+    """Whether the view changes a source the headers are generated from."""
+    return any(scope.ctx.surface.describe(p).kind in _SOURCES for p in scope.view.diff.paths)

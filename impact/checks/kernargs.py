@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, ClassVar
 
-from impact.checks.base import CheckContext
-from impact.git import View
+from impact.checks.check import Check, Scope
 from impact.graph import (
     ALWAYS,
     Builder,
@@ -378,7 +377,7 @@ def _launch_problem(site: _Site, params: tuple[_Param, ...]) -> _Outcome | None:
 # -------------------------------------------------------------------------- the check
 
 
-class KernargsCheck:
+class KernargsCheck(Check):
     """What it checks:
         Each `b.param` builder against every hand-kept copy of its argument list: the
         static `KernelArgument` lists of the native packs, literal lists in C++ test pins,
@@ -430,23 +429,18 @@ class KernargsCheck:
     """
 
     name: ClassVar[str] = "kernargs"
-    surfaces: ClassVar[frozenset[str]] = frozenset(
+    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset(
         {SurfaceKind.ROCKE_LIBRARY, SurfaceKind.INGESTOR_PACK, SurfaceKind.TEST_PIN})
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.available_views():
-            yield from self._view(ctx, view)
-
-    def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
-        assert view.new is not None
-        old_graph, new_graph = ctx.graph(view.old), ctx.graph(view.new)
+    def rows(self, scope: Scope) -> Iterator[Row]:
+        old_graph, new_graph = scope.ctx.graph(scope.old), scope.ctx.graph(scope.new)
         old_sites = _sites(old_graph, {})
         prefer = {s: site.builder.id for s, site in old_sites.items()
                   if site.kind in (_Copy.LIST, _Copy.LAUNCH)}
         new_sites = _sites(new_graph, prefer)
-        touched = set(view.diff.paths)
+        touched = scope.changed
         for subject in sorted(new_sites):
-            row = self._row(ctx, view, new_graph, old_sites.get(subject), new_sites[subject],
+            row = self._row(scope, new_graph, old_sites.get(subject), new_sites[subject],
                             touched)
             if row is not None:
                 yield row
@@ -459,11 +453,11 @@ class KernargsCheck:
                 still = new_lists[subject]
                 list_changed = tuple((e.kind, e.size, e.name) for e in still.entries) != tuple(
                     (e.kind, e.size, e.name) for e in old.entries) or still.dynamic != old.dynamic
-                yield self._make(ctx, view, old, Status.CHANGED, Reason.RESTATED_BUILDER_GONE,
+                yield self._make(scope, old, Status.CHANGED, Reason.RESTATED_BUILDER_GONE,
                                  {}, [], (list_changed, True), compared=False)
 
-    def _row(self, ctx: CheckContext, view: View, graph: SymbolGraph, old: _Site | None,
-             new: _Site, touched: set[str]) -> Row | None:
+    def _row(self, scope: Scope, graph: SymbolGraph, old: _Site | None, new: _Site,
+             touched: frozenset[str]) -> Row | None:
         python_touched = new.builder.path in touched
         cpp_touched = new.path in touched
         # Which copy changed, as the comparison reads it: the copy, the builder, or both
@@ -479,11 +473,11 @@ class KernargsCheck:
                 hops = self._hops(graph, old, new) + [
                     Hop.of(new.path, u.line, Step.LIST_CONSTRUCT_AT, construct=u.construct)
                     for u in new.unread[:3]]
-                return self._make(ctx, view, new, Status.CHANGED,
+                return self._make(scope, new, Status.CHANGED,
                                   Reason.LIST_CONSTRUCT_NOT_READ,
                                   {"construct": first.construct, "line": first.line}, hops,
                                   roles, compared=False)
-            return self._make(ctx, view, new, Status.CHANGED, Reason.LIST_BUILT_BY_HELPER_CALLS,
+            return self._make(scope, new, Status.CHANGED, Reason.LIST_BUILT_BY_HELPER_CALLS,
                               {}, self._hops(graph, old, new), roles, compared=False)
         if new.kind == _Copy.LIST:
             outcome = _compare_list(new, python_touched, cpp_touched)
@@ -498,22 +492,22 @@ class KernargsCheck:
                 values["closest_to"] = new.builder.name
             # A mismatch on copies this view left as they were is the base's: no role
             # says changed, and run_checks lists it as pre-existing.
-            return self._make(ctx, view, new, Status.MISMATCH, outcome.reason, values, hops,
+            return self._make(scope, new, Status.MISMATCH, outcome.reason, values, hops,
                               roles if settled else (False, False))
         if not settled:
             return None  # untouched, or a body edit the surface check already reports
         if outcome.status == _Verdict.UNRESOLVED:
-            return self._make(ctx, view, new, Status.CHANGED, outcome.reason, outcome.values,
+            return self._make(scope, new, Status.CHANGED, outcome.reason, outcome.values,
                               hops, roles)
         if old is not None and old.abi() == new.abi():
-            return self._make(ctx, view, new, Status.INERT, Reason.ARGUMENT_LIST_UNCHANGED, {},
+            return self._make(scope, new, Status.INERT, Reason.ARGUMENT_LIST_UNCHANGED, {},
                               hops, roles)
         reason, values = outcome.reason, outcome.values
         if old is not None and old.abi()[1] != new.abi()[1]:
             reason, values = Reason.ARGUMENT_LIST_CHANGED_ON_BOTH_SIDES, {}
             if outcome.status == _Verdict.CONDITIONAL:
                 reason = Reason.ARGUMENT_LIST_CHANGED_ON_BOTH_SIDES_CONDITIONALS_OUT
-        return self._make(ctx, view, new, Status.CHANGED, reason, values, hops, roles)
+        return self._make(scope, new, Status.CHANGED, reason, values, hops, roles)
 
     def _hops(self, graph: SymbolGraph, old: _Site | None, new: _Site) -> list[Hop]:
         builder = new.builder
@@ -549,13 +543,12 @@ class KernargsCheck:
                                variant=variant.name))
         return hops
 
-    def _make(self, ctx: CheckContext, view: View, site: _Site, status: Status, reason: Reason,
+    def _make(self, scope: Scope, site: _Site, status: Status, reason: Reason,
               values: dict[str, Any], hops: list[Hop], roles: tuple[bool, bool], *,
               compared: bool = True) -> Row:
         """A row naming both copies: each `changed` when it changed in this view, as the
         comparison reads it (run_checks charges the row from these roles)."""
-        assert view.new is not None
-        builder = site.builder
+        builder, view = site.builder, scope.view
         copy_changed, builder_changed = roles
         sides = (
             Side(site.path, site.line, view.name, CHANGED if copy_changed else COUNTERPART,
@@ -563,10 +556,9 @@ class KernargsCheck:
             Side(builder.path, builder.line, view.name,
                  CHANGED if builder_changed else COUNTERPART, builder.name),
         )
-        snapshot = view.new if builder.path in view.new else view.old
-        return Row(contract=self.name, view=view.name, subject=site.subject, status=status,
-                   reason=reason, archs=ctx.archs_for(builder.path, snapshot), sides=sides,
-                   evidence=tuple(hops),
-                   details={"builder_name": builder.name, **values, "site": str(site.kind),
-                            "builder": builder.id, "paired": str(site.how),
-                            "compared": compared})
+        return scope.row(site.subject, status, reason,
+                         archs=scope.archs_for(builder.path, scope.holding(builder.path)),
+                         sides=sides, evidence=tuple(hops),
+                         details={"builder_name": builder.name, **values,
+                                  "site": str(site.kind), "builder": builder.id,
+                                  "paired": str(site.how), "compared": compared})

@@ -8,12 +8,13 @@ two halves compute is left to a device run. Its sentences live in `impact/render
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from impact.checks.base import CheckContext
-from impact.git import Snapshot, View
+from impact.checks.check import Check, Scope
+from impact.git import Snapshot
 from impact.graph import LaunchSurfaceEntry, Locator, SymbolGraph
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
@@ -57,14 +58,27 @@ class _Mirror:
     digest: str | None = None
 
 
+@dataclass(frozen=True)
+class _Break:
+    """A half the profile names that is missing at the new revision, and whether it was
+    missing so at the base too (`moved`: it was not)."""
+
+    reason: Reason
+    half: str  # _PYTHON_HALF or _MIRROR_HALF
+    moved: bool
+
+
+_PYTHON_HALF, _MIRROR_HALF = "python", "mirror"
+
+
 @dataclass
 class _Verdict:
-    mismatches: list[tuple[Reason, bool]] = field(default_factory=list)  # (reason, charged)
+    breaks: list[_Break] = field(default_factory=list)
     changes: list[Reason] = field(default_factory=list)
     hops: list[Hop] = field(default_factory=list)
 
 
-class LaunchSurfaceCheck:
+class LaunchSurfaceCheck(Check):
     """What it checks:
         Every `launch_surface:` entry of an IngestorGenerator tool profile
         (`configs/<slug>.profile.yaml`): its `python_source` (a host-side function such as
@@ -99,32 +113,29 @@ class LaunchSurfaceCheck:
     """
 
     name: ClassVar[str] = "launch-surface"
-    surfaces: ClassVar[frozenset[str]] = frozenset({SurfaceKind.LAUNCH_SURFACE_PROFILE})
+    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset({SurfaceKind.LAUNCH_SURFACE_PROFILE})
+    # The host-side functions its entries name run before lowering: an equal IR says
+    # nothing of them, so no row of a file they name is folded.
+    blocks_fold: ClassVar[bool] = True
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.available_views():
-            yield from self._view(ctx, view)
-
-    def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
-        assert view.new is not None
-        old_entries = _entries(ctx.graph(view.old))
-        new_entries = _entries(ctx.graph(view.new))
+    def rows(self, scope: Scope) -> Iterator[Row]:
+        old_entries = _entries(scope.ctx.graph(scope.old))
+        new_entries = _entries(scope.ctx.graph(scope.new))
         for key in sorted(set(old_entries) | set(new_entries)):
             if key not in new_entries:
-                yield self._removed(ctx, view, old_entries[key])
+                yield self._removed(scope, old_entries[key])
                 continue
-            row = self._entry(ctx, view, old_entries.get(key), new_entries[key])
+            row = self._entry(scope, old_entries.get(key), new_entries[key])
             if row is not None:
                 yield row
 
     # ------------------------------------------------------------------ one entry
-    def _removed(self, ctx: CheckContext, view: View, entry: Entry) -> Row:
-        assert view.new is not None
-        profile = entry.profile
-        failure = ctx.parse_failure(ctx.facts(view.new, profile))
+    def _removed(self, scope: Scope, entry: Entry) -> Row:
+        ctx, profile = scope.ctx, entry.profile
+        failure = ctx.parse_failure(ctx.facts(scope.new, profile))
         details: dict[str, Any] = {"entry": entry.name, "profile": profile,
                                    "profile_failure": None}
-        if profile not in view.new:
+        if profile not in scope.new:
             reason, hop = Reason.PROFILE_REMOVED, Hop.of(profile, entry.line,
                                                          Step.PROFILE_REMOVED_WITH_ENTRY)
         elif failure is not None:
@@ -141,17 +152,12 @@ class LaunchSurfaceCheck:
             if locator is not None:
                 sides.append(Side(locator.file, 0, "base", Role.COUNTERPART, locator.symbol or ""))
         anchor = entry.python_source.file if entry.python_source is not None else profile
-        return Row(
-            contract=self.name, view=view.name, subject=f"{profile}:{entry.name}",
-            status=Status.CHANGED, reason=reason,
-            archs=ctx.archs_for(anchor, view.old, view.new), sides=tuple(sides),
-            evidence=(hop,), details=details,
-        )
+        return scope.row(f"{profile}:{entry.name}", Status.CHANGED, reason,
+                         archs=scope.archs_for(anchor), sides=tuple(sides), evidence=(hop,),
+                         details=details)
 
-    def _entry(self, ctx: CheckContext, view: View, old_entry: Entry | None,
-               new_entry: Entry) -> Row | None:
-        assert view.new is not None
-        old, new = view.old, view.new
+    def _entry(self, scope: Scope, old_entry: Entry | None, new_entry: Entry) -> Row | None:
+        ctx, view, old, new = scope.ctx, scope.view, scope.old, scope.new
         profile, name = new_entry.profile, new_entry.name
         edited = old_entry is None or _edited(old_entry, new_entry)
         reference = old_entry if old_entry is not None else new_entry
@@ -161,8 +167,8 @@ class LaunchSurfaceCheck:
         mirror_new = _mirror_side(ctx, new, new_entry.cpp_mirror)
 
         verdict = _Verdict()
-        py_changed = _python_verdict(py_old, py_new, edited, verdict)
-        mirror_changed = _mirror_verdict(mirror_old, mirror_new, edited, verdict)
+        py_changed = _python_verdict(py_old, py_new, verdict)
+        mirror_changed = _mirror_verdict(mirror_old, mirror_new, verdict)
         _pairing(py_new, mirror_new, py_changed, mirror_changed, verdict)
         if edited:
             added = old_entry is None
@@ -172,39 +178,44 @@ class LaunchSurfaceCheck:
                                        Step.LAUNCH_ENTRY_ADDED_TO_PROFILE if added
                                        else Step.LAUNCH_ENTRY_EDITED_IN_PROFILE))
 
-        charged = [reason for reason, was_charged in verdict.mismatches if was_charged]
-        carried = [reason for reason, was_charged in verdict.mismatches if not was_charged]
-        touched = set(view.diff.paths) & {profile, py_new.file, py_old.file,
-                                          mirror_new.file, mirror_old.file}
-        # Only a carried break is left: the base already had it and the view merely
-        # touched a file of the entry. No copy changed as this row reads it, so every
-        # side is a counterpart and `run_checks` lists the row as pre-existing.
-        carried_only = not charged and not verdict.changes
-        if charged:
-            status, reason = Status.MISMATCH, charged[0]
+        # A break this view made (a half went missing, or the entry naming it was edited)
+        # outranks a change; a change outranks a break both revisions have, which is
+        # reported only when the view touched a file of the entry.
+        made = [b for b in verdict.breaks if b.moved or edited]
+        kept = [b for b in verdict.breaks if not (b.moved or edited)]
+        touched = scope.changed & {profile, py_new.file, py_old.file, mirror_new.file,
+                                   mirror_old.file}
+        if made:
+            status, reason = Status.MISMATCH, made[0].reason
         elif verdict.changes:
             status, reason = Status.CHANGED, verdict.changes[0]
-        elif carried and touched:
-            status, reason = Status.MISMATCH, carried[0]
+        elif kept and touched:
+            status, reason = Status.MISMATCH, kept[0].reason
         else:
             return None
+        # A half's copy changed, as this row reads it: for a break, whether that half
+        # went missing in this view; for a change, whether its content changed.
+        if status == Status.MISMATCH:
+            moved = {b.half for b in verdict.breaks if b.moved}
+            py_role, mirror_role = _PYTHON_HALF in moved, _MIRROR_HALF in moved
+        else:
+            py_role, mirror_role = py_changed, mirror_changed
 
         revision = view.name
         sides = []
         if py_new.state != _NONE:
             sides.append(Side(py_new.file, py_new.line or py_old.line,
                               revision if py_new.file in new else "base",
-                              _role(py_changed and not carried_only), py_new.symbol or ""))
+                              _role(py_role), py_new.symbol or ""))
         if mirror_new.state != _NONE:
             sides.append(Side(mirror_new.file, mirror_new.line or mirror_old.line,
                               revision if mirror_new.file in new else "base",
-                              _role(mirror_changed and not carried_only), mirror_new.symbol or ""))
+                              _role(mirror_role), mirror_new.symbol or ""))
         if edited:
             sides.append(Side(profile, new_entry.line, revision, Role.CHANGED, name))
         anchor = py_new.file or mirror_new.file or profile
-        return Row(
-            contract=self.name, view=view.name, subject=f"{profile}:{name}",
-            status=status, reason=reason, archs=ctx.archs_for(anchor, old, new),
+        return scope.row(
+            f"{profile}:{name}", status, reason, archs=scope.archs_for(anchor),
             sides=tuple(sides), evidence=tuple(verdict.hops),
             # The profile's own device check for this surface, when it names one.
             device_test=new_entry.test or "",
@@ -212,7 +223,8 @@ class LaunchSurfaceCheck:
                 "entry": name, "profile": profile,
                 "python_changed": py_changed, "mirror_changed": mirror_changed,
                 "mirror": None if mirror_new.state == _NONE else mirror_new.file,
-                "reasons": [str(r) for r in (*charged, *verdict.changes, *carried)],
+                "reasons": [str(r) for r in (*(b.reason for b in made), *verdict.changes,
+                                             *(b.reason for b in kept))],
                 # The values the reasons' sentences read.
                 "host_side": py_new.symbol or py_new.file or None,
                 "python_failure": py_new.failure or None,
@@ -285,7 +297,7 @@ def _python_side(ctx: CheckContext, snapshot: Snapshot, locator: Locator | None)
     return side
 
 
-def _python_verdict(old: _Python, new: _Python, edited: bool, verdict: _Verdict) -> bool:
+def _python_verdict(old: _Python, new: _Python, verdict: _Verdict) -> bool:
     """Record what happened to the Python half; True when it changed."""
     if new.state == _NONE:
         return False
@@ -295,13 +307,13 @@ def _python_verdict(old: _Python, new: _Python, edited: bool, verdict: _Verdict)
                                    failure=new.failure))
         return True
     if new.state == _NO_FILE:
-        verdict.mismatches.append((Reason.PYTHON_SOURCE_FILE_MISSING,
-                                   edited or old.state != _NO_FILE))
+        verdict.breaks.append(_Break(Reason.PYTHON_SOURCE_FILE_MISSING, _PYTHON_HALF,
+                                     old.state != _NO_FILE))
         verdict.hops.append(Hop.of(new.file, 0, Step.PYTHON_SOURCE_FILE_ABSENT))
         return old.state != _NO_FILE
     if new.state == _NO_SYMBOL:
-        verdict.mismatches.append((Reason.PYTHON_SOURCE_FUNCTION_MISSING,
-                                   edited or old.state != _NO_SYMBOL))
+        verdict.breaks.append(_Break(Reason.PYTHON_SOURCE_FUNCTION_MISSING, _PYTHON_HALF,
+                                     old.state != _NO_SYMBOL))
         verdict.hops.append(Hop.of(new.file, 0, Step.NO_SUCH_FUNCTION_IN_MODULE,
                                    symbol=new.symbol))
         return old.state != _NO_SYMBOL
@@ -371,13 +383,13 @@ def _defines(kind: str, name: str, data: dict[str, Any], symbol: str) -> bool:
     return False
 
 
-def _mirror_verdict(old: _Mirror, new: _Mirror, edited: bool, verdict: _Verdict) -> bool:
+def _mirror_verdict(old: _Mirror, new: _Mirror, verdict: _Verdict) -> bool:
     """Record what happened to the C++ half; True when it changed."""
     if new.state == _NONE:
         return False
     if new.state == _NO_FILE:
-        verdict.mismatches.append((Reason.MIRROR_FILE_MISSING,
-                                   edited or old.state != _NO_FILE))
+        verdict.breaks.append(_Break(Reason.MIRROR_FILE_MISSING, _MIRROR_HALF,
+                                     old.state != _NO_FILE))
         verdict.hops.append(Hop.of(new.file, 0, Step.MIRROR_FILE_ABSENT))
         return old.state != _NO_FILE
     if new.state == _UNPARSED:
@@ -386,8 +398,8 @@ def _mirror_verdict(old: _Mirror, new: _Mirror, edited: bool, verdict: _Verdict)
                                    failure=new.failure))
         return True
     if new.state == _NO_SYMBOL:
-        verdict.mismatches.append((Reason.MIRROR_SYMBOL_MISSING,
-                                   edited or old.state != _NO_SYMBOL))
+        verdict.breaks.append(_Break(Reason.MIRROR_SYMBOL_MISSING, _MIRROR_HALF,
+                                     old.state != _NO_SYMBOL))
         verdict.hops.append(Hop.of(new.file, 0, Step.MIRROR_DEFINES_NO_SYMBOL,
                                    symbol=new.symbol))
         return old.state != _NO_SYMBOL or old.digest != new.digest

@@ -7,18 +7,17 @@ touches git. Its sentences live in `impact/render/words.py`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import ClassVar
 
-from impact.checks.base import CheckContext
-from impact.git import View
+from impact.checks.check import Check, Scope
 from impact.graph import Definition, Reader, ReadHow, SymbolGraph
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
 
 
-class RemovedSymbolCheck:
+class RemovedSymbolCheck(Check):
     """What it checks:
         Every function, class or class member that a changed module defined at the base
         and no longer defines, traced to its readers through imports, package re-exports,
@@ -47,43 +46,38 @@ class RemovedSymbolCheck:
     """
 
     name: ClassVar[str] = "removed-symbol"
-    surfaces: ClassVar[frozenset[str]] = frozenset(
+    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset(
         {SurfaceKind.ROCKE_LIBRARY, SurfaceKind.ROCKE_PLATFORM, SurfaceKind.HKP_PACK})
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.available_views():
-            yield from self._view(ctx, view)
-
-    def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
-        assert view.new is not None
-        old_graph, new_graph = ctx.graph(view.old), ctx.graph(view.new)
-        for path in sorted(set(view.diff.paths)):
+    def rows(self, scope: Scope) -> Iterator[Row]:
+        ctx = scope.ctx
+        old_graph, new_graph = ctx.graph(scope.old), ctx.graph(scope.new)
+        for path in sorted(scope.changed):
             module = old_graph.module_at(path)
             if module is None:
                 continue
-            if ctx.parse_failure(ctx.facts(view.new, path)) is not None:
+            if ctx.parse_failure(ctx.facts(scope.new, path)) is not None:
                 continue  # the module no longer parses: not removed, unreadable (surface row)
             for definition in old_graph.definitions(module):
-                yield from self._definition_rows(ctx, view, old_graph, new_graph, definition)
+                yield from self._definition_rows(scope, old_graph, new_graph, definition)
 
-    def _definition_rows(self, ctx: CheckContext, view: View, old_graph: SymbolGraph,
+    def _definition_rows(self, scope: Scope, old_graph: SymbolGraph,
                          new_graph: SymbolGraph, definition: Definition) -> Iterator[Row]:
         now = new_graph.definition(definition.module, definition.name)
         if now is not None:
             if definition.kind == FactKind.FUNCTION and definition.signature != now.signature:
-                yield from self._resigned_rows(ctx, view, old_graph, new_graph, definition, now)
+                yield from self._resigned_rows(scope, old_graph, new_graph, definition, now)
             return
         if "." in definition.name:
-            yield from self._member_rows(ctx, view, new_graph, definition)
+            yield from self._member_rows(scope, new_graph, definition)
             return
         for reader in old_graph.readers(definition):
-            row = self._reader_row(ctx, view, new_graph, definition, reader)
+            row = self._reader_row(scope, new_graph, definition, reader)
             if row is not None:
                 yield row
 
-    def _resigned_rows(self, ctx: CheckContext, view: View, old_graph: SymbolGraph,
-                       new_graph: SymbolGraph, definition: Definition,
-                       now: Definition) -> Iterator[Row]:
+    def _resigned_rows(self, scope: Scope, old_graph: SymbolGraph, new_graph: SymbolGraph,
+                       definition: Definition, now: Definition) -> Iterator[Row]:
         """A function whose parameters changed: every function elsewhere that still reads
         it is `changed` (whether its calls still fit is for a run to show)."""
         still = {(r.module, r.function) for r in new_graph.readers(now)
@@ -93,11 +87,11 @@ class RemovedSymbolCheck:
                 continue
             if (reader.module, reader.function) not in still:
                 continue
-            yield self._row(ctx, view, definition, new_graph, reader.module, reader.function,
+            yield self._row(scope, definition, new_graph, reader.module, reader.function,
                             Status.CHANGED, Reason.RESIGNED_WHILE_STILL_CALLED,
                             old_signature=definition.signature, new_signature=now.signature)
 
-    def _member_rows(self, ctx: CheckContext, view: View, new_graph: SymbolGraph,
+    def _member_rows(self, scope: Scope, new_graph: SymbolGraph,
                      definition: Definition) -> Iterator[Row]:
         """A removed member: every function whose imports reach the class's module and
         that reads an attribute of that name is `changed` (its receiver's type decides)."""
@@ -112,24 +106,22 @@ class RemovedSymbolCheck:
                 uses = sorted(r for r in new_graph.reads_of(reader_module, function)
                               if r.endswith("." + member))
                 if uses:
-                    yield self._row(ctx, view, definition, new_graph, reader_module, function,
+                    yield self._row(scope, definition, new_graph, reader_module, function,
                                     Status.CHANGED, Reason.MEMBER_REMOVED_MAY_STILL_BE_READ,
                                     use=uses[0])
 
-    def _row(self, ctx: CheckContext, view: View, definition: Definition,
-             new_graph: SymbolGraph, reader_module: str, reader: str, status: Status,
-             reason: Reason, **values: str) -> Row:
-        assert view.new is not None
+    def _row(self, scope: Scope, definition: Definition, new_graph: SymbolGraph,
+             reader_module: str, reader: str, status: Status, reason: Reason,
+             **values: str) -> Row:
         module, name = definition.module, definition.name
         reader_path = str(new_graph.module_path(reader_module))
         read_by = new_graph.definition(reader_module, reader)
         line = read_by.line if read_by is not None else 0
-        return Row(
-            contract=self.name, view=view.name,
-            subject=f"{module}.{name} <- {reader_module}.{reader}",
-            status=status, reason=reason, archs=ctx.archs_for(reader_path, view.new),
+        return scope.row(
+            f"{module}.{name} <- {reader_module}.{reader}", status, reason,
+            archs=scope.archs_for(reader_path, scope.new),
             sides=(Side(definition.path, definition.line, "base", Role.CHANGED, name),
-                   Side(reader_path, line, view.name, Role.COUNTERPART, reader)),
+                   Side(reader_path, line, scope.view.name, Role.COUNTERPART, reader)),
             evidence=(Hop.of(definition.path, definition.line, Step.DEFINED_AT_BASE, name=name),
                       Hop.of(reader_path, line, Step.READS_IT_FROM,
                              reader=f"{reader_module}.{reader}")),
@@ -137,8 +129,8 @@ class RemovedSymbolCheck:
                      **values},
         )
 
-    def _reader_row(self, ctx: CheckContext, view: View, new_graph: SymbolGraph,
-                    definition: Definition, reader: Reader) -> Row | None:
+    def _reader_row(self, scope: Scope, new_graph: SymbolGraph, definition: Definition,
+                    reader: Reader) -> Row | None:
         module, name = definition.module, definition.name
         if reader.module == module and reader.function is not None:
             return None  # a reader in the same module: the surface row covers that file
@@ -162,12 +154,11 @@ class RemovedSymbolCheck:
                 status, reason = Status.MISMATCH, Reason.REMOVED_WHILE_STILL_READ
             else:
                 return None
-        return Row(
-            contract=self.name, view=view.name, subject=f"{module}.{name} <- {reader.id}",
-            status=status, reason=reason,
-            archs=ctx.archs_for(reader_path, view.new),
+        return scope.row(
+            f"{module}.{name} <- {reader.id}", status, reason,
+            archs=scope.archs_for(reader_path, scope.new),
             sides=(Side(definition.path, definition.line, "base", Role.CHANGED, name),
-                   Side(reader_path, reader.line, view.name, Role.COUNTERPART,
+                   Side(reader_path, reader.line, scope.view.name, Role.COUNTERPART,
                         reader.function or reader.module)),
             evidence=(Hop.of(definition.path, definition.line, Step.DEFINED_AT_BASE, name=name),
                       Hop.of(reader_path, reader.line, Step.STILL_BOUND_TO,

@@ -7,20 +7,18 @@ ingestor SDK headers and packs, which the graph computes from include facts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from typing import ClassVar
 
-from impact.checks.base import CheckContext
-from impact.checks.filelevel import changed_files, file_row
-from impact.git import View
+from impact.checks.check import Scope
+from impact.checks.filelevel import FileCheck
 from impact.kinds import SurfaceKind
-from impact.rows import Row
+from impact.surface import PathSurface
 
 _INCLUDE_ROOTS = (SurfaceKind.INGESTOR_SDK_HEADER, SurfaceKind.INGESTOR_PACK,
                   SurfaceKind.INGESTOR_ENGINE)
 
 
-class SdkHeaderCheck:
+class SdkHeaderCheck(FileCheck):
     """What it checks:
         Every plugin SDK header a view changes: the ingestor SDK headers, the generic
         target table, and any other SDK header the ingestor SDK headers or the native
@@ -47,26 +45,21 @@ class SdkHeaderCheck:
     """
 
     name: ClassVar[str] = "sdk-header"
-    surfaces: ClassVar[frozenset[str]] = frozenset(
+    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset(
         {SurfaceKind.SDK_HEADER, SurfaceKind.INGESTOR_SDK_HEADER, SurfaceKind.GENERIC_TARGET})
+    owns_files: ClassVar[frozenset[SurfaceKind]] = surfaces
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.available_views():
-            yield from self._view(ctx, view)
-
-    def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
-        for path, what in changed_files(ctx, view, self.surfaces):
-            if what.kind == SurfaceKind.SDK_HEADER and not _in_include_closure(ctx, view, path):
-                continue
-            yield file_row(ctx, view, self.name, path, what)
+    def wanted(self, scope: Scope, path: str, what: PathSurface) -> bool:
+        """A plain SDK header is the ingestor's only inside its include closure."""
+        if what.kind == SurfaceKind.SDK_HEADER:
+            return _in_include_closure(scope, path)
+        return super().wanted(scope, path, what)
 
 
-def _in_include_closure(ctx: CheckContext, view: View, path: str) -> bool:
+def _in_include_closure(scope: Scope, path: str) -> bool:
     """Whether the ingestor SDK headers or the packs include `path`, at either side."""
-    for snapshot in (view.old, view.new):
-        if snapshot is None:
-            continue
-        roots = ctx.paths(snapshot, *_INCLUDE_ROOTS)
-        if path in ctx.graph(snapshot).include_closure(roots):
+    for snapshot in (scope.old, scope.new):
+        roots = scope.ctx.paths(snapshot, *_INCLUDE_ROOTS)
+        if path in scope.ctx.graph(snapshot).include_closure(roots):
             return True
     return False

@@ -3,41 +3,31 @@ content change, and can the tool understand it?
 
 Maintainers: the shared comparison lives in `filelevel.py`; this module adds the two
 judgements only the surface contract makes (an op file whose stated facts changed is
-left to the bindings check; a dormant engine's sources are inert). It reads facts and
-the map's conventions only: no blob reads, no library paths.
+left to the check that settles its kind; a dormant engine's sources are inert). Which
+kinds other checks own or settle it reads from their declarations
+(`CheckContext.declarations`), never by importing them. It reads facts and the map's
+conventions only: no blob reads, no library paths.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from impact.checks.base import CheckContext
-from impact.checks.build import BuildCheck
-from impact.checks.deps import DepsCheck
-from impact.checks.dvc import DvcCheck
+from impact.checks.check import Check, Scope
 from impact.checks.filelevel import Absent, Judge, Verdict, file_row, same_content
-from impact.checks.generated_header import GeneratedHeaderCheck
-from impact.checks.sdk_header import SdkHeaderCheck
 from impact.facts import Fact
-from impact.git import Snapshot, View
+from impact.git import Snapshot
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason
 from impact.rows import Row, Status
 
-# Kinds whose rows a dedicated file-level contract writes (under its own name).
-HANDED_OFF: frozenset[str] = frozenset().union(*(
-    check.surfaces for check in (BuildCheck, DepsCheck, DvcCheck, GeneratedHeaderCheck,
-                                 SdkHeaderCheck)))
-# Kinds whose contract a dedicated check judges from understood facts: an edit the tool
-# understands is settled there, not by this file-level row.
-JUDGED_ELSEWHERE = {SurfaceKind.OP_PYTHON: "bindings", SurfaceKind.OP_CPP: "bindings",
-                    SurfaceKind.OP_SOURCES_MAP: "bindings"}
 # The keyword by which a packer pins the backend it compiles with.
 _BACKEND_KEYWORD = "backend"
 
 
-class SurfaceCheck:
+class SurfaceCheck(Check):
     """What it checks:
         Every path a view changes that lies on the runtime surface (rocKE and packer
         Python, native packs and engine sources, descriptors, test pins, profiles) and
@@ -69,34 +59,36 @@ class SurfaceCheck:
     """
 
     name: ClassVar[str] = "surface"
+    # Shipped rocKE and packer code: an emit document that builds every family importing
+    # the file equal at both revisions proves its edit changed no shipped kernel.
+    folds: ClassVar[frozenset[SurfaceKind]] = frozenset(
+        {SurfaceKind.ROCKE_LIBRARY, SurfaceKind.ROCKE_PLATFORM, SurfaceKind.HKP_PACK})
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.available_views():
-            yield from self._view(ctx, view)
-
-    def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
-        assert view.new is not None
+    def rows(self, scope: Scope) -> Iterator[Row]:
+        ctx, declared = scope.ctx, scope.ctx.declarations
         dormant: dict[str, Any] | None = None
-        for path in ctx.own_paths(view):
+        for path in scope.own_paths:
             what = ctx.surface.describe(path)
-            if what.kind == SurfaceKind.OUTSIDE or what.kind in HANDED_OFF:
+            if what.kind == SurfaceKind.OUTSIDE or what.kind in declared.owners:
                 continue
             if what.kind == SurfaceKind.ROCKE_ENGINE and dormant is None:
-                dormant = engine_dormant(ctx, view.new) or {}
+                dormant = engine_dormant(ctx, scope.new) or {}
             quiet = dormant if what.kind == SurfaceKind.ROCKE_ENGINE and dormant else None
-            yield file_row(ctx, view, self.name, path, what,
-                           judge=_judge(ctx, what.kind, quiet), absent=_absent(quiet))
+            yield file_row(scope, path, what, judge=_judge(ctx, what.kind, quiet,
+                                                           declared.settlers),
+                           absent=_absent(quiet))
 
 
-def _judge(ctx: CheckContext, kind: str, dormant: dict[str, Any] | None) -> Judge:
+def _judge(ctx: CheckContext, kind: str, dormant: dict[str, Any] | None,
+           settlers: Mapping[SurfaceKind, str]) -> Judge:
     """The surface contract's own say on an understood file whose content changed."""
     def judge(old: list[Fact], new: list[Fact]) -> Verdict | None:
         if same_content(ctx, old, new):
             return None
-        if kind in JUDGED_ELSEWHERE:
+        if kind in settlers:
             if _stated(old) != _stated(new):
                 return Verdict(Status.INERT, Reason.STATED_CHANGED_JUDGED_ELSEWHERE,
-                               {"judged_by": JUDGED_ELSEWHERE[kind]})
+                               {"judged_by": settlers[kind]})
             return Verdict(Status.CHANGED, Reason.CODE_BEYOND_BINDINGS_CHANGED, {})
         if dormant is not None:
             return Verdict(Status.INERT, Reason.ENGINE_CHANGED_WHILE_DORMANT, dormant)

@@ -7,10 +7,10 @@ the patterns it adds and removes. It reads the map through impact/surface.py onl
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import ClassVar
 
-from impact.checks.base import CheckContext
+from impact.checks.check import Check, Scope
 from impact.reasons import Reason
 from impact.rows import Role, Row, Side, Status
 from impact.surface import REPOSITORY_MAP, BadSurfaceMap, SurfaceMap, repository_map
@@ -22,7 +22,7 @@ def _patterns(found: SurfaceMap | BadSurfaceMap | None) -> set[str]:
     return {f"{entry.kind}: {pattern}" for entry in found.entries for pattern in entry.patterns}
 
 
-class SurfaceMapCheck:
+class SurfaceMapCheck(Check):
     """What it checks:
         Every view that adds, edits or removes the repository's own surface map
         (`.impact/surface.toml`), the file that says which paths are which surface.
@@ -49,20 +49,18 @@ class SurfaceMapCheck:
 
     name: ClassVar[str] = "surface-map"
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.available_views():
-            assert view.new is not None
-            if REPOSITORY_MAP not in view.diff.paths:
-                continue
-            old, new = repository_map(view.old), repository_map(view.new)
-            sides = tuple(Side(REPOSITORY_MAP, 0, label, Role.CHANGED)
-                          for label, snap in (("base", view.old), (view.name, view.new))
-                          if REPOSITORY_MAP in snap)
-            if isinstance(new, BadSurfaceMap):
-                reason, details = Reason.SURFACE_MAP_REFUSED, {"failure": new.problem}
-            else:
-                reason = Reason.SURFACE_MAP_EDITED
-                details = {"added": sorted(_patterns(new) - _patterns(old)),
-                           "removed": sorted(_patterns(old) - _patterns(new))}
-            yield Row(self.name, view.name, REPOSITORY_MAP, Status.CHANGED, reason,
-                      archs=(ctx.surface.all_archs,), sides=sides, details=details)
+    def rows(self, scope: Scope) -> Iterator[Row]:
+        if REPOSITORY_MAP not in scope.changed:
+            return
+        old, new = repository_map(scope.old), repository_map(scope.new)
+        sides = tuple(Side(REPOSITORY_MAP, 0, label, Role.CHANGED)
+                      for label, snap in (("base", scope.old), (scope.view.name, scope.new))
+                      if REPOSITORY_MAP in snap)
+        if isinstance(new, BadSurfaceMap):
+            reason, details = Reason.SURFACE_MAP_REFUSED, {"failure": new.problem}
+        else:
+            reason = Reason.SURFACE_MAP_EDITED
+            details = {"added": sorted(_patterns(new) - _patterns(old)),
+                       "removed": sorted(_patterns(old) - _patterns(new))}
+        yield scope.row(REPOSITORY_MAP, Status.CHANGED, reason,
+                        archs=(scope.ctx.surface.all_archs,), sides=sides, details=details)

@@ -7,15 +7,15 @@ row of another check already names. It never reads a blob itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import ClassVar
 
-from impact.checks.base import CheckContext
+from impact.checks.check import Check, Scope
 from impact.reasons import Reason
 from impact.rows import Role, Row, Side, Status
 
 
-class UnreadableCheck:
+class UnreadableCheck(Check):
     """What it checks:
         Every file a check or the symbol graph needed whose content could not be read: a
         blob missing from a partial clone, a corrupt object, a gitlink (submodule) where
@@ -41,17 +41,15 @@ class UnreadableCheck:
 
     name: ClassVar[str] = "unreadable"
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.available_views():
-            errors: dict[str, str] = {}  # path -> the first error reading it
-            sides: dict[str, list[Side]] = {}  # path -> a side for each copy not read
-            for snapshot in (view.old, view.new):
-                for path, error in sorted(ctx.unreadable(snapshot).items()):
-                    errors.setdefault(path, error)
-                    # The copy cannot be shown unchanged: it counts as changed.
-                    sides.setdefault(path, []).append(Side(path, 0, snapshot.label, Role.CHANGED))
-            for path, error in sorted(errors.items()):
-                yield Row(self.name, view.name, path, Status.CHANGED, Reason.FILE_NOT_READABLE,
-                          archs=ctx.archs_for(path, view.old, view.new),
-                          sides=tuple(sides[path]),
-                          details={"file": path, "error": error})
+    def rows(self, scope: Scope) -> Iterator[Row]:
+        errors: dict[str, str] = {}  # path -> the first error reading it
+        sides: dict[str, list[Side]] = {}  # path -> a side for each copy not read
+        for snapshot in (scope.old, scope.new):
+            for path, error in sorted(scope.ctx.unreadable(snapshot).items()):
+                errors.setdefault(path, error)
+                # The copy cannot be shown unchanged: it counts as changed.
+                sides.setdefault(path, []).append(Side(path, 0, snapshot.label, Role.CHANGED))
+        for path, error in sorted(errors.items()):
+            yield scope.row(path, Status.CHANGED, Reason.FILE_NOT_READABLE,
+                            archs=scope.archs_for(path), sides=tuple(sides[path]),
+                            details={"file": path, "error": error})

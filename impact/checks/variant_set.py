@@ -16,8 +16,9 @@ from typing import Any, ClassVar
 
 from impact.archs import archs_of_pack_family, descriptor_type, family_key
 from impact.checks.base import CheckContext
+from impact.checks.check import Check, Scope
 from impact.facts import Fact
-from impact.git import Snapshot, View
+from impact.git import Snapshot
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
@@ -120,7 +121,7 @@ def _census_names(facts: list[Fact], known: set[str]) -> dict[str, int]:
     return names
 
 
-class VariantSetCheck:
+class VariantSetCheck(Check):
     """What it checks:
         The variant names a KDP ships (inline UKDs and the standalone UKDs it names) against
         the census test that pins them (`TestGfx950AttentionDensePacks.cpp` pins the
@@ -156,24 +157,22 @@ class VariantSetCheck:
     """
 
     name: ClassVar[str] = "variant-set"
-    surfaces: ClassVar[frozenset[str]] = frozenset(
+    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset(
         {SurfaceKind.DESCRIPTOR, SurfaceKind.INGESTOR_PACK, SurfaceKind.TEST_PIN})
 
-    def check(self, ctx: CheckContext) -> Iterable[Row]:
-        for view in ctx.available_views():
-            yield from self._census(ctx, view)
-            yield from self._packs(ctx, view)
+    def rows(self, scope: Scope) -> Iterator[Row]:
+        yield from self._census(scope)
+        yield from self._packs(scope)
 
     # ------------------------------------------------------------------ census
-    def _census(self, ctx: CheckContext, view: View) -> Iterator[Row]:
-        assert view.new is not None
-        changed = set(view.diff.paths)
+    def _census(self, scope: Scope) -> Iterator[Row]:
+        ctx, changed = scope.ctx, scope.changed
         rules = ctx.surface.conventions
-        censuses = [p for p in ctx.paths(view.new, SurfaceKind.TEST_PIN)
+        censuses = [p for p in ctx.paths(scope.new, SurfaceKind.TEST_PIN)
                     if census_family(p, rules) is not None]
         if not censuses:
             return
-        old_kdps, new_kdps = _kdps(ctx, view.old), _kdps(ctx, view.new)
+        old_kdps, new_kdps = _kdps(ctx, scope.old), _kdps(ctx, scope.new)
         for census in censuses:
             family = family_key(str(census_family(census, rules)))
             old_kdp, new_kdp = old_kdps.get(family), new_kdps.get(family)
@@ -183,23 +182,22 @@ class VariantSetCheck:
                     kdp_files |= {kdp.path} | {p for p, _ in kdp.variants.values()}
             if not ({census} | kdp_files) & changed:
                 continue
-            row = self._census_row(ctx, view, census, old_kdp, new_kdp, changed)
+            row = self._census_row(scope, census, old_kdp, new_kdp, changed)
             if row is not None:
                 yield row
 
-    def _census_row(self, ctx: CheckContext, view: View, census: str, old_kdp: _Kdp | None,
-                    new_kdp: _Kdp | None, changed: set[str]) -> Row | None:
-        assert view.new is not None
-        subject = f"census:{census}"
+    def _census_row(self, scope: Scope, census: str, old_kdp: _Kdp | None,
+                    new_kdp: _Kdp | None, changed: frozenset[str]) -> Row | None:
+        ctx, view, subject = scope.ctx, scope.view, f"census:{census}"
         if new_kdp is None:
             if census not in changed:
                 return None
-            return self._row(ctx, view, subject, Status.CHANGED, Reason.CENSUS_WITHOUT_KDP,
+            return self._row(scope, subject, Status.CHANGED, Reason.CENSUS_WITHOUT_KDP,
                              census, (Side(census, 0, view.name, Role.CHANGED),), ())
-        census_facts = ctx.facts(view.new, census)
+        census_facts = ctx.facts(scope.new, census)
         unreadable = ctx.parse_failure(census_facts)
         if unreadable is not None:  # a blob a partial clone lacks, a file that does not parse
-            return self._row(ctx, view, subject, Status.CHANGED, Reason.CENSUS_NOT_UNDERSTOOD,
+            return self._row(scope, subject, Status.CHANGED, Reason.CENSUS_NOT_UNDERSTOOD,
                              census, (Side(census, unreadable.line, view.name, Role.CHANGED),), (),
                              {"failure": str(unreadable.data.get("reason", ""))})
         shipped_new = set(new_kdp.variants)
@@ -210,20 +208,20 @@ class VariantSetCheck:
                      or shipped_old != shipped_new)
         kdp_side = Side(new_kdp.path, new_kdp.line, view.name, _role(kdp_moved))
         if new_kdp.broken is not None:
-            return self._row(ctx, view, subject, Status.CHANGED, Reason.KDP_NOT_UNDERSTOOD,
+            return self._row(scope, subject, Status.CHANGED, Reason.KDP_NOT_UNDERSTOOD,
                              new_kdp.path, (kdp_side,),
                              (Hop.of(new_kdp.path, new_kdp.line, Step.KDP_DOES_NOT_PARSE),),
                              {"failure": new_kdp.broken})
         known = shipped_new | shipped_old
         pins_new = _census_names(census_facts, known)
-        old_facts = ctx.facts(view.old, census)
-        pins_old = _census_names(old_facts, known) if census in view.old else {}
-        census_moved = (census not in view.old or ctx.parse_failure(old_facts) is not None
+        old_facts = ctx.facts(scope.old, census)
+        pins_old = _census_names(old_facts, known) if census in scope.old else {}
+        census_moved = (census not in scope.old or ctx.parse_failure(old_facts) is not None
                         or set(pins_old) != set(pins_new))
         census_side = Side(census, min(pins_new.values(), default=0), view.name,
                            _role(census_moved))
         if not pins_new:
-            return self._row(ctx, view, subject, Status.CHANGED, Reason.CENSUS_HAS_NO_NAMES,
+            return self._row(scope, subject, Status.CHANGED, Reason.CENSUS_HAS_NO_NAMES,
                              new_kdp.path, (census_side, kdp_side), ())
         unpinned = sorted(shipped_new - set(pins_new))
         gone = sorted(set(pins_new) - shipped_new)
@@ -235,7 +233,7 @@ class VariantSetCheck:
         sides = (census_side, kdp_side)
         if not unpinned and not gone:
             if kdp_moved:
-                return self._row(ctx, view, subject, Status.CHANGED,
+                return self._row(scope, subject, Status.CHANGED,
                                  Reason.SHIPPED_SET_CHANGED_CENSUS_AGREES, new_kdp.path,
                                  sides, (), details)
             return None
@@ -248,19 +246,18 @@ class VariantSetCheck:
             reason = Reason.CENSUS_AND_KDP_DIFFER
         # A gap the base already had, on copies whose lists did not move, is pre-existing:
         # run_checks reads that from the sides' roles.
-        return self._row(ctx, view, subject, Status.MISMATCH, reason, new_kdp.path, sides, hops,
+        return self._row(scope, subject, Status.MISMATCH, reason, new_kdp.path, sides, hops,
                          details)
 
     # ------------------------------------------------------------------- packs
-    def _packs(self, ctx: CheckContext, view: View) -> Iterator[Row]:
-        assert view.new is not None
-        rules = ctx.surface.conventions
+    def _packs(self, scope: Scope) -> Iterator[Row]:
+        ctx, rules = scope.ctx, scope.ctx.surface.conventions
         if not (rules.pack_folder and rules.pack_suffix and rules.pack_table
                 and rules.build_file and rules.register_function is not None):
             return  # the map names no native-pack registration to check
-        changed = set(view.diff.paths)
+        changed = scope.changed
         folder = f"/{rules.pack_folder}/"
-        for path in ctx.paths(view.new, SurfaceKind.INGESTOR_PACK):
+        for path in ctx.paths(scope.new, SurfaceKind.INGESTOR_PACK):
             stem = posixpath.basename(path).removesuffix(rules.pack_suffix)
             if folder not in path or not path.endswith(rules.pack_suffix) \
                     or not stem.isidentifier():
@@ -269,38 +266,38 @@ class VariantSetCheck:
             cmake, table = f"{engine}/{rules.build_file}", f"{engine}/{rules.pack_table}"
             if not {path, cmake, table} & changed:
                 continue
-            row = self._pack_row(ctx, view, path, engine, cmake, table)
+            row = self._pack_row(scope, path, engine, cmake, table)
             if row is not None:
                 yield row
 
-    def _pack_row(self, ctx: CheckContext, view: View, path: str, engine: str, cmake: str,
+    def _pack_row(self, scope: Scope, path: str, engine: str, cmake: str,
                   table: str) -> Row | None:
-        assert view.new is not None
-        subject, archs = f"pack:{path}", archs_of_pack_family(ctx, path, view.old, view.new)
-        old_register = _register(ctx, view.old, path) if path in view.old else None
+        ctx, view, old, new = scope.ctx, scope.view, scope.old, scope.new
+        subject, archs = f"pack:{path}", archs_of_pack_family(ctx, path, old, new)
+        old_register = _register(ctx, old, path) if path in old else None
         for where in (path, cmake, table):
-            failure = ctx.parse_failure(ctx.facts(view.new, where))
+            failure = ctx.parse_failure(ctx.facts(new, where))
             if failure is not None:  # unread: its registration cannot be settled
-                return self._row(ctx, view, subject, Status.CHANGED,
+                return self._row(scope, subject, Status.CHANGED,
                                  Reason.PACK_REGISTRATION_NOT_UNDERSTOOD, path,
                                  (Side(where, failure.line, view.name, Role.CHANGED),), (),
                                  {"file": where,
                                   "failure": str(failure.data.get("reason", ""))}, archs=archs)
-        register = _register(ctx, view.new, path)
+        register = _register(ctx, new, path)
         if register is None:
-            moved = old_register is not None or path not in view.old
-            return self._row(ctx, view, subject, Status.CHANGED, Reason.PACK_REGISTER_NOT_FOUND,
+            moved = old_register is not None or path not in old
+            return self._row(scope, subject, Status.CHANGED, Reason.PACK_REGISTER_NOT_FOUND,
                              path, (Side(path, 0, view.name, _role(moved)),), (), archs=archs)
         name, line = register
         relative = path[len(engine) + 1:]
-        listed = _listed(ctx, view.new, cmake, relative)
-        rowed = _rowed(ctx, view.new, table, name)
+        listed = _listed(ctx, new, cmake, relative)
+        rowed = _rowed(ctx, new, table, name)
         gaps = [gap for gap, kept in (("target_sources", listed), ("s_packs", rowed)) if not kept]
         if not gaps:
             return None
         pack_moved = old_register is None or old_register[0] != name
-        cmake_moved = _listed(ctx, view.old, cmake, relative) != listed
-        table_moved = _rowed(ctx, view.old, table, name) != rowed
+        cmake_moved = _listed(ctx, old, cmake, relative) != listed
+        table_moved = _rowed(ctx, old, table, name) != rowed
         # The copies of the gaps left, and only those: a registration the view completed
         # is not a copy of the gap that remains, so fixing half a pre-existing gap is not
         # charged as a break.
@@ -316,18 +313,16 @@ class VariantSetCheck:
         reason = {("s_packs",): Reason.PACK_WITHOUT_S_PACKS_ROW,
                   ("target_sources",): Reason.PACK_WITHOUT_TARGET_SOURCES}.get(
             tuple(gaps), Reason.PACK_WITHOUT_REGISTRATION)
-        return self._row(ctx, view, subject, Status.MISMATCH, reason, path, sides,
+        return self._row(scope, subject, Status.MISMATCH, reason, path, sides,
                          tuple(hops), {"missing": gaps}, archs=archs)
 
-    def _row(self, ctx: CheckContext, view: View, subject: str, status: Status, reason: Reason,
+    def _row(self, scope: Scope, subject: str, status: Status, reason: Reason,
              archs_of: str, sides: tuple[Side, ...], evidence: tuple[Hop, ...],
              details: dict[str, Any] | None = None, *,
              archs: tuple[str, ...] | None = None) -> Row:
-        if archs is None:
-            archs = ctx.archs_for(archs_of, view.old, view.new)
-        return Row(contract=self.name, view=view.name, subject=subject, status=status,
-                   reason=reason, archs=archs, sides=sides, evidence=evidence,
-                   details=details or {})
+        return scope.row(subject, status, reason, sides=sides, evidence=evidence,
+                         details=details,
+                         archs=scope.archs_for(archs_of) if archs is None else archs)
 
 
 def _register(ctx: CheckContext, snapshot: Snapshot, pack: str) -> tuple[str, int] | None:
