@@ -341,6 +341,10 @@ def _conventions(table: dict[str, Any], problems: list[str]) -> Conventions:
                                    "pack_folder", "pack_suffix", "pack_table", "pack_array",
                                    "build_file")
              if k in table}
+    if table.get("pack_table") and not table.get("pack_array"):
+        # Without the array's name no pack row is read: every pack would read unregistered.
+        problems.append("conventions/pack_table: needs conventions.pack_array (the name of "
+                        "the registration array it holds)")
     emitter = None
     if "emitter" in table:
         if not (table.get("python_backend") and table.get("dsl_modules")):

@@ -127,6 +127,33 @@ def test_child_imports_only_the_standard_library():
     assert foreign - {"__future__"} <= set(sys.stdlib_module_names), names
 
 
+ISOLATION = r"""
+import json, runpy, sys
+entry = runpy.run_path(sys.argv[1], run_name="emit_child_start")["_entry"]
+before = list(sys.path)
+main = entry()
+same_path = sys.path == before
+left = [n for n in sys.modules if n == "emit" or n.startswith("emit.")]
+sys.path.insert(0, sys.argv[2])
+import emit
+print(json.dumps({"main": callable(main), "tree_emit": getattr(emit, "MARK", None),
+                  "left": left, "same_path": same_path}))
+"""
+
+
+def test_the_childs_own_modules_leave_no_trace_for_tree_code(tmp_path):
+    """The entry imports the child from this checkout, then takes its folder off sys.path
+    and its modules out of sys.modules before tree code runs: a tree's own `emit` package
+    is the one the tree's code imports."""
+    (tmp_path / "root" / "emit").mkdir(parents=True)
+    (tmp_path / "root" / "emit" / "__init__.py").write_text("MARK = 'the tree'\n")
+    done = subprocess.run([sys.executable, "-I", "-c", ISOLATION, str(CHILD),
+                           str(tmp_path / "root")], capture_output=True, text=True,
+                          check=True, timeout=60)
+    found = json.loads(done.stdout)
+    assert found == {"main": True, "tree_emit": "the tree", "left": [], "same_path": True}, found
+
+
 def test_every_shipped_variant_builds(baseline):
     doc, _ = baseline
     assert doc["enumerator"] == "hkp_pack.registry"

@@ -151,6 +151,16 @@ lowering_reexports = []
     assert "producer" in str(exc.value)
 
 
+def test_a_pack_table_needs_the_name_of_its_array() -> None:
+    """Without `pack_array` no pack row would be read and every pack would read
+    unregistered: a map naming a pack table without it is refused."""
+    with pytest.raises(BadSurfaceMap) as exc:
+        parse_surface_map(MINIMAL + b'[conventions]\npack_table = "Packs.cpp"\n', "test")
+    assert "pack_array" in str(exc.value)
+    named = MINIMAL + b'[conventions]\npack_table = "Packs.cpp"\npack_array = "kPacks"\n'
+    assert parse_surface_map(named, "test").conventions.pack_array == "kPacks"
+
+
 def test_cli_surface_map_option(build, capsys, tmp_path: Path) -> None:
     repo = build(Scenario(base={"src/a.py": "A = 1\n"},
                           head=(Change("h", write={"src/a.py": "A = 2\n", "doc.md": "d\n"}),)))
