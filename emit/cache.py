@@ -17,8 +17,9 @@ digest, the readers' version), the root lists as the child is given them, the fl
 pin, the allow-listed environment (PATH, LANG, LC_*, ROCKE_*, HKP_*), the limits that can
 change a result (address space, open files), whether the namespaces were asked for, the
 Python version and executable, every distribution on the child's import path with its
-version (the path as `emit.runner.key_import_path` finds it, a superset of the child's),
-and the sha256 of the child's and the sandbox's sources (impact's emit tool version).
+version (the path as `emit.jail.key_import_path` finds it, a superset of the child's),
+and the sha256 of every source the child and the sandbox run (emit/child/, the emit
+package's own __init__ and emit/sandbox.py: impact's emit tool version).
 Under that key ("plan" or "group:<id>") the entry holds up to CANDIDATES candidates, each
 a value with the manifest of the tree files it was made from (emit/manifest.py: each
 path the child's tree code opened, stat'ed, listed or scanned, by its state in git; a
@@ -48,7 +49,11 @@ from impact.factstore import FactStore
 ENTRY_FORMAT = 3  # 3: per-group candidates with the manifest of what they read
 CANDIDATES = 8    # manifests kept per key, newest first
 EMIT_FOLDER = "emit"
-_TOOL_SOURCES = ("child.py", "sandbox.py")
+
+def _tool_sources(here: Path) -> list[str]:
+    """The sources the child and the jail run, relative to the emit package's folder."""
+    child = sorted(p.relative_to(here).as_posix() for p in (here / "child").glob("*.py"))
+    return ["__init__.py", *child, "sandbox.py"]
 
 
 @functools.cache
@@ -57,7 +62,7 @@ def tool_fingerprint(import_path: tuple[str, ...]) -> dict[str, Any]:
     distribution the child could import (name and version), as a JSON-ready record."""
     here = Path(__file__).resolve().parent
     sources = {name: hashlib.sha256((here / name).read_bytes()).hexdigest()
-               for name in _TOOL_SOURCES}
+               for name in _tool_sources(here)}
     dists = sorted({(d.metadata["Name"] or "?", d.version or "?")
                     for d in metadata.distributions(path=list(import_path))})
     return {"sources": sources, "python": sys.version,

@@ -1,6 +1,6 @@
 """What a cached plan or group read of its tree, and whether another tree holds the same.
 
-Maintainers: this module turns a child's reads (emit/child.py `Reads`: the paths its tree
+Maintainers: this module turns a child's reads (emit/child/reads.py `Reads`: the paths its tree
 code opened or stat'ed, the folders it listed or scanned, per window) into a manifest of
 states read from git objects, and checks a manifest against a revision's snapshot; it
 never reads the file system, never runs a child and never imports a parser.

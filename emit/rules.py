@@ -1,11 +1,12 @@
 """What the emitter's child is told about one revision: impact's own readings, as data.
 
-The child (emit/child.py) runs analysed code and may not import impact, so it cannot call
+The child (emit/child/) runs analysed code and may not import impact, so it cannot call
 impact's rules; it reads the file `child_rules` builds instead. Every value comes from
 impact: the generic-target table (`impact.descriptors.generic_targets`), the variants the
 descriptor reader found (rocke sources already normalised by
-`impact.descriptors.normalize_rocke_source`), and the backend pins read from the packer's
-`keyword-literal` facts.
+`impact.descriptors.normalize_rocke_source`), the backend pins read from the packer's
+`keyword-literal` facts, and the library's names the child calls (the surface map's
+`[conventions.emitter]`, `emitter_names`).
 
 Maintainers: reads a snapshot only through its tree index and the fact cache, never blob
 text; the folders come from the surface map (no hipDNN path here). The file is validated
@@ -35,13 +36,12 @@ from impact.kinds import FactKind, SurfaceKind
 from impact.surface import SurfaceMap
 
 RULES_SCHEMA = "emit_rules.schema.json"
-RULES_VERSION = 1
+RULES_VERSION = 2  # 2: the library's names (`emitter`)
 ROCKE = "rocke"
 # Launch kinds an authored descriptor may name; any other (the packed `kpack` form, a typo)
 # leaves its UKD not inspected, as the packer refuses it.
 AUTHORED_KINDS = frozenset({ROCKE, "hip", "hsaco", "embedded_source"})
 # A literal `backend=` passed to the packer's lowering call pins the lowering backend.
-LOWERING_CALL = "compile_kernel"
 BACKEND_KEYWORD = "backend"
 
 if TYPE_CHECKING:
@@ -51,19 +51,48 @@ Record = dict[str, Any]
 
 
 def child_rules(snapshot: Snapshot, surface: SurfaceMap) -> Record:
-    """The child's data file for `snapshot`: a JSON-ready document (see RULES_SCHEMA)."""
+    """The child's data file for `snapshot`: a JSON-ready document (see RULES_SCHEMA).
+    Raises ValueError for a map without emitter conventions (emit/runner.py starts no
+    child for one)."""
     from impact.extract import FactCache  # the parsers: only when rules are built
 
+    emitter = emitter_names(surface)
     index = TreeIndex.of(snapshot, surface)
     cache = FactCache(surface)
     variants, not_inspected = shipped_variants(snapshot, surface, index, cache)
     return {
         "schema_version": RULES_VERSION,
+        "emitter": emitter,
         "generic_targets": {name: list(members)
                             for name, members in sorted(generic_targets().items())},
-        "backend_pins": backend_pins(snapshot, index, cache),
+        "backend_pins": backend_pins(snapshot, index, cache, emitter["lowering"][1]),
         "variants": variants,
         "not_inspected": not_inspected,
+    }
+
+
+def emitter_names(surface: SurfaceMap) -> Record:
+    """The library's names the child calls: the map's `[conventions.emitter]` with its
+    `python_backend` and `dsl_modules`, module:name pairs as [module, name]. Raises
+    ValueError when the map has no emitter conventions."""
+    conventions = surface.conventions
+    emitter = conventions.emitter
+    if emitter is None:
+        raise ValueError(f"the surface map {surface.name} has no emitter conventions")
+    return {
+        "source_kind": emitter.source_kind,
+        "python_backend": conventions.python_backend,
+        "dsl_modules": list(conventions.dsl_modules),
+        "flavor_env": emitter.flavor_env,
+        "flavor_ladders": [list(name) for name in emitter.flavor_ladders],
+        "enumerators": [{"call": list(call), "returns": returns}
+                        for call, returns in emitter.enumerators],
+        "producer": list(emitter.producer),
+        "predicate_resolvers": list(emitter.predicate_resolvers),
+        "builder_prefix": emitter.builder_prefix,
+        "support_predicates": list(emitter.support_predicates),
+        "lowering": list(emitter.lowering),
+        "lowering_reexports": list(emitter.lowering_reexports),
     }
 
 
@@ -93,13 +122,15 @@ def write_rules(rules: Record, path: Path) -> None:
     path.write_text(json.dumps(rules, sort_keys=True, indent=1) + "\n", encoding="utf-8")
 
 
-def backend_pins(snapshot: Snapshot, index: TreeIndex, cache: FactCache) -> list[str]:
-    """Every literal `backend=` a packer file passes to its lowering call, sorted."""
+def backend_pins(snapshot: Snapshot, index: TreeIndex, cache: FactCache,
+                 lowering: str) -> list[str]:
+    """Every literal `backend=` a packer file passes to its lowering call (a function
+    named `lowering`), sorted."""
     pins: set[str] = set()
     for path in index.paths(SurfaceKind.HKP_PACK):
         for fact in cache.facts(snapshot, path):
             if (fact.kind == FactKind.KEYWORD_LITERAL and fact.name == BACKEND_KEYWORD
-                    and fact.data["call"].rsplit(".", 1)[-1] == LOWERING_CALL):
+                    and fact.data["call"].rsplit(".", 1)[-1] == lowering):
                 pins.add(fact.data["value"])
     return sorted(pins)
 

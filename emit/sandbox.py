@@ -1,7 +1,7 @@
 """The emitter's jail: confines one child before it runs the analysed code, and cleans up
 after a parent that died.
 
-Run by emit/runner.py as a script, with the standard library only (``python -I -S``):
+Run by emit/children.py as a script, with the standard library only (``python -I -S``):
 it must import nothing of impact's and nothing an analysed tree could shadow.
 
 ``sandbox.py run CONFIG -- ARGV...``

@@ -3,7 +3,7 @@
 Maintainers: this module only plans and joins JSON documents; it starts no process and
 reads no file. The unit of work is a *group*: every family of one source module for one
 target arch, because the child's sign findings compare the support predicates of the
-families of one module and arch (emit/child.py `sign_findings`); a group split across
+families of one module and arch (emit/child/probes.py `sign_findings`); a group split across
 children would lose them. A group's cost is its variant count. `assign` is greedy over
 the groups sorted by cost (largest first, ties by id) onto the least loaded bin (ties to
 the lowest index), so every machine given the same trees computes the same slices.

@@ -37,10 +37,10 @@ def _python(path: str, source: bytes, surface: SurfaceMap) -> list[Fact]:
                                 dsl_modules=surface.conventions.dsl_modules)
 
 
-def _cpp(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+def _cpp(path: str, source: bytes, surface: SurfaceMap) -> list[Fact]:
     from impact.cpp import extract_cpp_facts
 
-    return extract_cpp_facts(path, source)
+    return extract_cpp_facts(path, source, pack_array=surface.conventions.pack_array)
 
 
 def _cmake(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:

@@ -38,12 +38,35 @@ class NoSurfaceMap(ImpactError):
     """No built-in map's markers are in the analysed tree, and none was given."""
 
 
+QualifiedName = tuple[str, str]  # (dotted module, name in it)
+
+
+@dataclass(frozen=True)
+class EmitterConventions:
+    """Where the emitter's child finds the library's own code in a tree (the map's
+    `[conventions.emitter]` table): the source kind it builds, the flavor ladder and its
+    environment variable, the enumerators, the producer and its predicate resolvers, the
+    lowering it watches. emit/rules.py hands them to the child, which spells none."""
+
+    source_kind: str
+    flavor_env: str
+    flavor_ladders: tuple[QualifiedName, ...]
+    enumerators: tuple[tuple[QualifiedName, str], ...]  # (call, what it returns)
+    producer: QualifiedName
+    predicate_resolvers: tuple[str, ...]
+    builder_prefix: str
+    support_predicates: tuple[str, ...]
+    lowering: QualifiedName
+    lowering_reexports: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class Conventions:
     """The layout facts of the library a map fits that checks rely on (the map's
     `[conventions]` table): where a dormant engine lives, which code runs after
-    lowering, how native packs register, how census files are named. Code reads them
-    here and never spells a library's paths itself."""
+    lowering, how native packs register, how census files are named, what the emitter
+    calls (None: the map has no emitter conventions, and nothing is built). Code reads
+    them here and never spells a library's paths or names itself."""
 
     engine_tree: str = ""
     engine_target: str = ""
@@ -52,10 +75,12 @@ class Conventions:
     pack_folder: str = ""
     pack_suffix: str = ""
     pack_table: str = ""
+    pack_array: str = ""
     build_file: str = ""
     register_function: re.Pattern[str] | None = None
     census_file: re.Pattern[str] | None = None
     dsl_modules: tuple[str, ...] = ()
+    emitter: EmitterConventions | None = None
 
     def runs_after_lowering(self, path: str) -> bool:
         """Whether `path` is code that runs after lowering (equal IR proves nothing of it)."""
@@ -313,11 +338,42 @@ def _conventions(table: dict[str, Any], problems: list[str]) -> Conventions:
             problems.append(f"conventions/{key}: bad regular expression ({exc})")
             compiled[key] = None
     plain = {k: table[k] for k in ("engine_tree", "engine_target", "python_backend",
-                                   "pack_folder", "pack_suffix", "pack_table", "build_file")
+                                   "pack_folder", "pack_suffix", "pack_table", "pack_array",
+                                   "build_file")
              if k in table}
+    if table.get("pack_table") and not table.get("pack_array"):
+        # Without the array's name no pack row is read: every pack would read unregistered.
+        problems.append("conventions/pack_table: needs conventions.pack_array (the name of "
+                        "the registration array it holds)")
+    emitter = None
+    if "emitter" in table:
+        if not (table.get("python_backend") and table.get("dsl_modules")):
+            problems.append("conventions/emitter: needs conventions.python_backend and "
+                            "conventions.dsl_modules as well")
+        emitter = _emitter(table["emitter"])
     return Conventions(after_lowering=tuple(after), dsl_modules=tuple(table.get("dsl_modules", ())),
                        register_function=compiled["register_function"],
-                       census_file=compiled["census_file"], **plain)
+                       census_file=compiled["census_file"], emitter=emitter, **plain)
+
+
+def _qualified(text: str) -> QualifiedName:
+    """`module:name` (the schema's qualified_name) as (module, name)."""
+    module, _, name = text.partition(":")
+    return module, name
+
+
+def _emitter(table: dict[str, Any]) -> EmitterConventions:
+    """The `[conventions.emitter]` table (its shape checked by the schema)."""
+    return EmitterConventions(
+        source_kind=table["source_kind"], flavor_env=table["flavor_env"],
+        flavor_ladders=tuple(_qualified(t) for t in table["flavor_ladders"]),
+        enumerators=tuple((_qualified(e["call"]), e["returns"]) for e in table["enumerators"]),
+        producer=_qualified(table["producer"]),
+        predicate_resolvers=tuple(table["predicate_resolvers"]),
+        builder_prefix=table["builder_prefix"],
+        support_predicates=tuple(table["support_predicates"]),
+        lowering=_qualified(table["lowering"]),
+        lowering_reexports=tuple(table["lowering_reexports"]))
 
 
 def builtin_map(name: str) -> SurfaceMap:

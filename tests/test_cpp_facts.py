@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from impact.cpp import extract_cmake_facts, extract_cpp_facts, resolve_include
 from impact.facts import PARSE_FAILURE, Fact
 from impact.kinds import FactKind
+from impact.surface import builtin_map
 
 ROOT = Path(__file__).resolve().parent.parent / "impact" / "fixtures" / "rocke_tree"
 ENGINE = "dnn-providers/hip-kernel-provider/src/engines/kernel_ingestor_engine"
@@ -20,6 +21,8 @@ SDK = "projects/hipdnn/plugin_sdk/include"
 SIGNATURE_TEST = next(
     p.relative_to(ROOT).as_posix() for p in ROOT.rglob("TestGfx950AttentionDenseSignature.cpp")
 )
+# The hipDNN map names the pack registration array (s_packs); the extractor spells no name.
+PACK_ARRAY = builtin_map("hipdnn").conventions.pack_array
 FIXTURE_SOURCES = sorted(
     p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*") if p.suffix in (".cpp", ".hpp")
 )
@@ -27,7 +30,7 @@ FIXTURE_SOURCES = sorted(
 
 def facts_of(path: str, source: bytes | None = None) -> list[Fact]:
     data = (ROOT / path).read_bytes() if source is None else source
-    return extract_cpp_facts(path, data)
+    return extract_cpp_facts(path, data, pack_array=PACK_ARRAY)
 
 
 def of_kind(facts: list[Fact], kind: str) -> list[Fact]:
@@ -187,6 +190,18 @@ def test_fixture_s_packs_rows() -> None:
         "owns_module_cache": "true",
         "reset": "resetGfx950AttentionDenseModuleCache",
     }
+
+
+def test_pack_rows_come_from_the_array_the_map_names() -> None:
+    """The array's name is the map's `pack_array`: without one no row is read, and a
+    library that names its table otherwise has its rows read under that name."""
+    source = 'static const PackRow s_packs[] = {{"e", &reg, true, &reset}};'
+    assert PACK_ARRAY == "s_packs"
+    assert not of_kind(extract_cpp_facts("x.cpp", source.encode()), "pack-row")
+    renamed = extract_cpp_facts("x.cpp", source.replace("s_packs", "kPacks").encode(),
+                                pack_array="kPacks")
+    assert [r.name for r in of_kind(renamed, "pack-row")] == ["e"]
+
 
 
 def test_fixture_includes_and_resolution() -> None:
@@ -379,7 +394,7 @@ INLINE_CASES = [
 
 @pytest.mark.parametrize(("source", "kind", "name", "data"), INLINE_CASES)
 def test_inline_facts(source: str, kind: str, name: str, data: dict) -> None:
-    facts = extract_cpp_facts("x.cpp", source.encode())
+    facts = extract_cpp_facts("x.cpp", source.encode(), pack_array=PACK_ARRAY)
     assert not of_kind(facts, PARSE_FAILURE)
     (fact,) = of_kind(facts, kind)
     assert fact.name == name

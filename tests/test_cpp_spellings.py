@@ -9,6 +9,7 @@ import pytest
 from impact.cpp.facts import extract_cpp_facts
 from impact.graph import abbreviates, name_forms, same_name
 from impact.kinds import FactKind
+from impact.surface import builtin_map
 
 GB, BV = "global_buffer", "by_value"
 # The list every spelling below states: two pointers, then an f32 and an i32 scalar.
@@ -384,7 +385,8 @@ def test_s_packs_rows_in_every_spelling() -> None:
         '    IngestorPack{"hipkernel:B", registerB, /*owns=*/false, resetB},\n'
         '    {.engineName = "hipkernel:C", .registerFn = &registerC,\n'
         "     .ownsModuleCache = true, .resetFn = &resetC},\n};\n")
-    facts = extract_cpp_facts("x.cpp", source.encode())
+    pack_array = builtin_map("hipdnn").conventions.pack_array
+    facts = extract_cpp_facts("x.cpp", source.encode(), pack_array=pack_array)
     rows = {f.name: f.data["register"] for f in facts if f.kind == FactKind.PACK_ROW}
     assert rows == {"hipkernel:A": "registerA", "hipkernel:B": "registerB",
                     "hipkernel:C": "registerC"}

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from emit.runner import (
-    Limits,
-    child_environment,
-    emit_document,
-    expected_trees,
-    load_emit_file,
-    run_emit,
-    write_emit_file,
-)
+from emit.children import Limits
+from emit.emitfile import emit_document, load_emit_file, write_emit_file
+from emit.jail import child_environment
+from emit.runner import run_emit
+from emit.trees import expected_trees
 from impact.cli import main
 from impact.contracts import validate
 from impact.errors import EXIT_BAD_INPUT
@@ -76,6 +73,32 @@ def test_refactor_with_equal_ir_folds_to_none(build, capsys, tmp_path) -> None:
     rows = [r for r in report["rows"] if r["subject"] == TILED]
     assert rows and all(r["status"] == "inert" for r in rows), rows
     assert report["verdict"]["line"] == "Runtime impact: NONE"
+
+
+def test_a_map_without_emitter_conventions_builds_nothing_and_folds_nothing(
+        build, capsys, tmp_path) -> None:
+    """Fail closed: with no [conventions.emitter] the child would not know what to call, so
+    no child starts, both revisions read not-started, nothing folds (the refactor that
+    folds with them stays changed) and Pack-time is INCOMPLETE, never CLEAN."""
+    edit = e.replace(TILED, '    elem = BF16 if spec.dtype == "bf16" else F16',
+                     '    is_bf16 = spec.dtype == "bf16"\n    elem = BF16 if is_bf16 else F16')
+    repo = build(Scenario(base=TREE, head=(Change("refactor", edits=(edit,)),)))
+    hipdnn = load_surface_map()
+    bare = dataclasses.replace(hipdnn, conventions=dataclasses.replace(hipdnn.conventions,
+                                                                       emitter=None))
+    document = run_emit(open_views(repo.path, base="base", head="head"), bare)
+    for revision in document["revisions"].values():
+        assert revision["status"] == "not-started" and revision["result"] is None
+        assert "no emitter conventions" in revision["reason"]
+        assert revision["work"]["children"] == 0
+    out = tmp_path / "emit.json"
+    write_emit_file(document, out)
+    main(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+          "--emit", str(out), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    rows = [r for r in report["rows"] if r["subject"] == TILED]
+    assert rows and not any(r["status"] == "inert" for r in rows), rows
+    assert report["pack_time"]["line"].startswith("Pack-time: INCOMPLETE")
 
 
 def test_companion_launch_with_changed_arguments_does_not_fold(build, capsys, tmp_path) -> None:

@@ -1,4 +1,5 @@
-"""emit/child.py run as the sandbox runs it: a script on a copy of the fixture tree."""
+"""The emitter's child run as the sandbox runs it (emit/child/__main__.py, by path) on a copy of
+the fixture tree."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from impact.git import Snapshot
 from impact.surface import load_surface_map
 
 REPO = Path(__file__).resolve().parents[1]
-CHILD = REPO / "emit" / "child.py"
+CHILD = REPO / "emit" / "child" / "__main__.py"
 SCHEMA = json.loads((REPO / "impact" / "contracts" / "emit_child.schema.json").read_text())
 FIXTURE = REPO / "impact" / "fixtures" / "rocke_tree"
 HKP = "dnn-providers/hip-kernel-provider"
@@ -111,15 +112,46 @@ def baseline(tmp_path_factory):
 
 
 def test_child_imports_only_the_standard_library():
-    tree = ast.parse(CHILD.read_text(encoding="utf-8"))
+    """Each module of the child imports the standard library and the child's own modules
+    (absolute imports of emit.child.*), nothing else."""
+    own = {f"emit.child.{p.stem}" for p in CHILD.parent.glob("*.py")}
     names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0
-            names.add(node.module.split(".")[0])
-    assert names - {"__future__"} <= set(sys.stdlib_module_names), names
+    for module in sorted(CHILD.parent.glob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                assert node.level == 0
+                names.add(node.module)
+    foreign = {name.split(".")[0] for name in names - own}
+    assert foreign - {"__future__"} <= set(sys.stdlib_module_names), names
+
+
+ISOLATION = r"""
+import json, runpy, sys
+entry = runpy.run_path(sys.argv[1], run_name="emit_child_start")["_entry"]
+before = list(sys.path)
+main = entry()
+same_path = sys.path == before
+left = [n for n in sys.modules if n == "emit" or n.startswith("emit.")]
+sys.path.insert(0, sys.argv[2])
+import emit
+print(json.dumps({"main": callable(main), "tree_emit": getattr(emit, "MARK", None),
+                  "left": left, "same_path": same_path}))
+"""
+
+
+def test_the_childs_own_modules_leave_no_trace_for_tree_code(tmp_path):
+    """The entry imports the child from this checkout, then takes its folder off sys.path
+    and its modules out of sys.modules before tree code runs: a tree's own `emit` package
+    is the one the tree's code imports."""
+    (tmp_path / "root" / "emit").mkdir(parents=True)
+    (tmp_path / "root" / "emit" / "__init__.py").write_text("MARK = 'the tree'\n")
+    done = subprocess.run([sys.executable, "-I", "-c", ISOLATION, str(CHILD),
+                           str(tmp_path / "root")], capture_output=True, text=True,
+                          check=True, timeout=60)
+    found = json.loads(done.stdout)
+    assert found == {"main": True, "tree_emit": "the tree", "left": [], "same_path": True}, found
 
 
 def test_every_shipped_variant_builds(baseline):

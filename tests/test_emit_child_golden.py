@@ -1,7 +1,7 @@
 """The child's document, byte for byte, on the fixture trees: what a change to how the child
 works (not to what it finds) must leave alone.
 
-tests/data/emit_child_golden.json holds the sha256 of the document emit/child.py wrote for
+tests/data/emit_child_golden.json holds the sha256 of the document emit/child/ wrote for
 each case below, recorded before the child's per-variant and per-probe work was cut (issue
 16): the same families, variants, arguments, IR digests, probe counts and findings.
 `IMPACT_REGOLD=1` records them again (for a change to the fixture tree or to what the child

@@ -1,4 +1,4 @@
-"""The child's record of what tree code read (emit/child.py `Reads`), in a fresh interpreter.
+"""The child's record of what tree code read (emit/child/reads.py `Reads`), in a fresh interpreter.
 
 Every way a read reaches the tree must land in the window it happened in: an open, a
 stat of a file that is not there, a listing, a scan, a path relative to a folder
@@ -13,10 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-CHILD = Path(__file__).resolve().parents[1] / "emit" / "child.py"
+READS = Path(__file__).resolve().parents[1] / "emit" / "child" / "reads.py"
 SCRIPT = r"""
 import importlib.util, json, os, subprocess, sys
-spec = importlib.util.spec_from_file_location("emit_child", sys.argv[1])
+spec = importlib.util.spec_from_file_location("emit_child_reads", sys.argv[1])
 child = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(child)
 tree, outside = sys.argv[2], sys.argv[3]
@@ -49,7 +49,7 @@ def test_each_kind_of_read_lands_in_its_window(tmp_path) -> None:
     (tree / "pkg" / "data.json").write_text("{}")
     (tree / "other" / "rel.txt").write_text("x")
     (outside / "x.txt").write_text("y")
-    done = subprocess.run([sys.executable, "-I", "-c", SCRIPT, str(CHILD), str(tree),
+    done = subprocess.run([sys.executable, "-I", "-c", SCRIPT, str(READS), str(tree),
                            str(outside)], capture_output=True, text=True, check=True,
                           timeout=60)
     windows = json.loads(done.stdout)["windows"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import subprocess
 import sys
@@ -16,9 +17,11 @@ from impact.contracts import validate
 from impact.descriptors import generic_targets
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import Snapshot
-from impact.surface import load_surface_map
+from impact.surface import Conventions, load_surface_map
 
 REPO = Path(__file__).resolve().parents[1]
+CHILD = REPO / "emit" / "child" / "__main__.py"
+CHILD_MODULES = sorted((REPO / "emit" / "child").glob("*.py"))
 TREE = rocke_tree_files()
 TILED_KDP = next(p for p in TREE if p.endswith("gfx950_attention_tiled_2d.kdp.json"))
 PACKER = next(p for p in TREE if p.endswith("hkp_pack/rocke_compile.py"))
@@ -91,7 +94,7 @@ def test_child_refuses_a_rules_file_of_another_version(tmp_path) -> None:
     rules.write_text(json.dumps({"schema_version": 99}))
     out = tmp_path / "out.json"
     proc = subprocess.run(
-        [sys.executable, "-I", "-B", str(REPO / "emit" / "child.py"), "--tree", str(tmp_path),
+        [sys.executable, "-I", "-B", str(CHILD), "--tree", str(tmp_path),
          "--descriptor-root", "d", "--rules", str(rules), "--out", str(out)],
         capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
@@ -125,10 +128,54 @@ def test_no_copy_of_impacts_rules_and_no_hipdnn_path_in_emit() -> None:
     roots = (*surface.python_roots, *surface.descriptor_roots, surface.conventions.engine_tree)
     folders = {part for root in roots for part in root.split("/") if "-" in part or "_" in part}
     assert "hip-kernel-provider" in folders
-    for module in sorted((REPO / "emit").glob("*.py")):
+    for module in sorted((REPO / "emit").rglob("*.py")):
         for text in _code_strings(module):
             assert not any(folder in text for folder in folders), (module.name, text)
             assert not ("/" in text and text.endswith((".py", ".json"))), (module.name, text)
-    child = _code_strings(REPO / "emit" / "child.py")
+    child = [text for module in CHILD_MODULES for text in _code_strings(module)]
     assert not any(name in child for name in generic_targets()), "a generic-target copy"
     assert "kernels." not in " ".join(child), "a copy of the source normalisation"
+
+
+def test_the_child_spells_no_name_of_the_librarys() -> None:
+    """What the child calls in a tree (modules, functions, the source kind, the flavor's
+    variable) reaches it from the map's [conventions.emitter] through the rules file: no
+    module of emit/child/ spells one, nor a module under one of the library's packages."""
+    emitter = rules_of(TREE)["emitter"]
+    assert emitter["producer"] == ["hkp_pack.rocke_compile", "compile_rocke_variant"]
+    pairs = [*emitter["flavor_ladders"], emitter["producer"], emitter["lowering"],
+             *(e["call"] for e in emitter["enumerators"])]
+    names = {emitter["source_kind"], emitter["flavor_env"], emitter["python_backend"],
+             emitter["builder_prefix"], *emitter["dsl_modules"], *emitter["lowering_reexports"],
+             *emitter["predicate_resolvers"], *emitter["support_predicates"],
+             *(part for pair in pairs for part in pair)}
+    packages = {name.split(".")[0] + "." for name in names if "." in name}
+    assert packages == {"rocke.", "hkp_pack."}
+    for module in CHILD_MODULES:
+        for text in _code_strings(module):
+            assert text not in names, (module.name, text)
+            assert not text.startswith(tuple(packages)), (module.name, text)
+
+
+def test_the_child_refuses_a_rules_file_without_the_librarys_names(tmp_path) -> None:
+    """Without emitter conventions the child builds nothing and says why (an error
+    document), never an empty document that reads as nothing changed."""
+    rules = rules_of(TREE)
+    del rules["emitter"]
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps(dict(rules, schema_version=2)))
+    out = tmp_path / "out.json"
+    proc = subprocess.run(
+        [sys.executable, "-I", "-B", str(CHILD), "--tree", str(tmp_path),
+         "--descriptor-root", "d", "--rules", str(path), "--out", str(out)],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    validate(doc, "emit_child.schema.json")
+    assert doc["families"] == [] and "no emitter conventions" in doc["error"]
+
+
+def test_rules_for_a_map_without_emitter_conventions_are_refused() -> None:
+    bare = dataclasses.replace(load_surface_map(), conventions=Conventions())
+    with pytest.raises(ValueError, match="no emitter conventions"):
+        child_rules(Snapshot.from_files(TREE), bare)

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from emit.cache import EmitStore
-from emit.runner import run_emit, write_emit_file
+from emit.emitfile import write_emit_file
+from emit.runner import run_emit
 from impact.cli import main
 from impact.errors import EXIT_BAD_INPUT
 from impact.fixtures import Change, Scenario
@@ -217,7 +218,7 @@ def test_nothing_a_child_built_after_a_timeout_is_kept(build, tmp_path) -> None:
                      '    import time\n    time.sleep(600)\n'
                      '    elem = BF16 if spec.dtype == "bf16" else F16')
     repo = build(Scenario(base=TREE, head=(Change("hang", edits=(hang,)),)))
-    from emit.runner import Limits
+    from emit.children import Limits
 
     first = emit(repo, EmitStore(tmp_path / "cache"), jobs=2, limits=Limits(family_budget=2))
     head = first["revisions"]["head"]["result"]

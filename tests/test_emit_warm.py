@@ -133,7 +133,7 @@ def test_tree_ids_are_the_same_read_from_git_or_computed_from_files(cold) -> Non
     from dulwich.index import commit_tree
     from dulwich.object_store import MemoryObjectStore
 
-    from emit.runner import EMPTY_TREE, roots_of, tree_ids
+    from emit.trees import EMPTY_TREE, roots_of, tree_ids
     from impact.git import Snapshot, open_views
     from impact.surface import load_surface_map
 

@@ -26,7 +26,9 @@ from pathlib import Path
 import pytest
 
 import emit
-from emit.runner import Limits, run_emit, write_emit_file
+from emit.children import Limits
+from emit.emitfile import write_emit_file
+from emit.runner import run_emit
 from impact.cli import main
 from impact.contracts import validate
 from impact.fixtures import Change, Scenario, build_repository
@@ -273,7 +275,8 @@ def test_missing_protections_are_recorded_when_namespaces_are_off(build) -> None
 
 RUN_EMIT = """
 import json, resource, sys
-from emit.runner import Limits, run_emit
+from emit.children import Limits
+from emit.runner import run_emit
 from impact.git import open_views
 from impact.surface import load_surface_map
 views = open_views(sys.argv[1], base="base", head="head")
@@ -404,7 +407,7 @@ def test_limits_never_ask_beyond_the_hard_limit() -> None:
 
 
 def test_hidden_paths_cover_home_temp_run_and_the_git_folder(build, tmp_path) -> None:
-    from emit.runner import hidden_paths
+    from emit.jail import hidden_paths
 
     repo = build(Scenario(base={"a.txt": "a\n"}))
     home = tmp_path / "home"
@@ -420,7 +423,7 @@ def test_hidden_paths_cover_home_temp_run_and_the_git_folder(build, tmp_path) ->
 
 
 def test_kept_paths_never_bring_back_the_current_folder(tmp_path, monkeypatch) -> None:
-    from emit.runner import kept_paths
+    from emit.jail import kept_paths
 
     secret_folder = tmp_path / "home"
     secret_folder.mkdir()
@@ -434,7 +437,7 @@ def test_kept_paths_never_bring_back_the_current_folder(tmp_path, monkeypatch) -
 
 
 def test_bounded_output_keeps_both_ends_and_the_progress() -> None:
-    from emit.runner import BoundedOutput
+    from emit.children import BoundedOutput
 
     out = BoundedOutput(1024)
     out.feed(b"first line\nprogress 1/4\n")

@@ -118,6 +118,49 @@ def test_malformed_maps_name_every_problem(data: bytes, needles: list[str]) -> N
         assert needle in str(exc.value)
 
 
+def test_emitter_conventions_of_the_hipdnn_map_and_of_a_map_without_them() -> None:
+    """The hipDNN map states what the emitter's child calls (module, name) pairs; a map
+    without `[conventions.emitter]` has none (impact emit then builds nothing)."""
+    emitter = load_surface_map("hipdnn").conventions.emitter
+    assert emitter is not None and emitter.source_kind == "rocke"
+    assert emitter.producer == ("hkp_pack.rocke_compile", "compile_rocke_variant")
+    assert emitter.lowering == ("rocke.helpers.compile", "compile_kernel")
+    assert emitter.enumerators[0] == (("hkp_pack.registry", "enumerate_variants"), "variants")
+    assert parse_surface_map(MINIMAL, "test").conventions.emitter is None
+
+
+def test_emitter_conventions_need_the_backend_and_the_dsl_modules() -> None:
+    table = b"""
+[conventions.emitter]
+source_kind = "k"
+flavor_env = "F"
+flavor_ladders = []
+enumerators = [{call = "a.b:c", returns = "variants"}]
+producer = "a.b:c"
+predicate_resolvers = []
+builder_prefix = ""
+support_predicates = []
+lowering = "a:b"
+lowering_reexports = []
+"""
+    with pytest.raises(BadSurfaceMap) as exc:
+        parse_surface_map(MINIMAL + table, "test")
+    assert "python_backend" in str(exc.value)
+    with pytest.raises(BadSurfaceMap) as exc:
+        parse_surface_map(MINIMAL + table.replace(b'"a.b:c"\npred', b'"a.b"\npred'), "test")
+    assert "producer" in str(exc.value)
+
+
+def test_a_pack_table_needs_the_name_of_its_array() -> None:
+    """Without `pack_array` no pack row would be read and every pack would read
+    unregistered: a map naming a pack table without it is refused."""
+    with pytest.raises(BadSurfaceMap) as exc:
+        parse_surface_map(MINIMAL + b'[conventions]\npack_table = "Packs.cpp"\n', "test")
+    assert "pack_array" in str(exc.value)
+    named = MINIMAL + b'[conventions]\npack_table = "Packs.cpp"\npack_array = "kPacks"\n'
+    assert parse_surface_map(named, "test").conventions.pack_array == "kPacks"
+
+
 def test_cli_surface_map_option(build, capsys, tmp_path: Path) -> None:
     repo = build(Scenario(base={"src/a.py": "A = 1\n"},
                           head=(Change("h", write={"src/a.py": "A = 2\n", "doc.md": "d\n"}),)))

@@ -44,16 +44,18 @@ _METADATA_METHODS = {"getIntMetadata", "getStringMetadata"}
 _GEOMETRY_METHODS = {"setGridSize", "setBlockSize"}
 
 
-def extract_cpp_facts(path: str, source: bytes) -> list[Fact]:
+def extract_cpp_facts(path: str, source: bytes, *, pack_array: str = "") -> list[Fact]:
     """Every fact one C++ source states, sorted; never raises.
 
-    Parse errors do not hide the clean parts: their facts come back with one
-    `parse-failure` fact naming the first broken line.
+    `pack_array` names the array whose rows register native packs (the surface map's
+    `pack_array` convention; hipDNN's `s_packs`): its rows become `pack-row` facts, and
+    without it none is read. Parse errors do not hide the clean parts: their facts come
+    back with one `parse-failure` fact naming the first broken line.
     """
 
     def extract(text: bytes) -> list[Fact]:
         tree = parse(text)
-        walker = _Walker(text, tree.root_node)
+        walker = _Walker(text, tree.root_node, pack_array)
         walker.visit(tree.root_node, _Scope())
         facts = walker.finish()
         facts.append(closing_fact(path, tree.root_node, LANGUAGE))
@@ -107,8 +109,9 @@ class _ArgList:
 
 
 class _Walker:
-    def __init__(self, source: bytes, root: tree_sitter.Node) -> None:
+    def __init__(self, source: bytes, root: tree_sitter.Node, pack_array: str) -> None:
         self.source = source
+        self.pack_array = pack_array
         self.facts: list[Fact] = []
         self.lists: dict[tuple[str | None, str], _ArgList] = {}
         self.metadata: list[tuple[tree_sitter.Node, str, _Scope, str | None, str | None]] = []
@@ -361,7 +364,8 @@ class _Walker:
                                       + list(scope.classes) + [name])
                 self.facts.append(Fact(CONSTANT_DEFINITION, qualified, line_of(node),
                                        {"namespace": scope.namespace}))
-            if name == "s_packs" and value is not None and value.type == "initializer_list":
+            if (self.pack_array and name == self.pack_array and value is not None
+                    and value.type == "initializer_list"):
                 self.pack_rows(value)
             if (scope.function is None and self.arglists.is_list(type_text, declarator)
                     and not _isfunction_declarator(declarator)):
@@ -372,7 +376,7 @@ class _Walker:
                 self.lists[(None, name)] = _ArgList(name, line_of(node), None, read)
 
     def pack_rows(self, init: tree_sitter.Node) -> None:
-        """The `s_packs` rows: `{engine, register, owns cache, reset}` with or without the
+        """The pack array's rows: `{engine, register, owns cache, reset}` with or without the
         row's type name, positional or designated (`.engineName = ...`)."""
         for row in init.named_children:
             if row.type == "compound_literal_expression":
@@ -461,7 +465,7 @@ class _Walker:
 
 def _designated_pack_row(pairs: list[tree_sitter.Node], source: bytes
                          ) -> list[tree_sitter.Node]:
-    """A designated `s_packs` row's values in the positional order (engine, register,
+    """A designated pack row's values in the positional order (engine, register,
     owns cache, reset), matched by what each field is named for; [] when one is missing."""
     by_role: dict[str, tree_sitter.Node] = {}
     for pair in pairs:
