@@ -35,11 +35,18 @@ def _sound(family: dict[str, Any]) -> bool:
         v.get("status") == "built" for v in family.get("variants", []))
 
 
+def _finished(revision: dict[str, Any]) -> bool:
+    """Whether a revision's children finished and left a result that is not the child's
+    own error document (a child that failed before it built anything reports `done` with
+    its `error` set: that says nothing about what ships)."""
+    result = revision["result"]
+    return revision["status"] == "done" and bool(result) and result.get("error") is None
+
+
 class _Emit:
     def __init__(self, document: dict[str, Any]) -> None:
         revisions = document["revisions"]
-        self.complete = all(revisions[r]["status"] == "done" and revisions[r]["result"]
-                            for r in ("base", "head"))
+        self.complete = all(_finished(revisions[r]) for r in ("base", "head"))
         self.base = revisions["base"]["result"] or {}
         self.head = revisions["head"]["result"] or {}
         self.clean = self.complete and not (self.base.get("not_inspected")
@@ -125,8 +132,7 @@ def unfinished_tables(document: dict[str, Any]) -> list[str]:
     emit = _Emit(document)
     if not emit.complete:
         return [f"{r} revision" for r in ("base", "head")
-                if document["revisions"][r]["status"] != "done"
-                or not document["revisions"][r]["result"]] or ["emit"]
+                if not _finished(document["revisions"][r])]
     return sorted(str(t.get("family")) for t in emit.head.get("predicate_tables", [])
                   if t.get("status") != "done")
 

@@ -142,3 +142,19 @@ def test_unfinished_probes_make_pack_time_incomplete_never_clean() -> None:
     assert pack_time([], unfinished_tables(finished)).kind == PackOutcome.CLEAN
     assert pack_time([], unfinished_tables(timed_out)).kind == PackOutcome.INCOMPLETE
     assert pack_time([{"status": "new"}], ["b@gfx950"]).kind == PackOutcome.NEW
+
+
+def test_a_child_error_document_is_unfinished_and_folds_nothing() -> None:
+    """A child that failed before building anything writes `done` with its `error` set and
+    no tables: Pack-time is INCOMPLETE (never CLEAN) and nothing is proved equal."""
+    from impact.fold import _Emit, unfinished_tables
+    from impact.rollup import PackOutcome, pack_time
+
+    failed = {"error": "the rules file names no emitter", "families": [],
+              "predicate_tables": [], "not_inspected": []}
+    fine = {"error": None, "families": [], "predicate_tables": [], "not_inspected": []}
+    document = {"revisions": {"base": {"status": "done", "result": fine},
+                              "head": {"status": "done", "result": failed}}}
+    assert unfinished_tables(document) == ["head revision"]
+    assert pack_time([], unfinished_tables(document)).kind == PackOutcome.INCOMPLETE
+    assert _Emit(document).complete is False
