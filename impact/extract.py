@@ -2,10 +2,11 @@
 
 Maintainers: no parsing here, only dispatch. A file whose language has no
 extractor yet gets a parse-failure fact saying so, so later stages treat it
-as not understood (changed), never as safe. Facts are cached in memory for the
-process and, within `persistent_facts(store)`, on disk (impact/factstore.py);
-every fact handed out has been through the JSON round trip the disk entry makes,
-so a report reads the same facts whether they were parsed now or loaded.
+as not understood (changed), never as safe. Facts are cached in memory and on disk
+(impact/factstore.py) in the `Caches` a Session owns (impact/session.py): this module
+keeps no cache of its own, only which Caches are active while a report runs. Every
+fact handed out has been through the JSON round trip the disk entry makes, so a report
+reads the same facts whether they were parsed now or loaded.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from impact.facts import CONTENT, PARSE_FAILURE, Fact, content_fact, parse_failure
 from impact.factstore import FactStore
 from impact.git import Snapshot
+from impact.index import IndexMemo, memo_in_use
 from impact.kinds import FactKind, Language, SurfaceKind
 from impact.surface import SurfaceMap
 
@@ -113,43 +117,75 @@ KIND_EXTRACTORS: dict[str, Extractor] = {
 }
 
 
-_PROCESS_CACHE: dict[tuple[str, str, str], list[Fact]] = {}
-_PROCESS_CACHE_LIMIT = 200_000
-_ACTIVE_STORE: FactStore | None = None
+FactKey = tuple[str, str, str]
+"""(surface map sha, path, blob id): what a file's facts are a function of."""
 
 
-def clear_fact_cache() -> None:
-    """Forget every fact cached in memory (tests that count parses start from here)."""
-    _PROCESS_CACHE.clear()
+@dataclass
+class Caches:
+    """What reports read through, for as long as the Session that owns it lives: the
+    persistent fact store (None: memory only), the facts parsed in memory, and the tree
+    indexes (impact/index.py). The facts have a bound past which they start afresh."""
+
+    store: FactStore | None = None
+    facts: dict[FactKey, list[Fact]] = field(default_factory=dict)
+    indexes: IndexMemo = field(default_factory=IndexMemo)
+
+    FACTS_LIMIT = 200_000
+
+    @contextmanager
+    def active(self) -> Iterator[Caches]:
+        """Within the block, a FactCache or tree index made without caches of its own (the
+        graph's, the emitter's rules') uses these."""
+        token = _ACTIVE.set(self)
+        try:
+            with memo_in_use(self.indexes):
+                yield self
+        finally:
+            _ACTIVE.reset(token)
+
+
+_ACTIVE: ContextVar[Caches | None] = ContextVar("impact.extract.active", default=None)
+
+
+def active_caches() -> Caches | None:
+    """The Caches of the report that is running, if any."""
+    return _ACTIVE.get()
 
 
 @contextmanager
 def persistent_facts(store: FactStore | None) -> Iterator[FactStore | None]:
     """Within the block, every FactCache made without a store of its own also reads and
-    fills `store` (None: memory only); the store is closed (its size bound kept) after."""
-    global _ACTIVE_STORE
-    previous, _ACTIVE_STORE = _ACTIVE_STORE, store
+    fills `store` (None: memory only), beside the active caches' memory (a fresh one when
+    none is active); the store is closed (its size bound kept) after. For a caller handed
+    a store rather than a Session (the emitter's runner)."""
+    current = _ACTIVE.get()
+    caches = replace(current, store=store) if current is not None else Caches(store=store)
     try:
-        yield store
+        with caches.active():
+            yield store
     finally:
-        _ACTIVE_STORE = previous
         if store is not None:
             store.close()
 
 
 class FactCache:
-    """Facts keyed by (surface map, path, blob id): a file is parsed once per process,
+    """Facts keyed by (surface map, path, blob id): a file is parsed once per Session,
     however many views or reports hold that same blob, and, with a persistent store, once
     per extractor version. The path is part of the key because facts name their file and
-    relative imports resolve against it; the map, because it picks the extractor."""
+    relative imports resolve against it; the map, because it picks the extractor. What is
+    cached lives in `caches` (else the active ones, else fresh ones); which files could
+    not be read belongs to this cache alone (one report's)."""
 
-    def __init__(self, surface: SurfaceMap, store: FactStore | None = None) -> None:
+    def __init__(self, surface: SurfaceMap, store: FactStore | None = None,
+                 caches: Caches | None = None) -> None:
+        caches = caches if caches is not None else _ACTIVE.get() or Caches()
         self.surface = surface
-        self.store = store if store is not None else _ACTIVE_STORE
+        self.store = store if store is not None else caches.store
         # id(snapshot) -> (the snapshot, kept so the id stays its own; path -> why)
         self.unreadable: dict[int, tuple[Snapshot, dict[str, str]]] = {}
-        self._facts = _PROCESS_CACHE
-        if len(self._facts) > _PROCESS_CACHE_LIMIT:
+        self._facts = caches.facts
+        if len(self._facts) > caches.FACTS_LIMIT:
             self._facts.clear()
 
     def facts(self, snapshot: Snapshot, path: str) -> list[Fact]:
