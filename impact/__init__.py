@@ -9,13 +9,16 @@ call takes keyword arguments, returns a result and raises an `ImpactError` for b
   named as `impact report` names it (`base` and `head`, `range`, `commit` or `worktree`;
   `target_tip` adds the head merged onto that tip); read back from the session's store
   when it holds the same inputs.
-- `Report`: `.document` (the data `impact/contracts/report.schema.json` describes, what
-  `--format json` prints), `.verdict` (the Runtime impact line as data), `.exit_code`
-  (decided by impact.rollup), `.rows`, `.verdict_line()`, and
-  `.render(fmt="text", *, verbose=False)` for each format in `FORMATS`.
-- `Session(cache_dir=None, *, use_cache=True)`: what the reports run through it share
-  (the fact, report and emit stores of the cache folder; the facts and tree indexes in
-  memory); each call makes a fresh one when it is given none.
+- `Report`: `.document` (the report as data; `--format json` prints it with its
+  sentences, as `impact/contracts/report.schema.json` describes), `.verdict` (the
+  Runtime impact line as data), `.exit_code` (decided by impact.rollup), `.rows`,
+  `.verdict_line()`, and `.render(fmt="text", *, verbose=False)` for each format in
+  `FORMATS`.
+- `Session(cache_dir=None, *, use_cache=True, memory_of=None)`: what the reports run
+  through it share (the fact, report and emit stores of the cache folder; the facts and
+  tree indexes in memory, or those of the Session `memory_of`); `with session.active():`
+  makes it the `current_session()`, which a call given no session runs in (else in a
+  fresh one). `Progress` is the type of `progress`: it hears each stage's name.
 - `emit(repo=".", *, output, base=None, head=None, range=None, commit=None,
   worktree=False, target_tip=None, surface_map=None, jobs=None, shard=None,
   timeout=900.0, family_budget=20.0, untrusted_head=False, session=None, bar=None)
@@ -37,8 +40,8 @@ The stages under it, in the order data flows, for a caller that holds its own tr
 - `build_report(views, arguments, surface, emit=None, emit_source=None, *,
   emit_file_sha256=None, trust_head=True, caches=None) -> dict` turns them into the
   report document (plain data), never stored.
-- `render_text(document, *, verbose=False)` and `render_json(document)` write it; JSON
-  is schema-checked.
+- `render_text(report, *, verbose=False)` and `render_json(report)` write that document;
+  the JSON adds the sentences of rows and verdicts and is schema-checked.
 
 Errors a user can fix are `ImpactError` subclasses, each with its exit code:
 `NotARepository`, `UnknownRevision`, `NoMergeBase`, `ShallowHistory`,
@@ -63,8 +66,10 @@ from impact.errors import (
 if TYPE_CHECKING:
     from impact.api import (
         FORMATS,
+        Progress,
         Report,
         Session,
+        current_session,
         emit,
         explain,
         merge_emits,
@@ -78,8 +83,9 @@ if TYPE_CHECKING:
     from impact.surface import BadSurfaceMap, SurfaceMap, map_for_views
 
 _LAZY = {
-    **dict.fromkeys(("FORMATS", "Report", "Session", "emit", "explain", "merge_emits",
-                     "read_facts", "report", "write_output"), "impact.api"),
+    **dict.fromkeys(("FORMATS", "Progress", "Report", "Session", "current_session", "emit",
+                     "explain", "merge_emits", "read_facts", "report", "write_output"),
+                    "impact.api"),
     "build_report": "impact.document",
     **dict.fromkeys(("Snapshot", "SnapshotDiff", "View", "Views", "diff_snapshots",
                      "open_views"), "impact.git"),
@@ -107,6 +113,7 @@ __all__ = [
     "ImpactError",
     "NoMergeBase",
     "NotARepository",
+    "Progress",
     "Report",
     "Session",
     "ShallowHistory",
@@ -117,6 +124,7 @@ __all__ = [
     "View",
     "Views",
     "build_report",
+    "current_session",
     "diff_snapshots",
     "emit",
     "explain",

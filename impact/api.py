@@ -39,8 +39,9 @@ no renderer; tests/test_lazy_cli.py checks the two agree."""
 
 
 class Report:
-    """One report: `document` is the data the report schema describes (what `--format
-    json` prints); the rest reads it. Never recomputes what the document says."""
+    """One report: `document` is the report as data (`impact.document.build_report`'s, or
+    the stored copy of it; `--format json` prints it with its sentences, as the report
+    schema describes); the rest reads it, never recomputing what it says."""
 
     __slots__ = ("document",)
 
