@@ -13,8 +13,8 @@ import hashlib
 import json
 from typing import Any
 
+from impact.caches import Caches
 from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a_surface
-from impact.extract import Caches
 from impact.fold import fold, pack_findings, unfinished_tables
 from impact.git import Snapshot, View, Views
 from impact.rollup import pack_time, rollup

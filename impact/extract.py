@@ -3,8 +3,8 @@
 Maintainers: no parsing here, only dispatch. A file whose language has no
 extractor yet gets a parse-failure fact saying so, so later stages treat it
 as not understood (changed), never as safe. Facts are cached in memory and on disk
-(impact/factstore.py) in the `Caches` a Session owns (impact/session.py): this module
-keeps no cache of its own, only which Caches are active while a report runs. Every
+(impact/factstore.py) in the `Caches` (impact/caches.py) a Session owns
+(impact/session.py): this module keeps no cache of its own. Every
 fact handed out has been through the JSON round trip the disk entry makes, so a report
 reads the same facts whether they were parsed now or loaded.
 """
@@ -15,14 +15,13 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
+from impact.caches import Caches, active_caches
 from impact.facts import CONTENT, PARSE_FAILURE, Fact, content_fact, parse_failure
 from impact.factstore import FactStore
 from impact.git import Snapshot
-from impact.index import IndexMemo, memo_in_use
 from impact.kinds import FactKind, Language, SurfaceKind
 from impact.surface import SurfaceMap
 
@@ -117,49 +116,13 @@ KIND_EXTRACTORS: dict[str, Extractor] = {
 }
 
 
-FactKey = tuple[str, str, str]
-"""(surface map sha, path, blob id): what a file's facts are a function of."""
-
-
-@dataclass
-class Caches:
-    """What reports read through, for as long as the Session that owns it lives: the
-    persistent fact store (None: memory only), the facts parsed in memory, and the tree
-    indexes (impact/index.py). The facts have a bound past which they start afresh."""
-
-    store: FactStore | None = None
-    facts: dict[FactKey, list[Fact]] = field(default_factory=dict)
-    indexes: IndexMemo = field(default_factory=IndexMemo)
-
-    FACTS_LIMIT = 200_000
-
-    @contextmanager
-    def active(self) -> Iterator[Caches]:
-        """Within the block, a FactCache or tree index made without caches of its own (the
-        graph's, the emitter's rules') uses these."""
-        token = _ACTIVE.set(self)
-        try:
-            with memo_in_use(self.indexes):
-                yield self
-        finally:
-            _ACTIVE.reset(token)
-
-
-_ACTIVE: ContextVar[Caches | None] = ContextVar("impact.extract.active", default=None)
-
-
-def active_caches() -> Caches | None:
-    """The Caches of the report that is running, if any."""
-    return _ACTIVE.get()
-
-
 @contextmanager
 def persistent_facts(store: FactStore | None) -> Iterator[FactStore | None]:
     """Within the block, every FactCache made without a store of its own also reads and
     fills `store` (None: memory only), beside the active caches' memory (a fresh one when
     none is active); the store is closed (its size bound kept) after. For a caller handed
     a store rather than a Session (the emitter's runner)."""
-    current = _ACTIVE.get()
+    current = active_caches()
     caches = replace(current, store=store) if current is not None else Caches(store=store)
     try:
         with caches.active():
@@ -179,7 +142,7 @@ class FactCache:
 
     def __init__(self, surface: SurfaceMap, store: FactStore | None = None,
                  caches: Caches | None = None) -> None:
-        caches = caches if caches is not None else _ACTIVE.get() or Caches()
+        caches = caches if caches is not None else active_caches() or Caches()
         self.surface = surface
         self.store = store if store is not None else caches.store
         # id(snapshot) -> (the snapshot, kept so the id stays its own; path -> why)

@@ -10,9 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from impact.caches import Caches
 from impact.contracts import validate
 from impact.errors import BadUsage
-from impact.extract import Caches, FactCache, snapshot_facts
+from impact.extract import FactCache, snapshot_facts
 from impact.git import open_snapshot
 from impact.surface import load_surface_map
 

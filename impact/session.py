@@ -3,7 +3,7 @@
 Why: a report reads facts, tree indexes and stored documents that another report of the
 same trees can reuse. A Session owns all of them: the three stores of the cache folder
 (the facts of parsed files, stored reports, built variants; none with `use_cache=False`)
-and the in-memory caches (`impact.extract.Caches`: the facts parsed, and the tree indexes
+and the in-memory caches (`impact.caches.Caches`: the facts parsed, and the tree indexes
 with the folders they classified). Nothing of this lives in a module: two Sessions share
 nothing but what their cache folders hold, unless one is made to share the other's
 memory (`memory_of`, as each command of the command line shares the memory of the
@@ -30,7 +30,7 @@ from impact.factstore import FactStore, Usage, default_cache_dir
 
 if TYPE_CHECKING:
     from emit.cache import EmitStore
-    from impact.extract import Caches
+    from impact.caches import Caches
     from impact.reportstore import ReportStore
 
 
@@ -53,7 +53,7 @@ class Session:
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None = None, *,
                  use_cache: bool = True, memory_of: Session | None = None) -> None:
-        from impact.extract import Caches  # the git reader: when a Session is made
+        from impact.caches import Caches  # the git reader: when a Session is made
 
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.use_cache = use_cache

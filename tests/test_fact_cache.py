@@ -32,8 +32,9 @@ import test_verdicts as verdicts
 
 from impact import document as report_module
 from impact import extract, shortcuts
+from impact.caches import Caches
 from impact.cli import main as real_main
-from impact.extract import Caches, FactCache
+from impact.extract import FactCache
 from impact.factstore import FactStore, entry_key, extractor_version, version_of
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e

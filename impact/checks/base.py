@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from impact.extract import Caches, FactCache, active_caches
+from impact.caches import Caches, active_caches
+from impact.extract import FactCache
 from impact.facts import CONTENT, PARSE_FAILURE, Fact
 from impact.git import Snapshot, View, Views
 from impact.index import TreeIndex
