@@ -136,6 +136,13 @@ def _session(given: Session | None) -> Session:
     return current_session() or Session()
 
 
+def _arguments(**options: str | os.PathLike[str] | bool | None) -> dict[str, str]:
+    """The options as the report records them, and as its stored copy is keyed: each one
+    given, spelled as given, a switch as "yes"."""
+    return {name: "yes" if value is True else str(value)
+            for name, value in options.items() if value}
+
+
 def _views(repo: PathLike, base: str | None, head: str | None, range: str | None,
            commit: str | None, worktree: bool, target_tip: str | None) -> Views:
     from impact.git import open_views
@@ -171,13 +178,9 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
                            "give a file with --emit, or let --run-emit build one")
         stage("reading the revisions")
         views = _views(repo, base, head, range, commit, worktree, target_tip)
-        given = {name: str(value) for name, value in (
-            ("base", base), ("head", head), ("range", range), ("commit", commit),
-            ("target_tip", target_tip)) if value}
-        if worktree:
-            given["worktree"] = "yes"
-        if surface_map:
-            given["surface_map"] = str(surface_map)
+        given = _arguments(base=base, head=head, range=range, commit=commit,
+                           target_tip=target_tip, worktree=worktree, surface_map=surface_map,
+                           untrusted_head=untrusted_head)
         from impact.surface import map_for_views
 
         surface = map_for_views(str(surface_map) if surface_map else None, views)
@@ -193,8 +196,6 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
             emit_doc = run_emitter(views, surface, jobs=jobs, bar=bar,
                                    store=session.emit_store, untrusted_head=untrusted_head)
             emit_source = "run"
-        if untrusted_head:
-            given["untrusted_head"] = "yes"
         from impact.reportstore import stored_or_built
 
         def build() -> dict[str, Any]:
