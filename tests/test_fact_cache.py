@@ -1,13 +1,13 @@
 """The persistent fact cache: a report reads the same with the cache cold, warm or off.
 
 Every scenario of tests/test_verdicts.py and the binding scenarios of
-tests/test_check_bindings.py run through `impact report` five times (each time with
-a fresh Session, so nothing in memory): filling an empty cache, reading its facts back (its stored
-report removed), reading its stored report back, with --no-cache, and with --no-cache on
-the full path; the kernel-argument table of tests/test_check_kernargs.py runs the same
+tests/test_check_bindings.py run through `impact report` five times (each time in a
+fresh Session, so nothing is in memory): filling an empty cache, reading its facts back
+(its stored report removed), reading its stored report back, with --no-cache, and with
+--no-cache on the full path; the kernel-argument table of tests/test_check_kernargs.py runs the same
 way. The outputs must be the same bytes, the warm and stored runs must call no extractor
 and the stored run must compute no report (the others call an extractor for every file
-they need; what a parser returns is memoised for the session). Then: damaged
+they need; what a parser returns is memoised for the test run). Then: damaged
 entries, concurrent writers, the size bound, `impact cache info|clear` and a cache
 folder that cannot be written.
 """
