@@ -35,7 +35,7 @@ from typing import Any, TextIO
 
 from emit.cache import EmitStore
 from emit.children import Limits, run_children, signals_end_the_run, temp_root
-from emit.emitfile import emit_document, load_emit_bytes, merge_emit_files, write_emit_file
+from emit.emitfile import emit_document
 from emit.jail import hidden_paths
 from emit.manifest import States
 from emit.results import finish, not_built, read_plan
@@ -47,11 +47,6 @@ from emit.trees import expected_trees, roots_of
 from impact.factstore import FactStore
 from impact.git import Views
 from impact.surface import SurfaceMap
-
-# What impact/cli.py takes from here: the run, its limits, the trees an emit file must
-# name, and the emit file's reader, writer and merge (emit/emitfile.py).
-__all__ = ["Limits", "expected_trees", "load_emit_bytes", "merge_emit_files", "run_emit",
-           "write_emit_file"]
 
 
 def default_jobs() -> int:

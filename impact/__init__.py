@@ -1,15 +1,51 @@
 """impact: which hand-kept kernel contracts a git change touches, and whether it breaks them.
 
-The library API, in the order data flows:
+The library entry (impact/api.py): what the `impact` command does, one call each. Every
+call takes keyword arguments, returns a result and raises an `ImpactError` for bad input.
 
-- `open_views(repo, base=..., head=..., range=..., commit=..., worktree=..., target_tip=...)`
-  resolves the revisions and returns `Views`: the base, head and merged `View`s, each a
-  pair of `Snapshot`s (path -> blob, content read lazily) and their `SnapshotDiff`;
-  `diff_snapshots(old, new)` compares any two snapshots.
-- `build_report(views, arguments)` turns views into the report document (plain data).
-- `render_text(report)` and `render_json(report)` write it; JSON is schema-checked.
+- `report(repo=".", *, base=None, head=None, range=None, commit=None, worktree=False,
+  target_tip=None, surface_map=None, emit=None, run_emit=False, untrusted_head=False,
+  jobs=None, session=None, progress=None, bar=None) -> Report`: the report on one change,
+  named as `impact report` names it (`base` and `head`, `range`, `commit` or `worktree`;
+  `target_tip` adds the head merged onto that tip); read back from the session's store
+  when it holds the same inputs.
+- `Report`: `.document` (the report as data; `--format json` prints it with its
+  sentences, as `impact/contracts/report.schema.json` describes), `.verdict` (the
+  Runtime impact line as data), `.exit_code` (decided by impact.rollup), `.rows`,
+  `.verdict_line()`, and `.render(fmt="text", *, verbose=False)` for each format in
+  `FORMATS`.
+- `Session(cache_dir=None, *, use_cache=True, memory_of=None)`: what the reports run
+  through it share (the fact, report and emit stores of the cache folder; the facts and
+  tree indexes in memory, or those of the Session `memory_of`); `with session.active():`
+  makes it the `current_session()`, which a call given no session runs in (else in a
+  fresh one). `Progress` is the type of `progress`: it hears each stage's name.
+- `emit(repo=".", *, output, base=None, head=None, range=None, commit=None,
+  worktree=False, target_tip=None, surface_map=None, jobs=None, shard=None,
+  timeout=900.0, family_budget=20.0, untrusted_head=False, session=None, bar=None)
+  -> dict`: build every shipped variant at the base and the head in sandboxed children
+  and write the emit file `report(emit=...)` folds; `merge_emits(slices, *, output)
+  -> dict` joins the files of `shard=(K, N)`.
+- `read_facts(repo=".", *, paths, rev="HEAD", surface_map=None, session=None) -> dict`:
+  the facts impact reads in some files; `explain(contract) -> str`: what a contract's
+  check checks, and why.
+- `write_output(text, output)`: write a rendering whole or not at all.
 
-Errors a user can fix are `ImpactError` subclasses; each carries its exit code.
+The stages under it, in the order data flows, for a caller that holds its own trees:
+
+- `open_views(repo=".", *, base=None, head=None, range=None, commit=None, worktree=False,
+  target_tip=None) -> Views` resolves the revisions: the base, head and merged `View`s,
+  each a pair of `Snapshot`s (path -> blob, content read lazily) and their
+  `SnapshotDiff`; `diff_snapshots(old, new)` compares any two snapshots.
+- `map_for_views(choice, views) -> SurfaceMap` picks the surface map.
+- `build_report(views, arguments, surface, emit=None, emit_source=None, *,
+  emit_file_sha256=None, trust_head=True, caches=None) -> dict` turns them into the
+  report document (plain data), never stored.
+- `render_text(report, *, verbose=False)` and `render_json(report)` write that document;
+  the JSON adds the sentences of rows and verdicts and is schema-checked.
+
+Errors a user can fix are `ImpactError` subclasses, each with its exit code:
+`NotARepository`, `UnknownRevision`, `NoMergeBase`, `ShallowHistory`,
+`DamagedRepository`, `BadUsage`, `BadSurfaceMap`.
 """
 
 from __future__ import annotations
@@ -17,17 +53,45 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from impact.errors import ImpactError
+from impact.errors import (
+    BadUsage,
+    DamagedRepository,
+    ImpactError,
+    NoMergeBase,
+    NotARepository,
+    ShallowHistory,
+    UnknownRevision,
+)
 
 if TYPE_CHECKING:
+    from impact.api import (
+        FORMATS,
+        Progress,
+        Report,
+        Session,
+        current_session,
+        emit,
+        explain,
+        merge_emits,
+        read_facts,
+        report,
+        write_output,
+    )
+    from impact.document import build_report
     from impact.git import Snapshot, SnapshotDiff, View, Views, diff_snapshots, open_views
     from impact.render import render_json, render_text
-    from impact.report import build_report
+    from impact.surface import BadSurfaceMap, SurfaceMap, map_for_views
 
-_LAZY = {"Snapshot": "impact.git", "SnapshotDiff": "impact.git", "View": "impact.git",
-         "Views": "impact.git", "diff_snapshots": "impact.git", "open_views": "impact.git",
-         "render_json": "impact.render", "render_text": "impact.render",
-         "build_report": "impact.report"}
+_LAZY = {
+    **dict.fromkeys(("FORMATS", "Progress", "Report", "Session", "current_session", "emit",
+                     "explain", "merge_emits", "read_facts", "report", "write_output"),
+                    "impact.api"),
+    "build_report": "impact.document",
+    **dict.fromkeys(("Snapshot", "SnapshotDiff", "View", "Views", "diff_snapshots",
+                     "open_views"), "impact.git"),
+    **dict.fromkeys(("render_json", "render_text"), "impact.render"),
+    **dict.fromkeys(("BadSurfaceMap", "SurfaceMap", "map_for_views"), "impact.surface"),
+}
 """The API's names and their modules, imported on first use (PEP 562): `impact --version`
 and a report that touches no surface never import the parsers, the graph or jsonschema."""
 
@@ -42,14 +106,34 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "FORMATS",
+    "BadSurfaceMap",
+    "BadUsage",
+    "DamagedRepository",
     "ImpactError",
+    "NoMergeBase",
+    "NotARepository",
+    "Progress",
+    "Report",
+    "Session",
+    "ShallowHistory",
     "Snapshot",
     "SnapshotDiff",
+    "SurfaceMap",
+    "UnknownRevision",
     "View",
     "Views",
     "build_report",
+    "current_session",
     "diff_snapshots",
+    "emit",
+    "explain",
+    "map_for_views",
+    "merge_emits",
     "open_views",
+    "read_facts",
     "render_json",
     "render_text",
+    "report",
+    "write_output",
 ]

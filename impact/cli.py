@@ -1,36 +1,27 @@
 """The `impact` command: argument parsing and exit codes only.
 
-Maintainers: each subcommand calls a library function; known errors become one
-`impact: error: ...` line and their exit code, anything else exit 4, and
-`--debug` re-raises so the traceback shows. A long report shows what it is doing on
-one stderr line, only for a person at a terminal (never when stderr is piped or `CI`
-is set).
+Maintainers: each subcommand calls one function of the library entry (impact/api.py) in
+a Session of its own (`Session.for_command`) and renders or writes what it returns;
+known errors become one `impact: error: ...` line and their exit code, anything else
+exit 4 (`impact.errors.failure`), and `--debug` re-raises so the traceback shows. A long
+report shows what it is doing on one stderr line, only for a person at a terminal (never
+when stderr is piped or `CI` is set).
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TextIO
+from typing import NoReturn, TextIO
 
-from impact.errors import (
-    EXIT_BAD_INPUT,
-    EXIT_INTERNAL,
-    EXIT_NONE,
-    BadUsage,
-    ImpactError,
-)
+from impact import api
+from impact.api import FORMATS, Session, write_output
+from impact.errors import EXIT_BAD_INPUT, EXIT_NONE, BadUsage, failure
 from impact.version import tool_version
-
-if TYPE_CHECKING:
-    from impact.factstore import FactStore
 
 
 class _Parser(argparse.ArgumentParser):
@@ -139,11 +130,6 @@ def _add_cache(parser: argparse.ArgumentParser, *, switch: bool = True) -> None:
     if switch:
         parser.add_argument("--no-cache", action="store_true",
                             help="compute everything afresh; read and write no cache")
-
-
-FORMATS = ("github", "json", "markdown", "sarif", "text")
-"""The names of `impact.render.RENDERERS`, spelled here so building the parser (and
-`--version`) imports no renderer; tests/test_cli.py checks the two agree."""
 
 
 def _add_output(parser: argparse.ArgumentParser) -> None:
@@ -315,61 +301,30 @@ def _device_command(args: argparse.Namespace) -> int:
 def _write(text: str, output: str | None) -> None:
     if output is None:
         sys.stdout.write(text)
-        return
-    target = Path(output)
-    if not target.parent.is_dir():
-        raise BadUsage(f"cannot write '{output}': its folder does not exist",
-                       "create the folder or pick another --output path")
-    if target.is_dir():
-        raise BadUsage(f"cannot write '{output}': it is a folder",
-                       "name a file to write, e.g. --output report.json")
-    tmp: str | None = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except OSError as exc:  # read-only folder, full disk, a folder at the path...
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        raise BadUsage(f"cannot write '{output}': {exc.strerror or exc}",
-                       "free space or pick a writable --output path; nothing was written"
-                       ) from None
-    except BaseException:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        raise
+    else:
+        write_output(text, output)
 
 
-def _store(args: argparse.Namespace) -> FactStore | None:
-    """The persistent fact cache the command's options ask for (None: --no-cache)."""
-    if getattr(args, "no_cache", False) or not hasattr(args, "cache_dir"):
-        return None
-    from impact.factstore import FactStore, default_cache_dir
-
-    return FactStore(Path(args.cache_dir) if args.cache_dir else default_cache_dir())
+def _session(args: argparse.Namespace) -> Session:
+    """The Session of this one command, over the cache its options ask for
+    (--cache-dir, --no-cache)."""
+    return Session.for_command(args.cache_dir, use_cache=not getattr(args, "no_cache", False))
 
 
 def _cache_command(args: argparse.Namespace) -> int:
     """`impact cache info|clear`: the three stores of the cache folder, the facts of
     parsed files (`facts/`), the built variants of the emitter (`emit/`) and the stored
     reports (`reports/`), each with its own size bound; the totals come first."""
-    from emit.cache import EmitStore
-    from impact.factstore import FactStore, default_cache_dir
-    from impact.reportstore import ReportStore
-
-    folder = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
-    stores = (("facts", FactStore(folder, create=False)),
-              ("emit", EmitStore(folder, create=False)),
-              ("reports", ReportStore(folder, create=False)))
+    session = _session(args)
+    folder = session.cache_dir
     if args.action == "clear":
-        gone = [(name, store.clear()) for name, store in stores]
+        gone = session.clear_cache()
         entries = sum(usage.entries for _, usage in gone)
         parts = ", ".join(f"{name} {usage.entries}" for name, usage in gone)
         sys.stdout.write(f"impact cache: cleared {folder}: {entries} entries, "
                          f"{_size(sum(usage.size for _, usage in gone))} ({parts})\n")
         return EXIT_NONE
-    usages = [(name, store.usage()) for name, store in stores]
+    usages = session.cache_usage()
     lines = [f"folder: {folder}", f"entries: {sum(u.entries for _, u in usages)}",
              f"size: {_size(sum(u.size for _, u in usages))} "
              f"(limit {_size(usages[0][1].limit)} per store)"]
@@ -386,189 +341,68 @@ def _size(count: int) -> str:
 def _run(args: argparse.Namespace) -> int:
     if args.command == "cache":
         return _cache_command(args)
-    if args.command in ("report", "facts"):
-        # (`impact emit` hands its fact cache to the runner, which opens it only when a
-        # revision's rules are read: a warm emit imports no parser.)
-        from impact.extract import persistent_facts
-
-        with persistent_facts(_store(args)):
-            return _run_command(args)
-    return _run_command(args)
-
-
-def _run_command(args: argparse.Namespace) -> int:
     if args.command in ("validate", "verify"):
         return _device_command(args)
     if args.command == "explain":
-        from impact.checks import REGISTRY, explain
-
-        text = explain(args.contract)
-        if text is None:
-            names = ", ".join(sorted(c.name for c in REGISTRY))
-            raise BadUsage(f"no contract named '{args.contract}'", f"use one of: {names}")
-        sys.stdout.write(inspect.cleandoc(text) + "\n")
+        sys.stdout.write(api.explain(args.contract) + "\n")
         return EXIT_NONE
     if args.command == "emit":
         return _emit_command(args)
     if args.command == "facts":
-        from impact.factsdoc import facts_document
+        from impact.factsdoc import facts_json
 
-        _write(facts_document(args.repo, args.rev, args.paths, args.surface_map), args.output)
+        document = api.read_facts(args.repo, paths=args.paths, rev=args.rev,
+                                  surface_map=args.surface_map, session=_session(args))
+        _write(facts_json(document), args.output)
         return EXIT_NONE
     progress = Progress(progress_stream())
     try:
         report = _report(args, progress)
         progress.stage("writing the report")
-        text = _render(report, args.format, verbose=args.verbose)
+        text = report.render(args.format, verbose=args.verbose)
     finally:
         progress.close()
     if args.quiet:
-        from impact.render.words import verdict_line
-
         if args.output is not None:
             _write(text, args.output)
-        sys.stdout.write(verdict_line(report["verdict"]) + "\n")
+        sys.stdout.write(report.verdict_line() + "\n")
     else:
         _write(text, args.output)
     if args.command == "demo":
         return EXIT_NONE  # the demo ran; its verdict is in the output, not a failure
-    return int(report["verdict"]["exit_code"])  # decided by impact.rollup
+    return report.exit_code  # decided by impact.rollup
 
 
-def _report_store(args: argparse.Namespace):  # -> impact.reportstore.ReportStore | None
-    """The stored reports the options ask for: `<cache folder>/reports`, as for the fact
-    cache (--cache-dir, --no-cache)."""
-    if getattr(args, "no_cache", False):
-        return None
-    from impact.factstore import default_cache_dir
-    from impact.reportstore import ReportStore
+def _report(args: argparse.Namespace, progress: Progress) -> api.Report:
+    """The report of `report` or `demo`, telling `progress` each stage."""
+    if args.command == "demo":
+        from impact.demo import demo_report
 
-    return ReportStore(Path(args.cache_dir) if args.cache_dir else default_cache_dir())
-
-
-def _emit_store(args: argparse.Namespace):  # -> emit.cache.EmitStore | None
-    """The cache of built variants the options ask for: `<cache folder>/emit`, as for the
-    fact cache (--cache-dir, --no-cache)."""
-    if getattr(args, "no_cache", False):
-        return None
-    from emit.cache import EmitStore
-    from impact.factstore import default_cache_dir
-
-    return EmitStore(Path(args.cache_dir) if args.cache_dir else default_cache_dir())
-
-
-def _writable_target(output: str) -> Path:
-    target = Path(output)
-    if not target.parent.is_dir():
-        raise BadUsage(f"cannot write '{output}': its folder does not exist",
-                       "create the folder or pick another --output path")
-    return target
+        return demo_report(keep=args.keep, progress=progress.stage)
+    return api.report(args.repo, base=args.base, head=args.head, range=args.range,
+                      commit=args.commit, worktree=args.worktree, target_tip=args.target_tip,
+                      surface_map=args.surface_map, emit=args.emit, run_emit=args.run_emit,
+                      untrusted_head=args.untrusted_head, jobs=args.jobs,
+                      session=_session(args), progress=progress.stage, bar=progress.stream)
 
 
 def _emit_command(args: argparse.Namespace) -> int:
     """`impact emit` (build, or one --shard slice) and `impact emit merge`."""
     if args.emit_action == "merge":
-        from emit.runner import merge_emit_files, write_emit_file
-
-        target = _writable_target(args.merge_output)
-        write_emit_file(merge_emit_files(args.slices), target)
+        api.merge_emits(args.slices, output=args.merge_output)
         return EXIT_NONE
-    from emit.runner import Limits, run_emit, write_emit_file
     from emit.shard import parse_shard
-    from impact.git import open_views
-    from impact.surface import map_for_views
 
     if args.output is None:
         raise BadUsage("impact emit needs -o FILE", "name the emit file to write, e.g. "
                        "-o emit.json")
     shard = parse_shard(args.shard) if args.shard else None
-    views = open_views(args.repo, base=args.base, head=args.head, range=args.range,
-                       commit=args.commit, worktree=args.worktree, target_tip=args.target_tip)
-    target = _writable_target(args.output)
-    surface = map_for_views(args.surface_map, views)
-    document = run_emit(views, surface, jobs=args.jobs,
-                        limits=Limits(timeout=args.timeout, family_budget=args.family_budget),
-                        bar=progress_stream(), store=_emit_store(args),
-                        untrusted_head=args.untrusted_head, shard=shard,
-                        fact_store=_store(args))
-    write_emit_file(document, target)
+    api.emit(args.repo, output=args.output, base=args.base, head=args.head, range=args.range,
+             commit=args.commit, worktree=args.worktree, target_tip=args.target_tip,
+             surface_map=args.surface_map, jobs=args.jobs, shard=shard, timeout=args.timeout,
+             family_budget=args.family_budget, untrusted_head=args.untrusted_head,
+             session=_session(args), bar=progress_stream())
     return EXIT_NONE
-
-
-def _render(report: dict, fmt: str, *, verbose: bool) -> str:
-    """The report in `fmt`, importing that renderer alone (the SARIF and GitHub ones load
-    the contract registry, which a stored report does not otherwise need)."""
-    if fmt == "text":
-        from impact.render.text import render_text
-
-        return render_text(report, verbose=verbose)
-    if fmt == "json":
-        from impact.render.json_format import render_json
-
-        return render_json(report)
-    from impact.render import RENDERERS
-
-    return RENDERERS[fmt](report)
-
-
-def _report(args: argparse.Namespace, progress: Progress) -> dict:
-    """The report document for `report` or `demo`, telling `progress` each stage."""
-    if args.command == "demo":
-        from impact.demo import demo_report
-
-        return demo_report(keep=args.keep, progress=progress.stage)
-    from impact.git import open_views
-    from impact.surface import map_for_views
-
-    if args.emit and args.run_emit:
-        raise BadUsage("--emit and --run-emit exclude each other",
-                       "give a file with --emit, or let --run-emit build one")
-    progress.stage("reading the revisions")
-    views = open_views(args.repo, base=args.base, head=args.head, range=args.range,
-                       commit=args.commit, worktree=args.worktree, target_tip=args.target_tip)
-    given = {k: getattr(args, k) for k in ("base", "head", "range", "commit", "target_tip")}
-    given = {k: v for k, v in given.items() if v}
-    if args.worktree:
-        given["worktree"] = "yes"
-    if args.surface_map:
-        given["surface_map"] = args.surface_map
-    surface = map_for_views(args.surface_map, views)
-    emit_doc, emit_source, emit_sha = None, None, None
-    if args.emit:
-        import hashlib
-
-        from emit.runner import expected_trees, load_emit_bytes
-
-        progress.stage("reading the emit file")
-        try:
-            data = Path(args.emit).read_bytes()
-        except OSError as exc:
-            raise BadUsage(f"cannot read the emit file '{args.emit}' ({exc.strerror})",
-                           "give the path of an emit file impact emit wrote") from None
-        emit_sha = hashlib.sha256(data).hexdigest()  # of exactly the bytes judged
-        emit_doc = load_emit_bytes(data, args.emit, expected_trees(views, surface))
-        emit_source = f"file:{args.emit}"
-    elif args.run_emit:
-        from emit.runner import run_emit
-
-        bar = progress.stream
-        progress.stage(None if bar is not None else "running the emitter")
-        emit_doc = run_emit(views, surface, jobs=args.jobs, bar=bar, store=_emit_store(args),
-                            untrusted_head=args.untrusted_head)
-        emit_source = "run"
-    if args.untrusted_head:
-        given["untrusted_head"] = "yes"
-    from impact.reportstore import stored_or_built
-
-    def build() -> dict:
-        from impact.report import build_report  # only on a miss: a hit imports no check
-
-        progress.stage("checking the contracts")
-        return build_report(views, given, surface, emit_doc, emit_source,
-                            emit_file_sha256=emit_sha, trust_head=not args.untrusted_head)
-
-    return stored_or_built(_report_store(args), views, given, surface, build, emit=emit_doc,
-                           emit_file_sha256=emit_sha, trust_head=not args.untrusted_head)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -576,20 +410,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return _run(args)
-    except ImpactError as exc:
-        if args.debug:
+    except (Exception, KeyboardInterrupt) as exc:
+        if args.debug and not isinstance(exc, KeyboardInterrupt):
             raise
-        print(f"impact: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("impact: interrupted", file=sys.stderr)
-        return EXIT_INTERNAL
-    except Exception as exc:
-        if args.debug:
-            raise
-        print(f"impact: internal error: {type(exc).__name__}: {exc} "
-              "(run again with --debug for the traceback, and report it)", file=sys.stderr)
-        return EXIT_INTERNAL
+        line, code = failure(exc)
+        print(line, file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

@@ -1,16 +1,17 @@
 """`impact demo`: a report on a repository built from the bundled synthetic rocKE tree.
 
 Needs no hipDNN checkout: the fixture tree ships inside the package, and the
-repository is built in a temporary folder (or in `keep`, kept for the user).
+repository is built in a temporary folder (or in `keep`, kept for the user). The report
+is the library entry's (impact/api.py), in a Session that reads and writes no cache
+folder: the demo leaves nothing behind but what `keep` asks for.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from impact.api import Progress, Report, Session, report
 from impact.errors import BadUsage
 from impact.fixtures import Change, Scenario, build_repository
 from impact.fixtures.edits import (
@@ -21,9 +22,6 @@ from impact.fixtures.edits import (
     set_kdp_arch,
 )
 from impact.fixtures.tree import rocke_tree_files
-from impact.git import open_views
-from impact.report import build_report
-from impact.surface import map_for_views
 
 
 def demo_scenario() -> Scenario:
@@ -43,27 +41,21 @@ def demo_scenario() -> Scenario:
     )
 
 
-def demo_report(*, keep: str | None = None,
-                progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def demo_report(*, keep: str | None = None, progress: Progress | None = None) -> Report:
     """Build the demo repository and report on head against base, merged onto target;
     `progress` hears the name of each stage as it starts."""
     if keep is not None:
         where = Path(keep)
         if where.exists() and any(where.iterdir()):
             raise BadUsage(f"--keep folder '{keep}' is not empty", "name a new or empty folder")
-        return _report(where, progress or _silent)
+        return _report(where, progress)
     with tempfile.TemporaryDirectory(prefix="impact-demo-") as tmp:
-        return _report(Path(tmp) / "repo", progress or _silent)
+        return _report(Path(tmp) / "repo", progress)
 
 
-def _silent(_stage: str) -> None:
-    return None
-
-
-def _report(where: Path, progress: Callable[[str], None]) -> dict[str, Any]:
-    progress("building the demo repository")
+def _report(where: Path, progress: Progress | None) -> Report:
+    if progress is not None:
+        progress("building the demo repository")
     built = build_repository(demo_scenario(), where, checkout=True)
-    views = open_views(built.path, base="base", head="head", target_tip="target")
-    progress("checking the contracts")
-    return build_report(views, {"base": "base", "head": "head", "target_tip": "target"},
-                        map_for_views(None, views))
+    return report(built.path, base="base", head="head", target_tip="target",
+                  session=Session.for_command(use_cache=False), progress=progress)

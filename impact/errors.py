@@ -1,7 +1,9 @@
 """Errors a user can act on, each carrying its exit code.
 
-Holds only exception types: every stage raises these for bad input, and only
-`impact/cli.py` turns them into one `impact: error: ...` line and an exit code.
+Holds the exception types every stage raises for bad input, and `failure`: the one
+`impact: error: ...` line and exit code any failure is shown as. Only the ways in (the
+command line, the pre-commit hook, the GitHub Action's entry) print it; the library
+raises.
 """
 
 from __future__ import annotations
@@ -47,3 +49,15 @@ class BadUsage(ImpactError):
 class DamagedRepository(ImpactError):
     """The repository's object store could not be read: a corrupt or truncated pack or
     index, a damaged loose object, or permission denied on `.git/objects`."""
+
+
+def failure(exc: BaseException) -> tuple[str, int]:
+    """The one stderr line and the exit code a way in shows for `exc`: an ImpactError's
+    problem and fix with its own code; an interrupt; anything else an internal error
+    (exit 4) that asks for the traceback."""
+    if isinstance(exc, ImpactError):
+        return f"impact: error: {exc}", exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return "impact: interrupted", EXIT_INTERNAL
+    return (f"impact: internal error: {type(exc).__name__}: {exc} "
+            "(run again with --debug for the traceback, and report it)", EXIT_INTERNAL)

@@ -2,10 +2,11 @@
 
 Maintainers: no parsing here, only dispatch. A file whose language has no
 extractor yet gets a parse-failure fact saying so, so later stages treat it
-as not understood (changed), never as safe. Facts are cached in memory for the
-process and, within `persistent_facts(store)`, on disk (impact/factstore.py);
-every fact handed out has been through the JSON round trip the disk entry makes,
-so a report reads the same facts whether they were parsed now or loaded.
+as not understood (changed), never as safe. Facts are cached in memory and on disk
+(impact/factstore.py) in the `Caches` (impact/caches.py) a Session owns
+(impact/session.py): this module keeps no cache of its own. Every
+fact handed out has been through the JSON round trip the disk entry makes, so a report
+reads the same facts whether they were parsed now or loaded.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
+from impact.caches import Caches, active_caches
 from impact.facts import CONTENT, PARSE_FAILURE, Fact, content_fact, parse_failure
 from impact.factstore import FactStore
 from impact.git import Snapshot
@@ -113,43 +116,39 @@ KIND_EXTRACTORS: dict[str, Extractor] = {
 }
 
 
-_PROCESS_CACHE: dict[tuple[str, str, str], list[Fact]] = {}
-_PROCESS_CACHE_LIMIT = 200_000
-_ACTIVE_STORE: FactStore | None = None
-
-
-def clear_fact_cache() -> None:
-    """Forget every fact cached in memory (tests that count parses start from here)."""
-    _PROCESS_CACHE.clear()
-
-
 @contextmanager
 def persistent_facts(store: FactStore | None) -> Iterator[FactStore | None]:
     """Within the block, every FactCache made without a store of its own also reads and
-    fills `store` (None: memory only); the store is closed (its size bound kept) after."""
-    global _ACTIVE_STORE
-    previous, _ACTIVE_STORE = _ACTIVE_STORE, store
+    fills `store` (None: memory only), beside the active caches' memory (a fresh one when
+    none is active); the store is closed (its size bound kept) after. For a caller handed
+    a store rather than a Session (the emitter's runner)."""
+    current = active_caches()
+    caches = replace(current, store=store) if current is not None else Caches(store=store)
     try:
-        yield store
+        with caches.active():
+            yield store
     finally:
-        _ACTIVE_STORE = previous
         if store is not None:
             store.close()
 
 
 class FactCache:
-    """Facts keyed by (surface map, path, blob id): a file is parsed once per process,
+    """Facts keyed by (surface map, path, blob id): a file is parsed once per Session,
     however many views or reports hold that same blob, and, with a persistent store, once
     per extractor version. The path is part of the key because facts name their file and
-    relative imports resolve against it; the map, because it picks the extractor."""
+    relative imports resolve against it; the map, because it picks the extractor. What is
+    cached lives in `caches` (else the active ones, else fresh ones); which files could
+    not be read belongs to this cache alone (one report's)."""
 
-    def __init__(self, surface: SurfaceMap, store: FactStore | None = None) -> None:
+    def __init__(self, surface: SurfaceMap, store: FactStore | None = None,
+                 caches: Caches | None = None) -> None:
+        caches = caches if caches is not None else active_caches() or Caches()
         self.surface = surface
-        self.store = store if store is not None else _ACTIVE_STORE
+        self.store = store if store is not None else caches.store
         # id(snapshot) -> (the snapshot, kept so the id stays its own; path -> why)
         self.unreadable: dict[int, tuple[Snapshot, dict[str, str]]] = {}
-        self._facts = _PROCESS_CACHE
-        if len(self._facts) > _PROCESS_CACHE_LIMIT:
+        self._facts = caches.facts
+        if len(self._facts) > caches.FACTS_LIMIT:
             self._facts.clear()
 
     def facts(self, snapshot: Snapshot, path: str) -> list[Fact]:

@@ -11,13 +11,20 @@ An index classifies lazily: a kind all of whose patterns start with a literal fo
 can match anywhere (`**/CMakeLists.txt`) makes the first question about it walk the
 whole tree, once. `IMPACT_FULL_PATH=1` (impact/shortcuts.py) classifies the whole tree
 up front, as before, so a test can require the same report both ways.
+
+What an index learns outlives it in an `IndexMemo` (the indexes by tree, the folders
+classified, the plans per map, the trees loaded from the store), which a Session owns
+(impact/session.py) and makes active for the length of a report; this module keeps no
+cache of its own. An index made with no memo and none active gets a fresh one.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Protocol
@@ -29,13 +36,6 @@ from impact.surface import SurfaceMap, literal_ends, literal_folder
 
 _Found = tuple[tuple[tuple[str, SurfaceKind | str], ...], tuple[tuple[str, str], ...]]
 """A folder's surface paths, and the (path, tree id) of the folders below it a walk enters."""
-_MEMO: dict[tuple[str, str], TreeIndex] = {}
-_MEMO_LIMIT = 64
-_FOLDERS: dict[tuple[str, bool, str, str], _Found] = {}
-_FOLDERS_LIMIT = 200_000
-"""Surface paths per (map sha, whole plan or anchored one, folder tree id, folder path):
-base, head and merged trees share most folders, so a tree after the first is classified
-along its changed folders."""
 _ANCHORED, _WHOLE = False, True  # which plan a walk follows
 
 
@@ -108,19 +108,87 @@ def rooted_kinds(surface: SurfaceMap) -> frozenset[SurfaceKind | str]:
                      if any(not literal_folder(p) for p in entry.patterns))
 
 
-_PLANS: dict[tuple[str, bool], _Plan] = {}
+_Classified = list[tuple[str, SurfaceKind | str]]
 
 
-def _plan(surface: SurfaceMap, whole: bool) -> _Plan:
-    key = (surface.sha256, whole)
-    if key not in _PLANS:
-        _PLANS[key] = _Plan(surface, anchored=not whole)
-    return _PLANS[key]
+class IndexMemo:
+    """What tree indexes learn, kept for as long as the Session that owns it: the index of
+    each (map, tree), the surface paths of each folder classified (base, head and merged
+    trees share most folders, so a tree after the first is classified along its changed
+    folders), each map's walk plans, and the trees loaded from the store (whose folders a
+    whole walk of another tree memoises first). Each table has a bound past which it
+    starts afresh."""
+
+    TREES_LIMIT = 64
+    FOLDERS_LIMIT = 200_000
+    STORED_LIMIT = 4  # trees per map
+
+    def __init__(self) -> None:
+        self.trees: dict[tuple[str, str], TreeIndex] = {}
+        # (map sha, whole plan or anchored one, folder tree id, folder path) -> its paths
+        self.folders: dict[tuple[str, bool, str, str], _Found] = {}
+        self.plans: dict[tuple[str, bool], _Plan] = {}
+        # map sha -> tree id -> (its store, its classification)
+        self.stored: dict[str, dict[str, tuple[IndexStore, _Classified]]] = {}
+
+    def plan(self, surface: SurfaceMap, whole: bool) -> _Plan:
+        key = (surface.sha256, whole)
+        if key not in self.plans:
+            self.plans[key] = _Plan(surface, anchored=not whole)
+        return self.plans[key]
+
+    def remember(self, key: tuple[str, bool, str, str], found: _Found) -> None:
+        if len(self.folders) >= self.FOLDERS_LIMIT:
+            self.folders.clear()
+        self.folders[key] = found
+
+    def loaded(self, sha: str, tree_id: str, store: IndexStore, pairs: _Classified) -> None:
+        """Note a tree whose classification came from `store`."""
+        held = self.stored.setdefault(sha, {})
+        if len(held) >= self.STORED_LIMIT:
+            held.pop(next(iter(held)))
+        held[tree_id] = (store, pairs)
+
+    def prime(self, sha: str) -> None:
+        """Memoise, for the whole plan of map `sha`, the folders of the trees loaded from
+        the store: a folder's surface paths are those of its tree under its path, and the
+        folders below it follow it in the stored walk order."""
+        for tree_id, (store, pairs) in self.stored.pop(sha, {}).items():
+            folders = store.load_index_folders(sha, tree_id)
+            if folders is None:
+                continue
+            paths = sorted(pairs)
+            names = [path for path, _kind in paths]
+            for at, (path, folder_id) in enumerate(folders):
+                key = (sha, _WHOLE, folder_id, path)
+                if key in self.folders:
+                    continue
+                start = bisect.bisect_left(names, f"{path}/")
+                end = bisect.bisect_left(names, f"{path}0")  # '0' sorts right after '/'
+                last = at + 1
+                while last < len(folders) and folders[last][0].startswith(f"{path}/"):
+                    last += 1
+                self.remember(key, (tuple(paths[start:end]), tuple(folders[at + 1:last])))
 
 
-def _classified(snapshot: Snapshot, surface: SurfaceMap, whole: bool = _WHOLE,
-                folders: list[tuple[str, str]] | None = None,
-                ) -> list[tuple[str, SurfaceKind | str]]:
+_ACTIVE: ContextVar[IndexMemo | None] = ContextVar("impact.index.active", default=None)
+"""The memo of the Session whose report is running (impact/session.py): for the callers
+that make an index without being handed one (the graph, the emitter's rules)."""
+
+
+@contextmanager
+def memo_in_use(memo: IndexMemo) -> Iterator[IndexMemo]:
+    """Within the block, an index made without a memo of its own uses `memo`."""
+    token = _ACTIVE.set(memo)
+    try:
+        yield memo
+    finally:
+        _ACTIVE.reset(token)
+
+
+def _classified(snapshot: Snapshot, surface: SurfaceMap, memo: IndexMemo,
+                whole: bool = _WHOLE, folders: list[tuple[str, str]] | None = None,
+                ) -> _Classified:
     """(path, kind) for every surface path of `snapshot` (of the anchored kinds only,
     unless `whole`), each path classified once, reading only the folders a pattern of
     those kinds can reach; `folders`, when given, receives (path, tree id) of each folder
@@ -128,46 +196,15 @@ def _classified(snapshot: Snapshot, surface: SurfaceMap, whole: bool = _WHOLE,
     root = snapshot.folder("")
     if root is None:
         return []
-    paths, below = _in_folder(snapshot, (surface.sha256, whole), _plan(surface, whole), "",
-                              root, ())
+    paths, below = _in_folder(snapshot, memo, (surface.sha256, whole),
+                              memo.plan(surface, whole), "", root, ())
     if folders is not None:
         folders.extend(below)
     return list(paths)
 
 
-_STORED: dict[str, dict[str, tuple[IndexStore, list[tuple[str, SurfaceKind | str]]]]] = {}
-_STORED_LIMIT = 4  # trees per map
-"""Map sha -> tree id -> (its store, its classification) of trees loaded from the store in
-this process: a whole walk of another tree (the head of a pull request whose base was
-stored) first memoises their folders, and reads only the folders that differ."""
-
-
-def _prime(sha: str) -> None:
-    """Memoise, for the whole plan of map `sha`, the folders of the trees loaded from the
-    store: a folder's surface paths are those of its tree under its path, and the folders
-    below it follow it in the stored walk order."""
-    for tree_id, (store, pairs) in _STORED.pop(sha, {}).items():
-        folders = store.load_index_folders(sha, tree_id)
-        if folders is None:
-            continue
-        paths = sorted(pairs)
-        names = [path for path, _kind in paths]
-        for at, (path, folder_id) in enumerate(folders):
-            key = (sha, _WHOLE, folder_id, path)
-            if key in _FOLDERS:
-                continue
-            start = bisect.bisect_left(names, f"{path}/")
-            end = bisect.bisect_left(names, f"{path}0")  # '0' sorts right after '/'
-            last = at + 1
-            while last < len(folders) and folders[last][0].startswith(f"{path}/"):
-                last += 1
-            if len(_FOLDERS) >= _FOLDERS_LIMIT:
-                _FOLDERS.clear()
-            _FOLDERS[key] = (tuple(paths[start:end]), tuple(folders[at + 1:last]))
-
-
-def _in_folder(snapshot: Snapshot, sha: tuple[str, bool], plan: _Plan, path: str,
-               folder: Folder, inherited: tuple[_Guard, ...]) -> _Found:
+def _in_folder(snapshot: Snapshot, memo: IndexMemo, sha: tuple[str, bool], plan: _Plan,
+               path: str, folder: Folder, inherited: tuple[_Guard, ...]) -> _Found:
     """The surface paths under `folder` (at `path`), with `inherited` the patterns of the
     folders above that match below them, in map order (the first match decides); and the
     (path, tree id) of every folder below it the walk enters, in walk order."""
@@ -197,17 +234,15 @@ def _in_folder(snapshot: Snapshot, sha: tuple[str, bool], plan: _Plan, path: str
         if not deeper and sub not in plan.toward:
             continue
         key = (*sha, tree_id, sub) if tree_id is not None else None
-        if key is not None and key in _FOLDERS:
-            paths, below = _FOLDERS[key]
+        if key is not None and key in memo.folders:
+            paths, below = memo.folders[key]
         else:
             child = snapshot.folder(sub, tree_id)
             if child is None:
                 continue
-            paths, below = _in_folder(snapshot, sha, plan, sub, child, deeper)
+            paths, below = _in_folder(snapshot, memo, sha, plan, sub, child, deeper)
             if key is not None:
-                if len(_FOLDERS) >= _FOLDERS_LIMIT:
-                    _FOLDERS.clear()
-                _FOLDERS[key] = (paths, below)
+                memo.remember(key, (paths, below))
         found.extend(paths)
         if tree_id is not None:
             walked.append((sub, tree_id))
@@ -218,13 +253,15 @@ def _in_folder(snapshot: Snapshot, sha: tuple[str, bool], plan: _Plan, path: str
 class TreeIndex:
     """One snapshot's surface paths, sorted by kind and by language, classified lazily:
     the anchored kinds when first asked about, the whole tree when a question needs a
-    kind that can lie anywhere (see the module docstring)."""
+    kind that can lie anywhere (see the module docstring). What it learns goes to `memo`
+    (else the active one, else a fresh one)."""
 
     def __init__(self, snapshot: Snapshot, surface: SurfaceMap,
-                 store: IndexStore | None = None) -> None:
+                 store: IndexStore | None = None, memo: IndexMemo | None = None) -> None:
         self.snapshot = snapshot
         self.surface = surface
         self.store = store
+        self.memo = memo if memo is not None else _ACTIVE.get() or IndexMemo()
         self._rooted = rooted_kinds(surface)
         self._by_kind: dict[SurfaceKind | str, list[str]] = {}
         self._kind_of: dict[str, SurfaceKind | str] = {}
@@ -245,7 +282,7 @@ class TreeIndex:
             return
         found = self._load(False)
         self._fill(found if found is not None
-                   else _classified(self.snapshot, self.surface, _ANCHORED))
+                   else _classified(self.snapshot, self.surface, self.memo, _ANCHORED))
         self._anchored_done = True
 
     def _whole(self) -> None:
@@ -254,9 +291,9 @@ class TreeIndex:
             return
         found = self._load(True)
         if found is None:
-            _prime(self.surface.sha256)
+            self.memo.prime(self.surface.sha256)
             folders: list[tuple[str, str]] = []
-            found = _classified(self.snapshot, self.surface, _WHOLE, folders)
+            found = _classified(self.snapshot, self.surface, self.memo, _WHOLE, folders)
             self._save(found, folders)
         self._fill(found)
         self._whole_done = True
@@ -272,10 +309,7 @@ class TreeIndex:
         if stored is None or any(kind not in kinds for _path, kind in stored):
             return None
         pairs = [(path, kinds[kind]) for path, kind in stored]
-        held = _STORED.setdefault(self.surface.sha256, {})
-        if len(held) >= _STORED_LIMIT:
-            held.pop(next(iter(held)))
-        held[self.snapshot.tree_id] = (store, pairs)
+        self.memo.loaded(self.surface.sha256, self.snapshot.tree_id, store, pairs)
         if not whole:
             pairs = [(path, kind) for path, kind in pairs if kind not in self._rooted]
         return pairs
@@ -295,20 +329,23 @@ class TreeIndex:
             self._anchored()
 
     @classmethod
-    def of(cls, snapshot: Snapshot, surface: SurfaceMap,
-           store: IndexStore | None = None) -> TreeIndex:
-        """The index of `snapshot`, memoised by tree id (views share trees); `store`, when
-        given, keeps the whole tree's classification between reports."""
-        if snapshot.tree_id is None:
-            return cls(snapshot, surface, store)
+    def of(cls, snapshot: Snapshot, surface: SurfaceMap, store: IndexStore | None = None,
+           memo: IndexMemo | None = None) -> TreeIndex:
+        """The index of `snapshot`, memoised by tree id (views share trees) in `memo`, else
+        in the active one (with neither, a fresh index); `store`, when given, keeps the
+        whole tree's classification between reports."""
+        memo = memo if memo is not None else _ACTIVE.get()
+        if snapshot.tree_id is None or memo is None:
+            return cls(snapshot, surface, store, memo)
         key = (surface.sha256, snapshot.tree_id)
-        if key not in _MEMO:
-            if len(_MEMO) >= _MEMO_LIMIT:
-                _MEMO.clear()
-            _MEMO[key] = cls(snapshot, surface, store)
-        elif store is not None and _MEMO[key].store is None:
-            _MEMO[key].store = store
-        return _MEMO[key]
+        trees = memo.trees
+        if key not in trees:
+            if len(trees) >= memo.TREES_LIMIT:
+                trees.clear()
+            trees[key] = cls(snapshot, surface, store, memo)
+        elif store is not None and trees[key].store is None:
+            trees[key].store = store
+        return trees[key]
 
     def kind(self, path: str) -> SurfaceKind | str:
         """The surface kind of `path` (OUTSIDE when no entry matches or it is absent)."""

@@ -6,6 +6,7 @@ tmp_path, or kept in memory.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import memory
@@ -14,6 +15,7 @@ from dulwich.repo import Repo
 
 from impact.fixtures import BuiltRepository, Scenario, build_repository
 from impact.git import Views
+from impact.session import Session
 
 
 def add_orphan_branch(repo: BuiltRepository, other: BuiltRepository, name: str = "orphan") -> None:
@@ -50,6 +52,24 @@ def _fact_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_session(_fact_cache_in_tmp: None) -> Iterator[None]:
+    """The test run is one Session, in memory only (impact/session.py): a blob is parsed
+    once for every test that reads it, as in one long process, and each command a test
+    runs shares that memory (`Session.for_command`). A test that counts parses, or reads
+    a blob made unreadable, starts cold in a Session of its own (`fresh_session`)."""
+    with Session(use_cache=False).active():
+        yield
+
+
+@pytest.fixture
+def fresh_session() -> Iterator[Session]:
+    """A Session of the test's own, in memory only, current for the length of the test:
+    nothing another test parsed or classified is in it."""
+    with Session(use_cache=False).active() as session:
+        yield session
 
 
 @pytest.fixture

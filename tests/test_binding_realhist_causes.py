@@ -137,17 +137,17 @@ def test_a_binding_of_another_extension_is_not_the_stubs(build, capsys) -> None:
     assert not charged(doc, "mismatch"), doc["rows"]
 
 
-def test_op_names_come_only_from_binding_sites(build, capsys, monkeypatch) -> None:
+def test_op_names_come_only_from_binding_sites(build, capsys, monkeypatch,
+                                               fresh_session) -> None:
     """An attribute call through a library import (`cute.input`) is no op: the change
     is judged from its own file, nothing else in Python is parsed, and since the code
     beyond the bindings changed the file reads changed (never NONE)."""
-    from impact.extract import KIND_EXTRACTORS, clear_fact_cache
+    from impact.extract import KIND_EXTRACTORS
 
     parsed: list[str] = []
     real = KIND_EXTRACTORS["op-python"]
     monkeypatch.setitem(KIND_EXTRACTORS, "op-python",
                         lambda p, s, m: parsed.append(p) or real(p, s, m))
-    clear_fact_cache()
     doc = report(build, capsys, AITER, e.append(
         NORM, "\nimport cutlass.cute as cute\n\n\ndef helper(x):\n"
               "    launch = {'num_warps': 1}\n    return cute.input(x, **launch)\n"))

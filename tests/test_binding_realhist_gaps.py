@@ -15,17 +15,17 @@ from dulwich.repo import Repo
 
 from impact.cli import main
 from impact.contracts import REPORT_SCHEMA, validate
-from impact.extract import clear_fact_cache
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import tree_files
+from impact.session import Session
 
 GITLINK = 0o160000
 
 
 def _report(capsys, repo: Path, *form: str) -> dict:
-    clear_fact_cache()
-    main(["report", "--repo", str(repo), *form, "--format", "json"])
+    with Session(use_cache=False).active():  # no blob read before
+        main(["report", "--repo", str(repo), *form, "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     validate(doc, REPORT_SCHEMA)
     return doc

@@ -136,9 +136,10 @@ def test_map_is_picked_by_markers_and_named(build, capsys) -> None:
     assert "flash_attn" in doc["surface_map"]["reason"] or "hopper" in doc["surface_map"]["reason"]
 
 
-def test_only_the_change_and_what_restates_it_is_parsed(build, monkeypatch) -> None:
+def test_only_the_change_and_what_restates_it_is_parsed(build, monkeypatch,
+                                                        fresh_session) -> None:
     from impact.checks import CheckContext, run_checks
-    from impact.extract import KIND_EXTRACTORS, clear_fact_cache
+    from impact.extract import KIND_EXTRACTORS
     from impact.git import open_views
     from impact.surface import load_surface_map
 
@@ -147,7 +148,6 @@ def test_only_the_change_and_what_restates_it_is_parsed(build, monkeypatch) -> N
         real = KIND_EXTRACTORS[kind]
         monkeypatch.setitem(KIND_EXTRACTORS, kind,
                             lambda p, s, m, real=real: parsed.append(p) or real(p, s, m))
-    clear_fact_cache()
     edit = e.replace(ACT, "def silu_and_mul(out: Tensor, input: Tensor) -> None: ...",
                      "def silu_and_mul(input: Tensor, out: Tensor) -> None: ...")
     repo = build(Scenario(base=AITER, head=(Change("swap", edits=(edit,)),)))
@@ -160,7 +160,7 @@ def test_only_the_change_and_what_restates_it_is_parsed(build, monkeypatch) -> N
     assert "aiter/ops/norm.py" not in parsed and len(set(parsed)) < len(op_files)
 
 
-def test_a_missing_blob_is_a_changed_row_not_a_crash(build) -> None:
+def test_a_missing_blob_is_a_changed_row_not_a_crash(build, fresh_session) -> None:
     from impact.checks import CheckContext, run_checks
     from impact.errors import ShallowHistory
     from impact.git import Snapshot, open_views
@@ -180,9 +180,7 @@ def test_a_missing_blob_is_a_changed_row_not_a_crash(build) -> None:
     for view in views.views:  # both sides lose the pybind header's blob
         object.__setattr__(view, "new", Snapshot(dict(view.new), reader, label="head"))
         object.__setattr__(view, "old", Snapshot(dict(view.old), reader, label="base"))
-    from impact.extract import clear_fact_cache
 
-    clear_fact_cache()
     rows = run_checks(CheckContext(views, load_surface_map("aiter")))
     assert any(r.status == "changed" and OPS in r.files for r in rows)
     # What the unreadable copy might bind is never called missing.

@@ -151,7 +151,7 @@ def test_internal_error_is_exit_4_without_traceback(build, capsys, monkeypatch) 
     def boom(*_args, **_kwargs):
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr("impact.report.build_report", boom)
+    monkeypatch.setattr("impact.document.build_report", boom)
     code, _, err = run(["report", "--repo", str(repo.path), "--commit", "head"], capsys)
     assert code == EXIT_INTERNAL
     assert "kaboom" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

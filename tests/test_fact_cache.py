@@ -1,13 +1,13 @@
 """The persistent fact cache: a report reads the same with the cache cold, warm or off.
 
 Every scenario of tests/test_verdicts.py and the binding scenarios of
-tests/test_check_bindings.py run through `impact report` five times (each time with
-the in-memory cache emptied): filling an empty cache, reading its facts back (its stored
-report removed), reading its stored report back, with --no-cache, and with --no-cache on
-the full path; the kernel-argument table of tests/test_check_kernargs.py runs the same
+tests/test_check_bindings.py run through `impact report` five times (each time in a
+fresh Session, so nothing is in memory): filling an empty cache, reading its facts back
+(its stored report removed), reading its stored report back, with --no-cache, and with
+--no-cache on the full path; the kernel-argument table of tests/test_check_kernargs.py runs the same
 way. The outputs must be the same bytes, the warm and stored runs must call no extractor
 and the stored run must compute no report (the others call an extractor for every file
-they need; what a parser returns is memoised for the session). Then: damaged
+they need; what a parser returns is memoised for the test run). Then: damaged
 entries, concurrent writers, the size bound, `impact cache info|clear` and a cache
 folder that cannot be written.
 """
@@ -30,11 +30,11 @@ import test_check_bindings as bindings
 import test_check_kernargs as kernargs
 import test_verdicts as verdicts
 
+from impact import document as report_module
 from impact import extract, shortcuts
-from impact import index as index_module
-from impact import report as report_module
+from impact.caches import Caches
 from impact.cli import main as real_main
-from impact.extract import FactCache, clear_fact_cache
+from impact.extract import FactCache
 from impact.factstore import FactStore, entry_key, extractor_version, version_of
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
@@ -42,6 +42,7 @@ from impact.fixtures.tree import rocke_tree_files, tree_files
 from impact.git import Snapshot
 from impact.kinds import FactKind
 from impact.reportstore import REPORTS_FOLDER
+from impact.session import Session
 from impact.surface import load_surface_map
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +94,6 @@ class ThreeWays:
         folder = self.tmp_path / f"cache{self.calls}"
         runs = {}
         for mode in ("cold", "warm", "stored", "off", "full"):
-            clear_fact_cache()
             extra = ["--no-cache"] if mode in ("off", "full") else ["--cache-dir", str(folder)]
             if mode == "warm":  # the facts are read back, the report is computed again
                 shutil.rmtree(folder / REPORTS_FOLDER, ignore_errors=True)
@@ -101,14 +101,14 @@ class ThreeWays:
                 parsed = _count_parses(patch, memo=True)
                 if mode == "stored":  # the report itself is read back: no check runs
                     patch.setattr(report_module, "build_report", _not_called)
-                # The tree index starts empty; `full` takes none of the report's shortcuts.
-                patch.setattr(index_module, "_MEMO", {})
-                patch.setattr(index_module, "_FOLDERS", {})
+                # `full` takes none of the report's shortcuts.
                 if mode == "full":
                     patch.setenv(shortcuts.ENV, "1")
                 else:
                     patch.delenv(shortcuts.ENV, raising=False)
-                code = real_main([*argv, *extra])
+                # A Session of its own: the facts in memory and the tree index start empty.
+                with Session(use_cache=False).active():
+                    code = real_main([*argv, *extra])
             out, err = self.capsys.readouterr()
             runs[mode] = (code, out, err, _output_file(argv))
             if mode in ("warm", "stored"):
@@ -201,12 +201,9 @@ BODY_EDIT = e.replace(e.GFX950_DENSE, "return (spec.num_waves * 64, 1, 1)",
 
 
 def _run(argv: list[str], capsys) -> tuple[int, str, str]:
-    """One command, the in-memory caches (facts, tree index) emptied first (parses memoised
-    for the session)."""
-    clear_fact_cache()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(index_module, "_MEMO", {})
-        patch.setattr(index_module, "_FOLDERS", {})
+    """One command, in a Session of its own: the in-memory caches (facts, tree index) start
+    empty (parses memoised for the test session)."""
+    with pytest.MonkeyPatch.context() as patch, Session(use_cache=False).active():
         _count_parses(patch, memo=True)
         code = real_main(argv)
     out, err = capsys.readouterr()
@@ -296,40 +293,38 @@ def test_an_entry_is_used_only_under_its_own_key(tmp_path) -> None:
 
 # --- what is cached, and what comes back --------------------------------------------------
 
+def _cold(surface: Any, store: FactStore | None = None) -> FactCache:
+    """A fact cache with nothing in memory (caches of its own, as a new Session's)."""
+    return FactCache(surface, store, Caches())
+
+
 def test_loaded_facts_equal_fresh_facts_in_every_fixture_tree(tmp_path, monkeypatch) -> None:
     _count_parses(monkeypatch, memo=True)  # the second extraction reuses the first
     for files, name in ((rocke_tree_files(), "hipdnn"), (tree_files("aiter_tree"), "aiter"),
                         (tree_files("flash_attention_tree"), "flash-attention")):
         snap, surface = Snapshot.from_files(files), load_surface_map(name)
         paths = [p for p in snap if surface.classify(p) is not None]
-        clear_fact_cache()
-        fresh = {p: FactCache(surface).facts(snap, p) for p in paths}
+        fresh = {p: _cold(surface).facts(snap, p) for p in paths}
         store = FactStore(tmp_path / name)
-        clear_fact_cache()
-        filled = {p: FactCache(surface, store).facts(snap, p) for p in paths}
-        clear_fact_cache()
-        loaded = {p: FactCache(surface, store).facts(snap, p) for p in paths}
+        filled = {p: _cold(surface, store).facts(snap, p) for p in paths}
+        loaded = {p: _cold(surface, store).facts(snap, p) for p in paths}
         assert store.hits == len(paths) and store.writes == len(paths)
         assert fresh == filled == loaded
         for path in paths:
             for a, b in zip(fresh[path], loaded[path], strict=True):
                 assert type(a.kind) is type(b.kind) is FactKind
                 assert json.dumps(a.to_json()) == json.dumps(b.to_json())
-    clear_fact_cache()
 
 
 def test_a_parse_failure_of_readable_content_is_cached(tmp_path, monkeypatch) -> None:
     path = f"{e.KERNELS}/gfx950/broken.py"
     snap, surface, store = Snapshot.from_files({path: "def (:\n"}), load_surface_map(), \
         FactStore(tmp_path)
-    clear_fact_cache()
-    first = FactCache(surface, store).facts(snap, path)
+    first = _cold(surface, store).facts(snap, path)
     assert [f.kind for f in first] == [FactKind.PARSE_FAILURE]
-    clear_fact_cache()
     parsed = _count_parses(monkeypatch)
-    assert FactCache(surface, store).facts(snap, path) == first
+    assert _cold(surface, store).facts(snap, path) == first
     assert parsed == [] and store.hits == 1
-    clear_fact_cache()
 
 
 def test_an_unreadable_blob_is_never_cached(tmp_path) -> None:
@@ -339,18 +334,15 @@ def test_an_unreadable_blob_is_never_cached(tmp_path) -> None:
     bad = Snapshot(dict(good), lambda sha: (_ for _ in ()).throw(KeyError(f"{sha} missing")),
                    label="partial")
     surface, store = load_surface_map(), FactStore(tmp_path)
-    clear_fact_cache()
-    cache = FactCache(surface, store)
+    cache = _cold(surface, store)
     failed = cache.facts(bad, path)
     assert [f.kind for f in failed] == [FactKind.PARSE_FAILURE]
     assert "content not readable" in failed[0].data["reason"]
     assert cache.unreadable_in(bad) == {path: f"{good[path].sha} missing"}
     assert store.writes == 0 and not _entries(tmp_path)
-    clear_fact_cache()
-    read = FactCache(surface, store).facts(good, path)
+    read = _cold(surface, store).facts(good, path)
     assert FactKind.PARSE_FAILURE not in {f.kind for f in read}
     assert store.writes == 1
-    clear_fact_cache()
 
 
 def test_the_extractor_version_follows_the_extractor_sources(tmp_path) -> None:

@@ -7,7 +7,7 @@ import json
 from impact.cli import main
 from impact.contracts import validate
 from impact.errors import EXIT_BAD_INPUT, EXIT_NONE
-from impact.extract import EXTRACTORS, FactCache, clear_fact_cache
+from impact.extract import EXTRACTORS, FactCache
 from impact.fixtures import Scenario
 from impact.fixtures.edits import GFX950_DENSE_KDP, GFX950_DENSE_PACK
 from impact.fixtures.tree import rocke_tree_files
@@ -43,8 +43,7 @@ def test_missing_path_is_bad_input(build, capsys) -> None:
     assert "no file b.py at HEAD" in capsys.readouterr().err
 
 
-def test_a_blob_is_parsed_once(monkeypatch) -> None:
-    clear_fact_cache()
+def test_a_blob_is_parsed_once(monkeypatch, fresh_session) -> None:
     calls: list[str] = []
     real = EXTRACTORS["cpp"]
     monkeypatch.setitem(EXTRACTORS, "cpp", lambda p, s, m: calls.append(p) or real(p, s, m))
@@ -57,8 +56,7 @@ def test_a_blob_is_parsed_once(monkeypatch) -> None:
     assert calls == ["a.cpp", "b.cpp", "b.cpp"]
 
 
-def test_unreadable_content_is_a_parse_failure() -> None:
-    clear_fact_cache()
+def test_unreadable_content_is_a_parse_failure(fresh_session) -> None:
     snap = Snapshot(dict(Snapshot.from_files({"a.cpp": "x"})), lambda sha: 1 / 0, label="t")
     facts = FactCache(load_surface_map()).facts(snap, "a.cpp")
     assert [f.kind for f in facts] == ["parse-failure"]

@@ -20,8 +20,9 @@ from impact.cli import main
 from impact.contracts import REPORT_SCHEMA, validate
 from impact.descriptors import extract_descriptor_facts, extract_profile_facts
 from impact.descriptors.aot import extract_aot_family_facts
+from impact.document import build_report
 from impact.dvc import extract_dvc_facts
-from impact.extract import FactCache, clear_fact_cache
+from impact.extract import FactCache
 from impact.facts import PARSE_FAILURE, Fact
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
@@ -29,7 +30,6 @@ from impact.fixtures.tree import rocke_tree_files
 from impact.git import Snapshot, Views
 from impact.git.snapshot import GITLINK, Entry, tree_id_of
 from impact.python import extract_python_facts
-from impact.report import build_report
 from impact.rows import Status
 from impact.surface import load_surface_map
 
@@ -195,28 +195,25 @@ def test_yaml_node_budget(monkeypatch) -> None:
 
 # 4. A size limit per file, checked before parsing.
 
-def test_a_file_over_the_size_limit_is_too_large_to_read(monkeypatch) -> None:
+def test_a_file_over_the_size_limit_is_too_large_to_read(monkeypatch,
+                                                         fresh_session) -> None:
     from impact import strict
-    clear_fact_cache()
     monkeypatch.setattr(strict, "MAX_FILE_BYTES", 1000)
     path = e.GFX950_DENSE
     big = TREE[path] + b"# padding\n" * 200
     snap = Snapshot.from_files({path: big})
     found = failures(FactCache(load_surface_map()).facts(snap, path))
     assert any(r.startswith("too large to read:") and "MB" in r for r in found)
-    clear_fact_cache()
 
 
-def test_a_large_python_file_is_refused_quickly() -> None:
+def test_a_large_python_file_is_refused_quickly(fresh_session) -> None:
     from impact import strict
-    clear_fact_cache()
     path = e.GFX950_DENSE
     big = b"x = [" + b"1, " * (strict.MAX_FILE_BYTES // 3) + b"]\n"
     start = time.monotonic()
     found = failures(FactCache(load_surface_map()).facts(Snapshot.from_files({path: big}), path))
     assert time.monotonic() - start < 2
     assert any(r.startswith("too large to read:") for r in found)
-    clear_fact_cache()
 
 
 # 5. An unreadable blob is a changed row that names the file.
@@ -260,8 +257,7 @@ def _views(how: str, *edits: e.Edit) -> Views:
 
 
 @pytest.mark.parametrize("how", ["missing", "corrupt", "gitlink"])
-def test_unreadable_unchanged_pack_is_named_and_never_none(how) -> None:
-    clear_fact_cache()
+def test_unreadable_unchanged_pack_is_named_and_never_none(how, fresh_session) -> None:
     surface = load_surface_map()
     doc = build_report(_views(how, *ADD_ARGUMENT), {}, surface)
     assert doc["verdict"]["kind"] not in ("NONE", "N/A")
@@ -271,9 +267,8 @@ def test_unreadable_unchanged_pack_is_named_and_never_none(how) -> None:
     assert {r["status"] for r in naming} <= {"changed", "mismatch"}
 
 
-def test_every_copy_readable_the_same_edit_breaks() -> None:
+def test_every_copy_readable_the_same_edit_breaks(fresh_session) -> None:
     """The control: with the pack readable the same edit is a mismatch on it."""
-    clear_fact_cache()
     head = dict(BARE)
     for edit in ADD_ARGUMENT:
         edit(head)
@@ -283,8 +278,7 @@ def test_every_copy_readable_the_same_edit_breaks() -> None:
     assert not [r for r in rows if r.contract == "unreadable"]
 
 
-def test_unreadable_file_gets_one_row_per_view_unless_already_named() -> None:
-    clear_fact_cache()
+def test_unreadable_file_gets_one_row_per_view_unless_already_named(fresh_session) -> None:
     rows = run_checks(CheckContext(_views("missing", *ADD_ARGUMENT), load_surface_map()))
     unreadable = [r for r in rows if r.contract == "unreadable"]
     assert [(r.view, r.subject, r.status) for r in unreadable] == [
@@ -296,9 +290,8 @@ def test_unreadable_file_gets_one_row_per_view_unless_already_named() -> None:
     assert not others, "the unreadable row stands for a file no other charged row names"
 
 
-def test_unreadable_file_already_named_gets_no_second_row() -> None:
+def test_unreadable_file_already_named_gets_no_second_row(fresh_session) -> None:
     """With the profile kept, the launch-surface check names the unreadable mirror itself."""
-    clear_fact_cache()
     head = dict(TREE)
     e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32")(head)
     views = Views.from_snapshots(_failing(dict(TREE), e.GFX950_DENSE_PACK, "base", "missing"),
@@ -308,7 +301,8 @@ def test_unreadable_file_already_named_gets_no_second_row() -> None:
     assert not [r for r in rows if r.contract == "unreadable"]
 
 
-def test_missing_pack_object_in_a_real_repository_is_named(build, capsys) -> None:
+def test_missing_pack_object_in_a_real_repository_is_named(build, capsys,
+                                                          fresh_session) -> None:
     """The issue's case on disk: the unchanged pack's loose object deleted from .git."""
     repo = build(Scenario(base=BARE, head=(Change("arg", edits=ADD_ARGUMENT),)))
     sha = Blob.from_string(BARE[e.GFX950_DENSE_PACK]).id.decode()

@@ -12,7 +12,6 @@ import pytest
 from impact.checks import REGISTRY, CheckContext, run_checks
 from impact.cli import main
 from impact.errors import ShallowHistory
-from impact.extract import clear_fact_cache
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
@@ -92,7 +91,6 @@ def _losing(views, path: str) -> str:
     for view in views.views:
         object.__setattr__(view, "new", Snapshot(dict(view.new), reader, label=view.name))
         object.__setattr__(view, "old", Snapshot(dict(view.old), reader, label="base"))
-    clear_fact_cache()
     return missing
 
 
@@ -104,7 +102,8 @@ def _losing(views, path: str) -> str:
                                     "// Knob choice: whole K/V"), "variant-set"),
     (ENGINE_CPP, e.replace(ENGINE_CPP, "return 1;", "return 2;"), "surface"),
 ])
-def test_a_missing_blob_is_a_changed_row_naming_the_file(build, path, edit, contract) -> None:
+def test_a_missing_blob_is_a_changed_row_naming_the_file(build, path, edit, contract,
+                                                          fresh_session) -> None:
     base = {**TREE, ENGINE_CPP: b"int lower() { return 1; }\n"}
     views = _views(build, edit, base=base)
     _losing(views, path)
@@ -114,7 +113,8 @@ def test_a_missing_blob_is_a_changed_row_naming_the_file(build, path, edit, cont
 
 
 @pytest.mark.parametrize("lost", [e.ENGINE_CMAKE, PACKER])
-def test_dormant_engine_reads_facts_and_never_raises_on_a_missing_blob(build, lost) -> None:
+def test_dormant_engine_reads_facts_and_never_raises_on_a_missing_blob(build, lost,
+                                                                        fresh_session) -> None:
     base = {**TREE, ENGINE_CPP: b"int lower() { return 1; }\n"}
     views = _views(build, e.replace(ENGINE_CPP, "return 1;", "return 2;"),
                    e.append(lost, "\n# touched\n"), base=base)

@@ -29,7 +29,7 @@ def test_different_problems_stay_apart() -> None:
 
 
 def test_a_subject_changed_in_two_views_is_one_device_run_on_the_union_of_archs() -> None:
-    from impact.report import device_runs
+    from impact.document import device_runs
 
     rows = [Row("surface", view, "k.py", Status.CHANGED, Reason.CONTENT_CHANGED, archs=archs,
                 sides=(Side("k.py", 0, view, Role.CHANGED),))

@@ -34,14 +34,14 @@ from dulwich.repo import Repo
 import impact.git.worktree as worktree_module
 from impact.cli import main
 from impact.contracts import REPORT_SCHEMA, validate
+from impact.document import build_report
 from impact.errors import EXIT_BAD_INPUT
-from impact.extract import clear_fact_cache
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import Snapshot, Views
 from impact.git.snapshot import GITLINK, Entry, tree_id_of
-from impact.report import build_report
+from impact.session import Session
 from impact.surface import SurfaceKind, load_surface_map
 
 TREE = rocke_tree_files()
@@ -60,9 +60,10 @@ HOW = "injected PermissionError (running as root)" if ROOT else "chmod 0 (non-ro
 
 
 def _cli(capsys, repo: Path, *form: str) -> tuple[int, str, str]:
-    clear_fact_cache()
+    """One JSON report, in a Session of its own (no blob read before)."""
     try:
-        code = main(["report", "--repo", str(repo), *form, "--format", "json"])
+        with Session(use_cache=False).active():
+            code = main(["report", "--repo", str(repo), *form, "--format", "json"])
     except SystemExit as exc:  # pragma: no cover - main returns its code
         code = int(exc.code or 0)
     out, err = capsys.readouterr()

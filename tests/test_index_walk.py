@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from impact import index as index_module
 from impact.fixtures import Change, Scenario
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import Snapshot, open_snapshot, open_views
-from impact.index import TreeIndex
+from impact.index import IndexMemo, TreeIndex
 from impact.surface import BUILTIN_MAPS, SurfaceMap, builtin_map, parse_surface_map
 
 SCALE_REPO = Path(os.environ.get("IMPACT_SCALE_REPO", "/tmp/scalebench/repo-100000"))
@@ -65,17 +64,16 @@ def _every_path(snapshot: Snapshot, surface: SurfaceMap) -> dict[str, object]:
     return {p: e.kind for p in snapshot if (e := surface.classify(p)) is not None}
 
 
+@pytest.fixture(autouse=True)
+def _cold(fresh_session) -> None:
+    """Each test classifies from nothing: a Session of its own, whose memo starts empty."""
+
+
 def _index(snapshot: Snapshot, surface: SurfaceMap) -> dict[str, object]:
     index = TreeIndex(snapshot, surface)
     by_kind = {kind: index.paths(kind) for kind in {e.kind for e in surface.entries}}
     assert all(paths == sorted(paths) for paths in by_kind.values())
     return {p: index.kind(p) for p in index.surface_paths()}
-
-
-@pytest.fixture(autouse=True)
-def fresh_memo(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_module, "_FOLDERS", {})
-    monkeypatch.setattr(index_module, "_MEMO", {})
 
 
 @pytest.mark.parametrize("name", BUILTIN_MAPS)
@@ -155,8 +153,8 @@ def test_scale_repository_index_equals_classifying_every_path() -> None:
 
 
 def _fresh(snapshot: Snapshot, surface: SurfaceMap) -> TreeIndex:
-    index_module._FOLDERS.clear()
-    return TreeIndex(snapshot, surface)
+    """An index that knows no folder yet (a memo of its own)."""
+    return TreeIndex(snapshot, surface, memo=IndexMemo())
 
 
 @pytest.mark.parametrize("name", ["tricky", *BUILTIN_MAPS])
@@ -244,15 +242,14 @@ def test_a_stored_base_lets_the_head_read_only_the_folders_that_differ(build, tm
     views = open_views(repo.path, base="base", head="head")
     surface = builtin_map("hipdnn")
     store = FactStore(tmp_path / "cache")
-    first = TreeIndex(views.base, surface, store)
+    first = TreeIndex(views.base, surface, store, IndexMemo())
     assert "zzz/a/b/CMakeLists.txt" in first.paths(SurfaceKind.BUILD)  # walked and stored
-    monkeypatch.setattr(index_module, "_FOLDERS", {})  # a later process
-    monkeypatch.setattr(index_module, "_STORED", {})
+    later = IndexMemo()  # a later process
     base = _Counting(views.base)
-    again = TreeIndex(base, surface, store)  # type: ignore[arg-type]
+    again = TreeIndex(base, surface, store, later)  # type: ignore[arg-type]
     assert again.surface_paths() == first.surface_paths() and base.read == []
     head = _Counting(views.head)
-    index = TreeIndex(head, surface, store)  # type: ignore[arg-type]
+    index = TreeIndex(head, surface, store, later)  # type: ignore[arg-type]
     assert index.surface_paths() == sorted(_every_path(views.head, surface))
     assert "zzz/a/b/more.cmake" in index.paths(SurfaceKind.BUILD)
     assert set(head.read) == {"", "zzz", "zzz/a", "zzz/a/b"}

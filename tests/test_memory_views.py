@@ -12,6 +12,7 @@ import impact
 from impact.checks.base import CheckContext
 from impact.checks.kernargs import KernargsCheck
 from impact.contracts import REPORT_SCHEMA, validate
+from impact.document import build_report
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
@@ -19,7 +20,6 @@ from impact.git import Snapshot, Views, open_views
 from impact.git.snapshot import tree_id_of
 from impact.git.views import EMPTY_TREE, MEMORY
 from impact.render import render_json
-from impact.report import build_report
 from impact.surface import load_surface_map
 
 SMALL = {"README.md": "hello\n", "src/a.py": "x = 1\n", "src/b/c.py": "y = 2\n"}

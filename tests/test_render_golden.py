@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from impact.document import device_runs
 from impact.reasons import Reason, Step
 from impact.render import RENDERERS
 from impact.render.text import render_text
-from impact.report import device_runs
 from impact.rollup import pack_time, rollup
 from impact.rows import Hop, Lane, Role, Row, Side, Status
 

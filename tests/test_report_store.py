@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from impact import report as report_module
+from impact import document as report_module
 from impact import reportstore
 from impact.cli import main
-from impact.extract import clear_fact_cache
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
 from impact.reportstore import REPORTS_FOLDER
+from impact.session import Session
 
 TREE = rocke_tree_files()
 BODY_EDIT = e.replace(e.GFX950_DENSE, "return (spec.num_waves * 64, 1, 1)",
@@ -45,8 +45,8 @@ class Runs:
         monkeypatch.setattr(report_module, "build_report", counting)
 
     def __call__(self, *argv: str) -> tuple[int, str]:
-        clear_fact_cache()
-        code = main(["report", *argv, "--cache-dir", str(self.folder)])
+        with Session(use_cache=False).active():  # nothing in memory from an earlier run
+            code = main(["report", *argv, "--cache-dir", str(self.folder)])
         return code, self.capsys.readouterr().out
 
     def entries(self) -> list[Path]:
@@ -85,8 +85,8 @@ def test_a_stored_report_is_the_bytes_a_fresh_one_is(build, runs, capsys) -> Non
     form = ("--repo", repo, "--base", "base", "--head", "head", "--format", "json")
     runs(*form)
     stored = runs(*form)
-    clear_fact_cache()
-    fresh = main(["report", *form, "--no-cache"]), capsys.readouterr().out
+    with Session(use_cache=False).active():
+        fresh = main(["report", *form, "--no-cache"]), capsys.readouterr().out
     assert stored == fresh and runs.computed == 2  # the first run and the --no-cache one
 
 
@@ -241,13 +241,13 @@ def test_a_stored_report_keeps_the_documents_own_order(build, runs) -> None:
     runs(*form)
     (entry,) = runs.entries()
     stored = json.loads(entry.read_bytes().partition(b"\n")[2])["report"]
-    clear_fact_cache()
+    from impact.document import build_report
     from impact.git import open_views
-    from impact.report import build_report
     from impact.surface import map_for_views
 
     views = open_views(repo, base="base", head="head")
-    fresh = build_report(views, {"base": "base", "head": "head"}, map_for_views(None, views))
+    fresh = build_report(views, {"base": "base", "head": "head"}, map_for_views(None, views),
+                         caches=Session(use_cache=False).caches)
     fresh = json.loads(json.dumps(fresh))  # tuples as lists, as JSON holds them
 
     def ordered(value):

@@ -8,10 +8,10 @@ import pytest
 
 from impact.checks import REGISTRY
 from impact.cli import main
+from impact.document import device_runs
 from impact.reasons import Reason
 from impact.render import RENDERERS
 from impact.render.words import verdict_line
-from impact.report import device_runs
 from impact.rollup import rollup
 from impact.rows import Lane, Row, Side, Status
 

@@ -15,13 +15,13 @@ import json
 
 import pytest
 
-from impact import index as index_module
 from impact import shortcuts
 from impact.cli import main
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures import scenarios_b as b
 from impact.fixtures.tree import rocke_tree_files, tree_files
+from impact.session import Session
 from impact.surface import BUILTIN_MAPS, builtin_map, parse_surface_map, schema_problems
 
 TREE_B = tree_files(b.TREE)
@@ -32,19 +32,18 @@ OUTSIDE_CPP = "third_party/other/src/kernel.cpp"
 
 def _same_both_ways(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
     """Run `argv` (a JSON report, no cache) with the shortcuts and on the full path, each
-    from empty tree-index memos; require the same exit code and bytes; the document. (The
-    in-process facts of a blob are shared: the shortcuts never decide what a file says.)"""
+    in a Session of its own (empty tree-index memos); require the same exit code and
+    bytes; the document."""
     runs = []
     for full in (False, True):
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(index_module, "_MEMO", {})
-            patch.setattr(index_module, "_FOLDERS", {})
             if full:
                 patch.setenv(shortcuts.ENV, "1")
             else:
                 patch.delenv(shortcuts.ENV, raising=False)
             assert shortcuts.enabled() is not full
-            code = main([*argv, "--format", "json", "--no-cache"])
+            with Session(use_cache=False).active():
+                code = main([*argv, "--format", "json", "--no-cache"])
         out, _err = capsys.readouterr()
         runs.append((code, out))
     assert runs[0] == runs[1], argv

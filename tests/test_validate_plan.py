@@ -7,10 +7,10 @@ import jsonschema
 import pytest
 
 from impact.contracts import load_schema
+from impact.document import device_runs
 from impact.errors import BadUsage
 from impact.git import Snapshot
 from impact.reasons import Reason
-from impact.report import device_runs
 from impact.rows import Role, Row, Side, Status
 from impact.surface import BadSurfaceMap, builtin_map, parse_surface_map
 from impact.validate.run import plan_package

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from impact.caches import Caches, active_caches
 from impact.extract import FactCache
 from impact.facts import CONTENT, PARSE_FAILURE, Fact
 from impact.git import Snapshot, View, Views
@@ -29,16 +30,24 @@ if TYPE_CHECKING:
 
 @dataclass
 class CheckContext:
-    """The views, the surface map, facts (cached by blob) and one graph per snapshot."""
+    """The views, the surface map, facts (cached by blob) and one graph per snapshot.
+
+    What outlives the report (the fact store, the facts parsed, the tree indexes) comes
+    from `caches`, a Session's (impact/session.py; else the active one, else fresh). What
+    is this report's own stays here: the files it could not read (`cache.unreadable`), and
+    the graphs and the merged view's head part, which read facts through that record (a
+    graph also while it is queried), so that a report names every file it could not read
+    whatever another report read before it."""
 
     views: Views
     surface: SurfaceMap
+    caches: Caches = field(default_factory=lambda: active_caches() or Caches())
     cache: FactCache = field(init=False)
     _graphs: dict[int, SymbolGraph] = field(default_factory=dict, init=False)
     _head_part: dict[str, frozenset[str]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
-        self.cache = FactCache(self.surface)
+        self.cache = FactCache(self.surface, caches=self.caches)
 
     def available_views(self) -> Iterator[View]:
         """The views that hold a snapshot to compare."""
@@ -93,7 +102,7 @@ class CheckContext:
 
     def index(self, snapshot: Snapshot) -> TreeIndex:
         """Which paths of `snapshot` are on which surface (built once per tree)."""
-        return TreeIndex.of(snapshot, self.surface, self.cache.store)
+        return TreeIndex.of(snapshot, self.surface, self.cache.store, self.caches.indexes)
 
     def paths(self, snapshot: Snapshot, *kinds: SurfaceKind) -> list[str]:
         """The paths of `snapshot` of the given surface kinds, sorted."""
@@ -113,7 +122,8 @@ class CheckContext:
         if key not in self._graphs:
             from impact.graph import build_graph
 
-            self._graphs[key] = build_graph(snapshot, self.cache)
+            with self.caches.active():  # the graph's own index look-ups share the memo
+                self._graphs[key] = build_graph(snapshot, self.cache)
         return self._graphs[key]
 
     @staticmethod

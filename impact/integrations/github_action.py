@@ -1,8 +1,8 @@
 """The GitHub Action's entry point: `python -m impact.integrations.github_action`.
 
-On a `pull_request` event it reads the event payload (`GITHUB_EVENT_PATH`), runs
-`impact report` in-process on the pull request's base and head shas, merged onto the base
-branch's tip (`origin/<base.ref>`, which the action's previous step fetched), in the
+On a `pull_request` event it reads the event payload (`GITHUB_EVENT_PATH`), reports
+in-process (`impact.api.report`) on the pull request's base and head shas, merged onto the
+base branch's tip (`origin/<base.ref>`, which the action's previous step fetched), in the
 checkout at `GITHUB_WORKSPACE`. It writes the JSON report and the SARIF file, appends the
 Markdown card to `GITHUB_STEP_SUMMARY`, sets the step outputs in `GITHUB_OUTPUT` and
 returns the step's exit status under `fail-on`.
@@ -11,10 +11,12 @@ Inputs come as environment variables the composite step sets from `action.yml`'s
 (`IMPACT_FAIL_ON`, `IMPACT_SURFACE_MAP`, `IMPACT_REPORT_DIR`, `IMPACT_PATH`), never
 spliced into a shell line.
 
-Maintainers: the analysis runs once, as `impact report --format json -o FILE` through
-`impact.cli.main` (exit codes and error lines as documented); the card and the SARIF
-file are rendered from that JSON document by the same renderers `--format markdown` and
-`--format sarif` use. Nothing here decides a verdict.
+Maintainers: the analysis runs once, through the library entry, and prints the `impact
+report` command line that asks the same (`report_argv`, made from the same options); a
+report that cannot run is one `impact: error: ...` line and its exit code, as on the
+command line (`impact.errors.failure`). The JSON report, the card and the SARIF file are
+renderings of that one `Report`, by the renderers `--format json|markdown|sarif` use.
+Nothing here decides a verdict.
 """
 
 from __future__ import annotations
@@ -30,10 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from impact.cli import main as impact_main
-from impact.errors import EXIT_BAD_INPUT
+from impact.api import FORMATS, Report, Session, report, write_output
+from impact.errors import EXIT_BAD_INPUT, failure
 from impact.integrations import FAIL_ON, fails
-from impact.render import RENDERERS
 
 JSON_NAME = "impact.json"
 SARIF_NAME = "impact.sarif"
@@ -95,16 +96,33 @@ def read_event(path: str | os.PathLike[str]) -> PullRequest:
         raise ActionError(f"the event payload's pull_request lacks {exc}") from exc
 
 
+def report_options(pr: PullRequest, surface_map: str | None = None) -> dict[str, Any]:
+    """The keyword arguments of `impact.api.report` the action reports with."""
+    options: dict[str, Any] = {"base": pr.base_sha, "head": pr.head_sha,
+                               "target_tip": pr.target_tip}
+    if surface_map:
+        options["surface_map"] = surface_map
+    if pr.from_fork:
+        options["untrusted_head"] = True  # a stranger's code may not fold a row to inert
+    return options
+
+
+def _flags(options: Mapping[str, Any]) -> list[str]:
+    flags: list[str] = []
+    for name, value in options.items():
+        flag = f"--{name.replace('_', '-')}"
+        flags += [flag] if value is True else [flag, str(value)]
+    return flags
+
+
 def report_argv(pr: PullRequest, repo: str, output: str, fmt: str = "json",
                 surface_map: str | None = None) -> list[str]:
-    """The `impact report` command line the action runs (and the equivalent one for `fmt`)."""
-    argv = ["report", "--repo", repo, "--base", pr.base_sha, "--head", pr.head_sha,
-            "--target-tip", pr.target_tip, "--format", fmt, "-o", output]
-    if surface_map:
-        argv += ["--surface-map", surface_map]
-    if pr.from_fork:
-        argv.append("--untrusted-head")  # a stranger's code may not fold a row to inert
-    return argv
+    """The `impact report` command line that asks what the action asks (`report_options`),
+    writing `fmt` to `output`: the step log shows it, so a reader can run it again."""
+    options = report_options(pr, surface_map)
+    change = {name: options.pop(name) for name in ("base", "head", "target_tip")}
+    return ["report", "--repo", repo, *_flags(change), "--format", fmt, "-o", output,
+            *_flags(options)]
 
 
 def output_lines(outputs: Mapping[str, str]) -> str:
@@ -124,13 +142,25 @@ def _append(path: str | None, text: str) -> None:
             handle.write(text)
 
 
-def _render(name: str, document: dict[str, Any], target: Path) -> bool:
-    """Write `document` rendered as `name` to `target`; False when no such renderer."""
-    render = RENDERERS.get(name)
-    if render is None:
+def _render(name: str, result: Report, target: Path) -> bool:
+    """Write `result` rendered as `name` to `target`; False when no such renderer."""
+    if name not in FORMATS:
         return False
-    target.write_text(render(document), encoding="utf-8")
+    target.write_text(result.render(name), encoding="utf-8")
     return True
+
+
+def _report(repo: Path, json_path: Path, options: Mapping[str, Any]) -> tuple[Report | None, int]:
+    """The report and its exit code, its JSON written to `json_path`; (None, the exit
+    code) when it could not run, its one error line printed on stderr."""
+    try:
+        result = report(repo, **options, session=Session.for_command())
+        write_output(result.render("json"), json_path)
+    except (Exception, KeyboardInterrupt) as exc:
+        line, code = failure(exc)
+        print(line, file=sys.stderr)
+        return None, code
+    return result, result.exit_code
 
 
 def _heading(pr: PullRequest) -> str:
@@ -153,10 +183,11 @@ def run(env: Mapping[str, str]) -> int:
                    or Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / "impact")
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / JSON_NAME
-    argv = report_argv(pr, str(repo), str(json_path), surface_map=env.get("IMPACT_SURFACE_MAP"))
+    surface_map = env.get("IMPACT_SURFACE_MAP")
+    argv = report_argv(pr, str(repo), str(json_path), surface_map=surface_map)
     print(f"impact {shlex.join(argv)}", flush=True)
-    code = impact_main(argv)
-    if code >= EXIT_BAD_INPUT or not json_path.is_file():
+    result, code = _report(repo, json_path, report_options(pr, surface_map))
+    if result is None:
         _append(env.get("GITHUB_OUTPUT"), output_lines({
             "verdict": "ERROR", "archs": "", "exit-code": str(code), "device-runs": "[]",
             "report-json": "", "sarif-file": "", "markdown-file": ""}))
@@ -166,21 +197,20 @@ def run(env: Mapping[str, str]) -> int:
             f"`{pr.target_tip}` are in the clone.\n"))
         print(f"::error::impact could not report (exit {code}); see the line above")
         return code or EXIT_BAD_INPUT
-    document = json.loads(json_path.read_text(encoding="utf-8"))
     markdown_path = out_dir / MARKDOWN_NAME
-    _render("markdown", document, markdown_path)
+    _render("markdown", result, markdown_path)
     sarif_path = out_dir / SARIF_NAME
-    if not _render("sarif", document, sarif_path):
+    if not _render("sarif", result, sarif_path):
         print("::warning::this impact has no SARIF renderer; no SARIF file written")
         sarif_path = None
-    verdict = document["verdict"]
+    verdict = result.verdict
     _append(env.get("GITHUB_STEP_SUMMARY"),
             _heading(pr) + markdown_path.read_text(encoding="utf-8") + "\n")
     _append(env.get("GITHUB_OUTPUT"), output_lines({
         "verdict": str(verdict["kind"]),
         "archs": ",".join(verdict["archs"]),
         "exit-code": str(code),
-        "device-runs": json.dumps(document["device_runs"], separators=(",", ":"),
+        "device-runs": json.dumps(result.document["device_runs"], separators=(",", ":"),
                                   sort_keys=True),
         "report-json": str(json_path),
         "sarif-file": str(sarif_path) if sarif_path else "",

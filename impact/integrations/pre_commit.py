@@ -1,6 +1,7 @@
 """The pre-commit hook's entry point: the `impact-pre-commit` console script.
 
-Runs `impact report --worktree` in-process on the repository in the current folder (under
+Reports in-process (`impact.api.report`, as `impact report --worktree`) on the repository
+in the current folder (under
 `git commit`, pre-commit has stashed the unstaged edits, so this is what is being
 committed); at the pre-push stage, where pre-commit sets `PRE_COMMIT_FROM_REF` and
 `PRE_COMMIT_TO_REF`, it reports on the commits being pushed instead. It prints the
@@ -8,26 +9,25 @@ one-line findings and the verdict line, and fails the hook per `--fail-on` (`bre
 default, `needs-device`, `never`); a report that could not run always fails. `impact
 report`'s own exit codes stay as documented.
 
-Maintainers: the report runs once, as JSON; the lines are made here from `findings()` and
-the words module, the verdict line last (`--quiet` would drop the findings).
+Maintainers: the report runs once, through the library entry; a report that cannot run
+is one `impact: error: ...` line and its exit code, as on the command line
+(`impact.errors.failure`). The lines are made here from `findings()` and the words
+module, the verdict line last (`--quiet` would drop the findings).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from impact.cli import main as impact_main
-from impact.errors import EXIT_BAD_INPUT, EXIT_NONE
+from impact.api import Report, Session, report
+from impact.errors import EXIT_BAD_INPUT, EXIT_NONE, failure
 from impact.integrations import FAIL_ON, fails
 from impact.render.findings import findings
-from impact.render.words import printable, reason_text, verdict_line
+from impact.render.words import printable, reason_text
 from impact.rows import Lane, Status
 
 
@@ -53,16 +53,14 @@ def one_line_findings(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _argv(args: argparse.Namespace, env: Mapping[str, str]) -> list[str]:
-    argv = ["report", "--repo", args.repo]
+def _report(args: argparse.Namespace, env: Mapping[str, str]) -> Report:
+    """The pushed commits at the pre-push stage (pre-commit names them in `env`), else
+    the work being committed."""
     from_ref, to_ref = env.get("PRE_COMMIT_FROM_REF"), env.get("PRE_COMMIT_TO_REF")
-    if from_ref and to_ref:
-        argv += ["--base", from_ref, "--head", to_ref]
-    else:
-        argv.append("--worktree")
-    if args.surface_map:
-        argv += ["--surface-map", args.surface_map]
-    return argv
+    change: dict[str, Any] = ({"base": from_ref, "head": to_ref} if from_ref and to_ref
+                              else {"worktree": True})
+    return report(args.repo, surface_map=args.surface_map, session=Session.for_command(),
+                  **change)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -80,15 +78,16 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     """Entry point of `impact-pre-commit`; 0 passes the hook, anything else fails it."""
     args = _parser().parse_args(argv)
-    report_argv = _argv(args, os.environ if env is None else env)
-    with tempfile.TemporaryDirectory(prefix="impact-pre-commit-") as tmp:
-        target = Path(tmp) / "report.json"
-        code = impact_main([*report_argv, "--format", "json", "-o", str(target)])
-        if code < EXIT_BAD_INPUT:
-            report = json.loads(target.read_text(encoding="utf-8"))
-            for line in one_line_findings(report):
-                print(line)
-            print(verdict_line(report["verdict"]))
+    try:
+        result = _report(args, os.environ if env is None else env)
+    except (Exception, KeyboardInterrupt) as exc:
+        line, code = failure(exc)
+        print(line, file=sys.stderr)
+    else:
+        code = result.exit_code
+        for line in one_line_findings(result.document):
+            print(line)
+        print(result.verdict_line())
     if fails(code, args.fail_on):
         if code < EXIT_BAD_INPUT:
             print(f"impact-pre-commit: failing on this verdict (--fail-on {args.fail_on})")

@@ -1,7 +1,10 @@
 """Build the report document from resolved views.
 
 Maintainers: returns plain data (dicts and lists, sorted); wording lives in
-`impact/render/`. Nothing here reads git: the views already hold it all.
+`impact/render/`. Nothing here reads git: the views already hold it all. The library
+entry (impact/api.py) calls `build_report` only when no stored report answers, so
+importing this module (and the checks) is what a report costs beyond a look-up.
+(Named `document`, not `report`: `impact.report` is the library entry's function.)
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import hashlib
 import json
 from typing import Any
 
+from impact.caches import Caches
 from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a_surface
 from impact.fold import fold, pack_findings, unfinished_tables
 from impact.git import Snapshot, View, Views
@@ -184,11 +188,20 @@ def _require_fit(ctx: CheckContext) -> None:
 def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
                  emit: dict[str, Any] | None = None, emit_source: str | None = None,
                  *, emit_file_sha256: str | None = None, trust_head: bool = True,
-                 ) -> dict[str, Any]:
+                 caches: Caches | None = None) -> dict[str, Any]:
     """The report as data: what was resolved, what changed in each view and on which
     surface, every contract row (folded with the emit document when one is given), the
-    pack-time line and the verdict."""
-    ctx = CheckContext(views, surface)
+    pack-time line and the verdict. Facts and tree indexes come from `caches` (a
+    Session's; else the active ones, else fresh ones)."""
+    ctx = CheckContext(views, surface) if caches is None else CheckContext(views, surface, caches)
+    with ctx.caches.active():
+        return _document(ctx, arguments, emit, emit_source, emit_file_sha256, trust_head)
+
+
+def _document(ctx: CheckContext, arguments: dict[str, str], emit: dict[str, Any] | None,
+              emit_source: str | None, emit_file_sha256: str | None, trust_head: bool,
+              ) -> dict[str, Any]:
+    views, surface = ctx.views, ctx.surface
     _require_fit(ctx)
     rows = run_checks(ctx)
     findings = None

@@ -1,0 +1,302 @@
+"""The library entry: one function per thing `impact` does, keyword arguments in, a result
+out. `report` is what `impact report` does; `emit`, `merge_emits`, `read_facts` and
+`explain` are the other subcommands. The command line, the demo, the pre-commit hook and
+the GitHub Action's entry all call these.
+
+Maintainers: every function takes an optional `Session` (impact/session.py: the caches
+and stores reports share; when none is given, the current one, else a fresh one) and
+raises `ImpactError`s; a
+caller turns them into its own message and exit code. Nothing is decided here: the
+verdict and the exit code are impact.rollup's, every word is impact.render's. Importing
+this module loads no git reader, check, parser, graph or schema library; a report read
+back from the store imports no check (the checks load on a miss only: tests/test_lazy_cli.py,
+tests/test_reports_read_fast.py).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from impact.errors import BadUsage
+from impact.session import Session, current_session
+
+if TYPE_CHECKING:
+    from impact.git import Views
+    from impact.surface import SurfaceMap
+
+PathLike = str | os.PathLike[str]
+Progress = Callable[[str | None], None]
+"""Hears the name of each stage of a report as it starts; None: the emitter's own bar has
+the terminal for a while."""
+
+FORMATS = ("github", "json", "markdown", "sarif", "text")
+"""The names of `impact.render.RENDERERS`, spelled here so that naming a format imports
+no renderer; tests/test_lazy_cli.py checks the two agree."""
+
+
+class Report:
+    """One report: `document` is the report as data (`impact.document.build_report`'s, or
+    the stored copy of it; `--format json` prints it with its sentences, as the report
+    schema describes); the rest reads it, never recomputing what it says."""
+
+    __slots__ = ("document",)
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+
+    def __repr__(self) -> str:
+        return f"<Report {self.verdict['kind']}, {len(self.rows)} rows>"
+
+    @property
+    def verdict(self) -> dict[str, Any]:
+        """The Runtime impact line as data: its `kind`, `archs` and `exit_code` (decided
+        by impact.rollup)."""
+        return self.document["verdict"]
+
+    @property
+    def exit_code(self) -> int:
+        """What `impact report` exits with: 1 BREAKS, 2 NEEDS-DEVICE, 0 otherwise."""
+        return int(self.verdict["exit_code"])
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every contract row, sorted, as the JSON report holds them."""
+        return self.document["rows"]
+
+    def verdict_line(self) -> str:
+        """`Runtime impact: ...`, as the text report and `--quiet` print it."""
+        from impact.render.words import verdict_line
+
+        return verdict_line(self.verdict)
+
+    def render(self, fmt: str = "text", *, verbose: bool = False) -> str:
+        """The report in `fmt` (one of FORMATS), importing that renderer alone (the SARIF
+        and GitHub ones load the contract registry, which a stored report does not
+        otherwise need); `verbose` adds the details to the text format."""
+        if fmt == "text":
+            from impact.render.text import render_text
+
+            return render_text(self.document, verbose=verbose)
+        if fmt == "json":
+            from impact.render.json_format import render_json
+
+            return render_json(self.document)
+        if fmt not in FORMATS:
+            raise BadUsage(f"no report format '{fmt}'", f"use one of: {', '.join(FORMATS)}")
+        from impact.render import RENDERERS
+
+        return RENDERERS[fmt](self.document)
+
+
+def _writable_target(output: PathLike) -> Path:
+    target = Path(output)
+    if not target.parent.is_dir():
+        raise BadUsage(f"cannot write '{output}': its folder does not exist",
+                       "create the folder or pick another --output path")
+    return target
+
+
+def write_output(text: str, output: PathLike) -> None:
+    """Write `text` to the file `output`, whole or not at all (a temporary file beside it,
+    renamed into place); a folder that is missing or cannot be written is BadUsage."""
+    target = _writable_target(output)
+    if target.is_dir():
+        raise BadUsage(f"cannot write '{output}': it is a folder",
+                       "name a file to write, e.g. --output report.json")
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:  # read-only folder, full disk, a folder at the path...
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise BadUsage(f"cannot write '{output}': {exc.strerror or exc}",
+                       "free space or pick a writable --output path; nothing was written"
+                       ) from None
+    except BaseException:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _silent(_stage: str | None) -> None:
+    return None
+
+
+def _session(given: Session | None) -> Session:
+    """The Session a call runs in: the one given, else the current one, else a new one."""
+    if given is not None:
+        return given
+    return current_session() or Session()
+
+
+def _arguments(**options: str | os.PathLike[str] | bool | None) -> dict[str, str]:
+    """The options as the report records them, and as its stored copy is keyed: each one
+    given, spelled as given, a switch as "yes"."""
+    return {name: "yes" if value is True else str(value)
+            for name, value in options.items() if value}
+
+
+def _views(repo: PathLike, base: str | None, head: str | None, range: str | None,
+           commit: str | None, worktree: bool, target_tip: str | None) -> Views:
+    from impact.git import open_views
+
+    return open_views(repo, base=base, head=head, range=range, commit=commit,
+                      worktree=worktree, target_tip=target_tip)
+
+
+def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = None,
+           range: str | None = None, commit: str | None = None, worktree: bool = False,
+           target_tip: str | None = None, surface_map: PathLike | None = None,
+           emit: PathLike | None = None, run_emit: bool = False,
+           untrusted_head: bool = False, jobs: int | None = None,
+           session: Session | None = None, progress: Progress | None = None,
+           bar: TextIO | None = None) -> Report:
+    """The report on one change of the repository at `repo`.
+
+    Name the change as `impact report` does: `base` and `head` (a pull request: merge
+    base -> head), `range` ("A..B"), `commit` (against its first parent) or `worktree`
+    (HEAD against uncommitted work); `target_tip` adds the head merged onto that tip.
+    `surface_map` is a built-in map name or a .toml file (default: the repository's
+    `.impact/surface.toml` at the base, else the built-in map that fits). `emit` folds an
+    emit file `emit()` wrote for these revisions; `run_emit` runs the emitter first (in
+    `jobs` sandboxed children, drawing its bar on `bar`); with `untrusted_head` emit
+    results never fold a row. A report asked for again with the same inputs is read back
+    from the session's store. `progress` hears each stage.
+    """
+    session = _session(session)
+    stage = progress or _silent
+    with session.active():
+        if emit and run_emit:
+            raise BadUsage("--emit and --run-emit exclude each other",
+                           "give a file with --emit, or let --run-emit build one")
+        stage("reading the revisions")
+        views = _views(repo, base, head, range, commit, worktree, target_tip)
+        given = _arguments(base=base, head=head, range=range, commit=commit,
+                           target_tip=target_tip, worktree=worktree, surface_map=surface_map,
+                           untrusted_head=untrusted_head)
+        from impact.surface import map_for_views
+
+        surface = map_for_views(str(surface_map) if surface_map else None, views)
+        emit_doc, emit_source, emit_sha = None, None, None
+        if emit:
+            stage("reading the emit file")
+            emit_doc, emit_sha = _read_emit(emit, views, surface)
+            emit_source = f"file:{emit}"
+        elif run_emit:
+            from emit.runner import run_emit as run_emitter
+
+            stage(None if bar is not None else "running the emitter")
+            emit_doc = run_emitter(views, surface, jobs=jobs, bar=bar,
+                                   store=session.emit_store, untrusted_head=untrusted_head)
+            emit_source = "run"
+        from impact.reportstore import stored_or_built
+
+        def build() -> dict[str, Any]:
+            from impact.document import build_report  # only on a miss: a hit imports no check
+
+            stage("checking the contracts")
+            return build_report(views, given, surface, emit_doc, emit_source,
+                                emit_file_sha256=emit_sha, trust_head=not untrusted_head,
+                                caches=session.caches)
+
+        return Report(stored_or_built(session.report_store, views, given, surface, build,
+                                      emit=emit_doc, emit_file_sha256=emit_sha,
+                                      trust_head=not untrusted_head))
+
+
+def _read_emit(emit: PathLike, views: Views, surface: SurfaceMap,
+               ) -> tuple[dict[str, Any], str]:
+    """The emit document at `emit`, checked against these views' trees, and the sha256 of
+    exactly the bytes judged."""
+    import hashlib
+
+    from emit.emitfile import load_emit_bytes
+    from emit.trees import expected_trees
+
+    try:
+        data = Path(emit).read_bytes()
+    except OSError as exc:
+        raise BadUsage(f"cannot read the emit file '{emit}' ({exc.strerror})",
+                       "give the path of an emit file impact emit wrote") from None
+    sha = hashlib.sha256(data).hexdigest()
+    return load_emit_bytes(data, str(emit), expected_trees(views, surface)), sha
+
+
+def emit(repo: PathLike = ".", *, output: PathLike, base: str | None = None,
+         head: str | None = None, range: str | None = None, commit: str | None = None,
+         worktree: bool = False, target_tip: str | None = None,
+         surface_map: PathLike | None = None, jobs: int | None = None,
+         shard: tuple[int, int] | None = None, timeout: float = 900.0,
+         family_budget: float = 20.0, untrusted_head: bool = False,
+         session: Session | None = None, bar: TextIO | None = None) -> dict[str, Any]:
+    """Build every shipped variant at the base and the head of the change (named as for
+    `report`) in sandboxed children, and write the emit file `output` (whole or not at
+    all); the emit document. `shard` (K, N) builds slice K of N; `timeout` bounds a child
+    in seconds, `family_budget` a family's build in CPU seconds; with `untrusted_head`
+    the head's results are neither read from nor written to the cache of built variants.
+    """
+    from emit.children import Limits
+    from emit.emitfile import write_emit_file
+    from emit.runner import run_emit
+    from impact.surface import map_for_views
+
+    session = _session(session)
+    views = _views(repo, base, head, range, commit, worktree, target_tip)
+    target = _writable_target(output)
+    surface = map_for_views(str(surface_map) if surface_map else None, views)
+    store = session.emit_store  # made before the fact store, as `impact emit` always did
+    with session.active():
+        document = run_emit(views, surface, jobs=jobs,
+                            limits=Limits(timeout=timeout, family_budget=family_budget),
+                            bar=bar, store=store, untrusted_head=untrusted_head, shard=shard,
+                            fact_store=session.fact_store)
+    write_emit_file(document, target)
+    return document
+
+
+def merge_emits(slices: Sequence[PathLike], *, output: PathLike) -> dict[str, Any]:
+    """Join the files `emit(shard=(K, N))` wrote, every K of 1..N once, into the emit file
+    `output`; the joined document."""
+    from emit.emitfile import merge_emit_files, write_emit_file
+
+    target = _writable_target(output)
+    document = merge_emit_files([str(path) for path in slices])
+    write_emit_file(document, target)
+    return document
+
+
+def read_facts(repo: PathLike = ".", *, paths: Sequence[str], rev: str = "HEAD",
+               surface_map: PathLike | None = None,
+               session: Session | None = None) -> dict[str, Any]:
+    """The facts impact reads in `paths` at `rev` (what `impact facts` prints), checked
+    against the facts schema."""
+    from impact.factsdoc import facts_document
+
+    session = _session(session)
+    with session.active():
+        return facts_document(str(repo), rev, list(paths),
+                              str(surface_map) if surface_map else None, session.caches)
+
+
+def explain(contract: str) -> str:
+    """What the check of `contract` checks, and why (its docstring, dedented)."""
+    import inspect
+
+    from impact import checks
+
+    text = checks.explain(contract)
+    if text is None:
+        names = ", ".join(sorted(c.name for c in checks.REGISTRY))
+        raise BadUsage(f"no contract named '{contract}'", f"use one of: {names}")
+    return inspect.cleandoc(text)
+
+
+__all__ = ["FORMATS", "Progress", "Report", "Session", "current_session", "emit", "explain",
+           "merge_emits", "read_facts", "report", "write_output"]
