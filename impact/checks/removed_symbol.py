@@ -1,6 +1,6 @@
 """Removed Python symbols that other code still imports or reads.
 
-Maintainers: reads definitions and their readers as SymbolGraph records (never a graph
+Maintainers: reads definitions and their readers as PythonGraph records (never a graph
 node or id scheme) and parse failures through the CheckContext; never parses source or
 touches git. Its sentences live in `impact/render/words.py`.
 """
@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from impact.checks.base import CheckContext
 from impact.git import View
-from impact.graph import Definition, Reader, ReadHow, SymbolGraph
+from impact.graph import Definition, PythonGraph, Reader, ReadHow
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
@@ -56,7 +56,7 @@ class RemovedSymbolCheck:
 
     def _view(self, ctx: CheckContext, view: View) -> Iterator[Row]:
         assert view.new is not None
-        old_graph, new_graph = ctx.graph(view.old), ctx.graph(view.new)
+        old_graph, new_graph = ctx.graph(view.old).python, ctx.graph(view.new).python
         for path in sorted(set(view.diff.paths)):
             module = old_graph.module_at(path)
             if module is None:
@@ -66,8 +66,8 @@ class RemovedSymbolCheck:
             for definition in old_graph.definitions(module):
                 yield from self._definition_rows(ctx, view, old_graph, new_graph, definition)
 
-    def _definition_rows(self, ctx: CheckContext, view: View, old_graph: SymbolGraph,
-                         new_graph: SymbolGraph, definition: Definition) -> Iterator[Row]:
+    def _definition_rows(self, ctx: CheckContext, view: View, old_graph: PythonGraph,
+                         new_graph: PythonGraph, definition: Definition) -> Iterator[Row]:
         now = new_graph.definition(definition.module, definition.name)
         if now is not None:
             if definition.kind == FactKind.FUNCTION and definition.signature != now.signature:
@@ -81,8 +81,8 @@ class RemovedSymbolCheck:
             if row is not None:
                 yield row
 
-    def _resigned_rows(self, ctx: CheckContext, view: View, old_graph: SymbolGraph,
-                       new_graph: SymbolGraph, definition: Definition,
+    def _resigned_rows(self, ctx: CheckContext, view: View, old_graph: PythonGraph,
+                       new_graph: PythonGraph, definition: Definition,
                        now: Definition) -> Iterator[Row]:
         """A function whose parameters changed: every function elsewhere that still reads
         it is `changed` (whether its calls still fit is for a run to show)."""
@@ -97,7 +97,7 @@ class RemovedSymbolCheck:
                             Status.CHANGED, Reason.RESIGNED_WHILE_STILL_CALLED,
                             old_signature=definition.signature, new_signature=now.signature)
 
-    def _member_rows(self, ctx: CheckContext, view: View, new_graph: SymbolGraph,
+    def _member_rows(self, ctx: CheckContext, view: View, new_graph: PythonGraph,
                      definition: Definition) -> Iterator[Row]:
         """A removed member: every function whose imports reach the class's module and
         that reads an attribute of that name is `changed` (its receiver's type decides)."""
@@ -117,7 +117,7 @@ class RemovedSymbolCheck:
                                     use=uses[0])
 
     def _row(self, ctx: CheckContext, view: View, definition: Definition,
-             new_graph: SymbolGraph, reader_module: str, reader: str, status: Status,
+             new_graph: PythonGraph, reader_module: str, reader: str, status: Status,
              reason: Reason, **values: str) -> Row:
         assert view.new is not None
         module, name = definition.module, definition.name
@@ -137,7 +137,7 @@ class RemovedSymbolCheck:
                      **values},
         )
 
-    def _reader_row(self, ctx: CheckContext, view: View, new_graph: SymbolGraph,
+    def _reader_row(self, ctx: CheckContext, view: View, new_graph: PythonGraph,
                     definition: Definition, reader: Reader) -> Row | None:
         module, name = definition.module, definition.name
         if reader.module == module and reader.function is not None:

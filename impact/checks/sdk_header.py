@@ -67,6 +67,6 @@ def _in_include_closure(ctx: CheckContext, view: View, path: str) -> bool:
         if snapshot is None:
             continue
         roots = ctx.paths(snapshot, *_INCLUDE_ROOTS)
-        if path in ctx.graph(snapshot).include_closure(roots):
+        if path in ctx.graph(snapshot).kernels.include_closure(roots):
             return True
     return False
