@@ -1,11 +1,14 @@
-"""The symbol graph of one snapshot: its domains, composed.
+"""The symbol graph of one snapshot: its four domains, composed.
 
 Maintainers: composes, decides nothing. `graph.python` (modules, definitions, imports,
 readers, reach), `graph.descriptors` (descriptor files, KDP families, variants and their
 archs, launch surfaces, symbol strings) and `graph.kernels` (builders, the copies of
 their argument lists, paired; includes) share one networkx graph (`core.py`), built
 together, in that order, the first time any of them is asked for: a variant's edges
-lead to the modules and builders it ships, a list's pairing to a builder.
+lead to the modules and builders it ships, a list's pairing to a builder. The bindings
+domain, `graph.bindings` (the op copies of the aiter and flash-attention family), holds
+no networkx graph and parses only the files a question names, so asking for it builds
+nothing else.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from impact.extract import FactCache
 from impact.git import Snapshot
+from impact.graph.bindings import BindingsGraph
 from impact.graph.core import Nodes
 from impact.graph.descriptors import DescriptorGraph
 from impact.graph.kernels import KernelGraph
@@ -28,7 +32,7 @@ if TYPE_CHECKING:
 
 class SymbolGraph:
     """One snapshot's domains: `python`, `descriptors`, `kernels` (one networkx graph,
-    built on first use)."""
+    built on first use) and `bindings` (built file by file, as asked)."""
 
     def __init__(self, snapshot: Snapshot, cache: FactCache) -> None:
         self.snapshot = snapshot
@@ -52,6 +56,10 @@ class SymbolGraph:
     @property
     def kernels(self) -> KernelGraph:
         return self._domains[3]
+
+    @cached_property
+    def bindings(self) -> BindingsGraph:
+        return BindingsGraph(self.snapshot, self.cache)
 
     @property
     def parse_failures(self) -> dict[str, str]:
