@@ -9,7 +9,7 @@ import pytest
 
 from impact import archs
 from impact.extract import FactCache
-from impact.fixtures.tree import rocke_tree_files
+from impact.fixtures.tree import rocke_tree_files, tree_files
 from impact.git import Snapshot
 from impact.graph import PairedBy, SymbolGraph, build_graph, module_node, symbol_node
 from impact.python import module_name_for
@@ -284,3 +284,33 @@ def test_arch_sources_name_the_descriptors_that_ship_each_arch(tree_archs) -> No
         tree_archs.snapshot).descriptors.all_archs()
     assert all(path.endswith((".json", ".yaml")) for paths in sources.values() for path in paths)
     assert any("gfx950" in path for path in sources["gfx950"])
+
+
+def test_families_hold_the_inline_and_the_named_standalone_variants(tree_graph) -> None:
+    """One family resolution: a KDP's file, and every variant it ships, inline or a
+    standalone UKD it names by id (what the census pins and a pack's archs read)."""
+    descriptors = tree_graph.descriptors
+    family = descriptors.families()["gfx950attentiontiled2d"]
+    assert family.path.endswith("gfx950_attention_tiled_2d.kdp.json") and family.broken is None
+    inline = {v.name for v in descriptors.variants(family.path)}
+    standalone = {v.name for v in descriptors.variants() if v.kdp is None
+                  and v.path.endswith(".ukd.json") and "tiled_2d" in v.path}
+    assert inline and standalone and set(family.variants) == inline | standalone
+
+
+def test_the_bindings_domain_reads_only_the_files_asked_for() -> None:
+    """Asking a snapshot's graph for its op copies builds no networkx graph and parses
+    no file the question does not name (the bindings check stays lazy)."""
+    files = tree_files("aiter_tree")
+    cache = FactCache(load_surface_map("aiter"))
+    read: list[str] = []
+    facts = cache.facts
+
+    def counted(snapshot: Snapshot, path: str) -> list:
+        read.append(path)
+        return facts(snapshot, path)
+
+    cache.facts = counted  # type: ignore[method-assign]
+    copies = build_graph(Snapshot.from_files(files), cache).bindings.copies(
+        ["aiter/ops/norm.py"])
+    assert copies.stubs and set(read) == {"aiter/ops/norm.py"}
