@@ -1,10 +1,11 @@
 """The shipped variant set against its census pins, and every native pack against its
 registration (the `s_packs` row and the `target_sources` entry)."""
 
-# Maintainers: reads facts through the CheckContext (census names are C++ string-literal
-# facts) and the map's conventions (census file names, the pack folder, its table, its
-# build file, the register function); a map without them has nothing here to check. A
-# side is `changed` when that copy's facts for the family or pack changed in the view.
+# Maintainers: reads the KDP families the symbol graph's descriptor domain resolves, facts
+# through the CheckContext (census names are C++ string-literal facts) and the map's
+# conventions (census file names, the pack folder, its table, its build file, the
+# register function); a map without them has nothing here to check. A side is `changed`
+# when that copy's facts for the family or pack changed in the view.
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
-from impact.archs import archs_of_pack_family, family_key
+from impact.archs import archs_of_pack_family
 from impact.checks.base import CheckContext
 from impact.facts import Fact
 from impact.git import Snapshot, View
-from impact.graph import Family
+from impact.graph import Family, family_key
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status

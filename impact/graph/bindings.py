@@ -204,11 +204,11 @@ class Copies:
         found = [site for site in self.cpp.get(function, []) if not site.member and (
             "::" not in spelled or site.qualified == spelled
             or site.qualified.endswith("::" + spelled))]
-        return near(found, bind.path)
+        return _near(found, bind.path)
 
     def functions_near(self, name: str, path: str) -> list[CppFunction]:
         """The non-member C++ functions named `name`, those beside `path` when any."""
-        return near([f for f in self.cpp.get(name, []) if not f.member], path)
+        return _near([f for f in self.cpp.get(name, []) if not f.member], path)
 
     def scoped(self, stub: Stub, binds: list[PyBinding]) -> list[PyBinding]:
         """The bindings a stub pairs with: those its module is built from, when the sources
@@ -243,7 +243,7 @@ class Copies:
                 if not c.through_torch_ops and _calls_stub(c, stub)]
 
 
-def near(sites: list[CppFunction], path: str) -> list[CppFunction]:
+def _near(sites: list[CppFunction], path: str) -> list[CppFunction]:
     """Sites in the same folder as `path` when there are any (each backend's own copy)."""
     here = [s for s in sites if posixpath.dirname(s.path) == posixpath.dirname(path)]
     return here or sites
