@@ -74,7 +74,7 @@ def _target_touched_shipped(ctx: CheckContext) -> bool:
     head, merged = ctx.views.view("head"), ctx.views.view("merged")
     if head is None or merged is None or merged.new is None:
         return True
-    closure = ctx.graph(ctx.views.head).shipped_closure()
+    closure = ctx.graph(ctx.views.head).descriptors.shipped_closure()
     for path in merged.diff.paths:
         same = (path in ctx.views.head) == (path in merged.new) and (
             path not in merged.new or ctx.views.head[path] == merged.new[path])

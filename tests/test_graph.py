@@ -9,7 +9,7 @@ import pytest
 
 from impact import archs
 from impact.extract import FactCache
-from impact.fixtures.tree import rocke_tree_files
+from impact.fixtures.tree import rocke_tree_files, tree_files
 from impact.git import Snapshot
 from impact.graph import PairedBy, SymbolGraph, build_graph, module_node, symbol_node
 from impact.python import module_name_for
@@ -48,9 +48,9 @@ PKG = {
 
 def test_reexport_resolves_to_the_defining_module() -> None:
     g = graph_of(PKG)
-    assert g.resolve("user_a", "helper") == symbol_node("pkg.impl", "helper")
-    assert "pkg.impl" in g.module_closure(["user_a"])
-    assert "pkg" in g.module_closure(["user_a"])
+    assert g.python.resolve("user_a", "helper") == symbol_node("pkg.impl", "helper")
+    assert "pkg.impl" in g.python.module_closure(["user_a"])
+    assert "pkg" in g.python.module_closure(["user_a"])
 
 
 @pytest.mark.parametrize(("module", "target"), [
@@ -60,13 +60,13 @@ def test_reexport_resolves_to_the_defining_module() -> None:
 ])
 def test_reads_edges(module: str, target: str) -> None:
     g = graph_of(PKG)
-    assert g.reach(symbol_node(module, "run")) == {symbol_node(target, "helper")}
+    assert g.python.reach(symbol_node(module, "run")) == {symbol_node(target, "helper")}
 
 
 def test_readers_stay_bound_to_their_module_when_names_collide() -> None:
     g = graph_of(PKG)
-    impl_readers = g.readers_of(symbol_node("pkg.impl", "helper"))
-    other_readers = g.readers_of(symbol_node("pkg.other", "helper"))
+    impl_readers = g.python.readers_of(symbol_node("pkg.impl", "helper"))
+    other_readers = g.python.readers_of(symbol_node("pkg.other", "helper"))
     assert symbol_node("user_a", "run") in impl_readers
     assert symbol_node("user_c", "run") in impl_readers
     assert symbol_node("user_b", "run") not in impl_readers
@@ -81,7 +81,7 @@ def test_reach_follows_functions_and_base_classes() -> None:
                        "def grid(s):\n    return clamp(s) + LIMIT\n\n"
                        "def clamp(s):\n    return Spec()\n",
     })
-    reached = g.reach(symbol_node("spec", "grid"))
+    reached = g.python.reach(symbol_node("spec", "grid"))
     assert reached == {symbol_node("spec", n) for n in ("clamp", "LIMIT", "Spec")} | {
         symbol_node("base", "Base")}
 
@@ -129,7 +129,7 @@ PACKS = "dnn-providers/hip-kernel-provider/src/engines/kernel_ingestor_engine/pa
      "kernels.gfx950.attention_tiled_2d:build_attention_tiled_2d"),
 ])
 def test_fixture_lists_pair_with_the_builder_they_restate(tree_graph, cpp_list, builder) -> None:
-    pairing = {a.subject: a.pairing for a in tree_graph.argument_lists()}[cpp_list]
+    pairing = {a.subject: a.pairing for a in tree_graph.kernels.argument_lists()}[cpp_list]
     assert pairing.builder is not None
     assert f"{pairing.builder.module}:{pairing.builder.name}" == builder
 
@@ -146,8 +146,8 @@ def test_member_read_through_a_subclass_is_the_base_classes() -> None:
         "lib/sub.py": "from base import Base\n\nclass Sub(Base):\n    pass\n\n"
                       "def use():\n    return Sub.tile(None)\n",
     })
-    assert g.resolve("sub", "Sub.tile") == symbol_node("base", "Base.tile")
-    assert symbol_node("sub", "use") in g.readers_of(symbol_node("base", "Base.tile"))
+    assert g.python.resolve("sub", "Sub.tile") == symbol_node("base", "Base.tile")
+    assert symbol_node("sub", "use") in g.python.readers_of(symbol_node("base", "Base.tile"))
 
 
 def test_function_local_import_reaches_and_ships() -> None:
@@ -155,29 +155,31 @@ def test_function_local_import_reaches_and_ships() -> None:
         "lib/compile.py": "def compile_kernel(k):\n    return k\n",
         "lib/packer.py": "def pack(k):\n    import compile as c\n    return c.compile_kernel(k)\n",
     })
-    assert g.reach(symbol_node("packer", "pack")) == {symbol_node("compile", "compile_kernel")}
-    assert g.module_closure(["packer"]) == {"packer", "compile"}
+    assert g.python.reach(symbol_node("packer", "pack")) == {
+        symbol_node("compile", "compile_kernel")}
+    assert g.python.module_closure(["packer"]) == {"packer", "compile"}
 
 
 def test_fixture_shipped_closure_and_archs(tree_graph) -> None:
-    shipped = tree_graph.shipped_closure()
+    shipped = tree_graph.descriptors.shipped_closure()
     # Through the package re-export, and through the packer's function-local import.
     assert {"kernels.common.tiling", "rocke.helpers.compile", "rocke.core.lower_llvm"} <= shipped
     assert "rocke.runtime.launcher" not in shipped
-    everything = tree_graph.all_archs()
-    assert tree_graph.archs_of("kernels.gfx950.attention_dense") == {"gfx950"}
+    everything = tree_graph.descriptors.all_archs()
+    assert tree_graph.descriptors.archs_of("kernels.gfx950.attention_dense") == {"gfx950"}
     # gfx942's KDP names gfx9-4-generic: its members ship the gfx942 module.
-    assert {"gfx940", "gfx941", "gfx942"} <= tree_graph.archs_of("kernels.gfx942.attention_dense")
-    assert tree_graph.archs_of("rocke.helpers.compile") == everything
-    assert tree_graph.archs_of("rocke.runtime.launcher") == set()
+    assert {"gfx940", "gfx941", "gfx942"} <= tree_graph.descriptors.archs_of(
+        "kernels.gfx942.attention_dense")
+    assert tree_graph.descriptors.archs_of("rocke.helpers.compile") == everything
+    assert tree_graph.descriptors.archs_of("rocke.runtime.launcher") == set()
 
 
 def test_fixture_descriptors_link_variants_symbols_and_profiles(tree_graph) -> None:
     g = tree_graph
-    assert len(g.variants()) >= 38
-    assert g.variants_building(symbol_node("kernels.gfx950.unified_attention",
+    assert len(g.descriptors.variants()) >= 38
+    assert g.descriptors.variants_building(symbol_node("kernels.gfx950.unified_attention",
                                            "build_unified_attention_reduce"))
-    declared = [(a.subject, a.pairing.builder.id) for a in g.argument_lists()
+    declared = [(a.subject, a.pairing.builder.id) for a in g.kernels.argument_lists()
                 if a.pairing.how == PairedBy.DECLARED and a.pairing.builder is not None]
     assert (f"{PACKS}/Gfx950AttentionDenseNative.cpp:attentionDenseKernelSignature",
             symbol_node("kernels.gfx950.attention_dense", "build_attention_dense")) in declared
@@ -200,11 +202,11 @@ def test_lists_pair_by_closest_names_else_as_at_the_base() -> None:
     files = {"src/pack.cpp": CPP_LIST, "lib/near.py": builder_file("a", "b", "n", "extra"),
              "lib/far.py": builder_file("a", "b", "other", "more")}
     g = graph_of(files)
-    (arglist,) = g.argument_lists()
+    (arglist,) = g.kernels.argument_lists()
     assert arglist.pairing.how == PairedBy.CLOSEST
     assert arglist.pairing.builder is not None and arglist.pairing.builder.module == "near"
     far = symbol_node("far", "build")
-    (kept,) = g.argument_lists({arglist.subject: far})
+    (kept,) = g.kernels.argument_lists({arglist.subject: far})
     assert kept.pairing.how == PairedBy.AS_AT_BASE and kept.pairing.builder is not None
     assert kept.pairing.builder.id == far and [p.name for p in kept.pairing.builder.params] == [
         "a", "b", "other", "more"]
@@ -214,7 +216,7 @@ def test_list_whose_base_builder_no_longer_parses_stays_unpaired() -> None:
     files = {"src/pack.cpp": CPP_LIST, "lib/near.py": builder_file("a", "b", "n", "extra"),
              "lib/far.py": "def build(spec:\n"}
     g = graph_of(files)
-    (arglist,) = g.argument_lists({f"src/pack.cpp:{'sig'}": symbol_node("far", "build")})
+    (arglist,) = g.kernels.argument_lists({f"src/pack.cpp:{'sig'}": symbol_node("far", "build")})
     assert arglist.pairing.builder is None
     assert arglist.pairing.how == PairedBy.BUILDER_UNREADABLE
 
@@ -223,7 +225,7 @@ def test_equal_names_pair_before_the_base_pairing() -> None:
     files = {"src/pack.cpp": CPP_LIST, "lib/same.py": builder_file("a", "b", "n"),
              "lib/far.py": builder_file("a", "b", "other")}
     g = graph_of(files)
-    (arglist,) = g.argument_lists({"src/pack.cpp:sig": symbol_node("far", "build")})
+    (arglist,) = g.kernels.argument_lists({"src/pack.cpp:sig": symbol_node("far", "build")})
     assert arglist.pairing.how == PairedBy.NAMES
     assert arglist.pairing.builder is not None and arglist.pairing.builder.module == "same"
 
@@ -279,6 +281,36 @@ def test_every_arch_is_the_maps_own_label() -> None:
 def test_arch_sources_name_the_descriptors_that_ship_each_arch(tree_archs) -> None:
     sources = archs.arch_sources(tree_archs)
     assert set(sources) == set(archs.all_archs(tree_archs)) == tree_archs.graph(
-        tree_archs.snapshot).all_archs()
+        tree_archs.snapshot).descriptors.all_archs()
     assert all(path.endswith((".json", ".yaml")) for paths in sources.values() for path in paths)
     assert any("gfx950" in path for path in sources["gfx950"])
+
+
+def test_families_hold_the_inline_and_the_named_standalone_variants(tree_graph) -> None:
+    """One family resolution: a KDP's file, and every variant it ships, inline or a
+    standalone UKD it names by id (what the census pins and a pack's archs read)."""
+    descriptors = tree_graph.descriptors
+    family = descriptors.families()["gfx950attentiontiled2d"]
+    assert family.path.endswith("gfx950_attention_tiled_2d.kdp.json") and family.broken is None
+    inline = {v.name for v in descriptors.variants(family.path)}
+    standalone = {v.name for v in descriptors.variants() if v.kdp is None
+                  and v.path.endswith(".ukd.json") and "tiled_2d" in v.path}
+    assert inline and standalone and set(family.variants) == inline | standalone
+
+
+def test_the_bindings_domain_reads_only_the_files_asked_for() -> None:
+    """Asking a snapshot's graph for its op copies builds no networkx graph and parses
+    no file the question does not name (the bindings check stays lazy)."""
+    files = tree_files("aiter_tree")
+    cache = FactCache(load_surface_map("aiter"))
+    read: list[str] = []
+    facts = cache.facts
+
+    def counted(snapshot: Snapshot, path: str) -> list:
+        read.append(path)
+        return facts(snapshot, path)
+
+    cache.facts = counted  # type: ignore[method-assign]
+    copies = build_graph(Snapshot.from_files(files), cache).bindings.copies(
+        ["aiter/ops/norm.py"])
+    assert copies.stubs and set(read) == {"aiter/ops/norm.py"}

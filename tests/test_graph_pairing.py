@@ -23,7 +23,7 @@ REDUCE_CALL = ("        auto reduceLauncher = m_reduce.makeLauncher(stream);\n"
 def launches(files: dict[str, bytes]) -> dict[str, str]:
     graph = build_graph(Snapshot.from_files(files), FactCache(load_surface_map()))
     return {c.receiver: (c.pairing.builder.name if c.pairing.builder else "")
-            for c in graph.launch_calls() if c.path == UNIFIED}
+            for c in graph.kernels.launch_calls() if c.path == UNIFIED}
 
 
 def test_companion_launches_pair_with_their_own_builders() -> None:
@@ -47,7 +47,7 @@ def test_pairing_follows_the_names_passed_not_the_launcher_name_or_order() -> No
 def test_pack_without_a_list_pairs_its_launch_by_names() -> None:
     graph = build_graph(Snapshot.from_files(rocke_tree_files()),
                         FactCache(load_surface_map()))
-    (call,) = [c for c in graph.launch_calls() if c.path == e.GFX942_DENSE_PACK]
+    (call,) = [c for c in graph.kernels.launch_calls() if c.path == e.GFX942_DENSE_PACK]
     assert call.pairing.builder is not None
     assert call.pairing.builder.name == "build_attention_dense"
     assert call.pairing.builder.path == e.GFX942_DENSE

@@ -40,46 +40,46 @@ def graph_of(files: dict[str, str]) -> SymbolGraph:
 
 def test_definitions_are_records_with_sites_and_signature() -> None:
     g = graph_of(FILES)
-    assert g.module_at("lib/pkg/impl.py") == "pkg.impl"
-    assert g.module_at("lib/nowhere.py") is None
-    names = [(d.name, d.kind) for d in g.definitions("pkg.impl")]
+    assert g.python.module_at("lib/pkg/impl.py") == "pkg.impl"
+    assert g.python.module_at("lib/nowhere.py") is None
+    names = [(d.name, d.kind) for d in g.python.definitions("pkg.impl")]
     assert names == [("Box", FactKind.CLASS), ("Box.size", FactKind.FUNCTION),
                      ("LIMIT", FactKind.ASSIGNMENT), ("helper", FactKind.FUNCTION)]
-    helper = g.definition("pkg.impl", "helper")
+    helper = g.python.definition("pkg.impl", "helper")
     assert helper is not None and helper.path == "lib/pkg/impl.py" and helper.line == 3
     assert helper.signature == "(pos x, key y=)"
     assert helper.sites[0].digest
-    limit = g.definition("pkg.impl", "LIMIT")
+    limit = g.python.definition("pkg.impl", "LIMIT")
     assert limit is not None and limit.sites[0].digest  # the value's digest
-    assert g.definition("pkg.impl", "missing") is None
+    assert g.python.definition("pkg.impl", "missing") is None
 
 
 def test_readers_say_who_reads_and_how() -> None:
     g = graph_of(FILES)
-    helper = g.definition("pkg.impl", "helper")
-    box = g.definition("pkg.impl", "Box")
+    helper = g.python.definition("pkg.impl", "helper")
+    box = g.python.definition("pkg.impl", "Box")
     assert helper is not None and box is not None
-    how = {(r.module, r.function, r.how) for r in g.readers(helper)}
+    how = {(r.module, r.function, r.how) for r in g.python.readers(helper)}
     assert ("user", "run", ReadHow.READS) in how
     assert ("user", None, ReadHow.IMPORTS) in how
-    run = next(r for r in g.readers(helper) if r.function == "run")
+    run = next(r for r in g.python.readers(helper) if r.function == "run")
     assert run.path == "lib/user.py" and run.line == 7
     assert ("user", "Crate", ReadHow.INHERITS) in {
-        (r.module, r.function, r.how) for r in g.readers(box)}
+        (r.module, r.function, r.how) for r in g.python.readers(box)}
 
 
 def test_reached_definitions() -> None:
     g = graph_of(FILES)
-    run = g.definition("user", "run")
+    run = g.python.definition("user", "run")
     assert run is not None
-    assert [(d.module, d.name) for d in g.reached(run)] == [("pkg.impl", "LIMIT"),
+    assert [(d.module, d.name) for d in g.python.reached(run)] == [("pkg.impl", "LIMIT"),
                                                            ("pkg.impl", "helper")]
 
 
 def test_launch_surface_entries_and_symbol_strings() -> None:
     files = rocke_tree_files()
     g = build_graph(Snapshot.from_files(files), FactCache(load_surface_map()))
-    entries = {(x.profile.rsplit("/", 1)[-1], x.name): x for x in g.launch_surfaces()}
+    entries = {(x.profile.rsplit("/", 1)[-1], x.name): x for x in g.descriptors.launch_surfaces()}
     grid = entries[("gfx950_attention_dense.profile.yaml", "launch_grid")]
     assert grid.line > 0 and grid.python_source is not None and grid.cpp_mirror is not None
     assert grid.python_source.file == e.GFX950_DENSE
@@ -89,10 +89,10 @@ def test_launch_surface_entries_and_symbol_strings() -> None:
     assert positional.python_source is not None and positional.python_source.symbol is None
 
     ued = next(p for p in files if p.endswith("gfx950_attention_dense.ued.json"))
-    named = g.symbol_names([ued])
+    named = g.descriptors.symbol_names([ued])
     graph_match = "hipkernel.gfx950_attention_dense.graph_match"
     assert any(s.value == graph_match and s.path == ued and s.line > 0 for s in named)
-    declared = g.symbol_declarations([e.GFX950_DENSE_PACK])
+    declared = g.descriptors.symbol_declarations([e.GFX950_DENSE_PACK])
     assert [(s.value, s.holder) for s in declared if s.value == graph_match] == [
         (graph_match, "GRAPH_MATCH_SYMBOL")]
-    assert g.symbol_declarations(["no/such/file.cpp"]) == []
+    assert g.descriptors.symbol_declarations(["no/such/file.cpp"]) == []

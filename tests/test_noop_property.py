@@ -90,7 +90,7 @@ def test_the_property_is_not_vacuous(tree: str) -> None:
     snapshot = Snapshot.from_files(TREES[tree])
     views = Views.from_snapshots(snapshot, snapshot)
     graph = CheckContext(views, surface).graph(snapshot)
-    lists = [a for a in graph.argument_lists() if a.pairing.builder is not None]
-    launches = [c for c in graph.launch_calls() if c.pairing.builder is not None]
+    lists = [a for a in graph.kernels.argument_lists() if a.pairing.builder is not None]
+    launches = [c for c in graph.kernels.launch_calls() if c.pairing.builder is not None]
     assert lists and launches
     assert any(not a.dynamic and a.entries for a in lists)

@@ -1,135 +1,44 @@
 """Python op stubs and call sites <-> pybind / TORCH_LIBRARY bindings <-> C++ functions."""
 
-# Maintainers: reads facts through the CheckContext; which files to parse comes from the
-# tree index (`files_naming`, the one raw-text search), never from reading blobs here.
-# Only what the change reaches is parsed: the facts that changed in the touched files
-# name the ops to compare, and an op is a name some binding site really binds. A side is
-# `changed` exactly when that copy (one stub, one call, one binding, one declaration)
-# differs from the base; `charged` decides the rest.
+# Maintainers: compares the records of the symbol graph's bindings domain (impact/graph/:
+# each copy of an op typed, grouped by op, and which ops a change reaches) and reads no
+# fact; which files are parsed is the graph's to decide, and it parses only what the
+# change reaches. A side is `changed` exactly when that copy (one stub, one call, one
+# binding, one declaration) differs from the base; `charged` decides the rest.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from impact.checks.base import CheckContext
 from impact.checks.check import Check, Scope
-from impact.facts import Fact
-from impact.git import Snapshot
-from impact.kinds import FactKind, SurfaceKind
+from impact.git import View
+from impact.graph import (
+    KEYWORD_ONLY,
+    OP_KINDS,
+    TORCH_OPS,
+    VAR_KEYWORD,
+    VAR_KINDS,
+    VAR_POSITIONAL,
+    Call,
+    Copies,
+    Copy,
+    CppFunction,
+    Place,
+    PyBinding,
+    Reach,
+    Schema,
+    Stub,
+    reach_of_change,
+)
+from impact.kinds import SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
 
-_KINDS = (SurfaceKind.OP_PYTHON, SurfaceKind.OP_CPP, SurfaceKind.OP_SOURCES_MAP)
-_VAR_KINDS = ("var-positional", "var-keyword")
-# What a C++ file that registers bindings always spells: only these files are parsed to
-# learn which names are bound (a text search for every changed name would read the tree).
-_BINDING_NEEDLES = ("PYBIND11_MODULE", "NB_MODULE", "TORCH_LIBRARY", "py::arg",
-                    "TORCH_SELECTIVE", '.def("')
-_BINDINGS = (FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF, FactKind.TORCH_IMPL)
-_STATED = (FactKind.OP_STUB, FactKind.OP_CALL, FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF,
-           FactKind.TORCH_IMPL, FactKind.BOXED_READ, FactKind.CPP_FUNCTION,
-           FactKind.OP_MODULE, FactKind.PYBIND_MODULE, FactKind.BINDING_UNREADABLE)
-_TORCH_OPS = "torch.ops"
-# Every file that declares a Python op stub spells its decorator (impact/bindings reads
-# `@...compile_ops(...)`): only those files can hold the stub a call reaches.
-_STUB_DECORATOR = "compile_ops"
-
-
-def _canonical(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{k}:{_canonical(v)}" for k, v in sorted(value.items())
-                              if k != "line") + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(_canonical(v) for v in value) + "]"
-    return repr(value)
-
-
-@dataclass(frozen=True, eq=False)
-class _Site:
-    """One copy: a fact at a path. Its `key` (lines left out) says whether it moved, and
-    two sites are the same copy when their keys are equal."""
-
-    path: str
-    line: int
-    data: dict[str, Any]
-    kind: str = ""
-    name: str = ""
-
-    @cached_property  # (a site's data is never changed once read: computed once)
-    def key(self) -> tuple[str, str, str, str]:
-        return (self.path, self.kind, self.name, _canonical(self.data))
-
-    @cached_property
-    def shape(self) -> tuple[str, str, str, str]:
-        """What a disagreement between copies turns on: the key, less a call's argument
-        text. Whether a call fits a list depends on how many arguments it passes, by
-        position and by keyword, and to what; a comment or another expression in one of
-        its slots leaves a mismatch it already had where it was (the base's, not the
-        change's)."""
-        if self.kind != FactKind.OP_CALL:
-            return self.key
-        data = {k: v for k, v in self.data.items() if k != "arguments"}
-        return (self.path, self.kind, self.name, _canonical(data))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Site) and self.key == other.key
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-
-def _site(path: str, fact: Fact) -> _Site:
-    return _Site(path, fact.line, dict(fact.data), str(fact.kind), fact.name)
-
-
-@dataclass
-class _Copies:
-    """Every restatement of the compared ops in one snapshot."""
-
-    stubs: dict[str, list[_Site]] = field(default_factory=lambda: defaultdict(list))
-    stubs_by_name: dict[str, list[_Site]] = field(default_factory=lambda: defaultdict(list))
-    calls: dict[str, list[_Site]] = field(default_factory=lambda: defaultdict(list))
-    pybind: dict[str, list[_Site]] = field(default_factory=lambda: defaultdict(list))
-    schemas: dict[str, list[_Site]] = field(default_factory=lambda: defaultdict(list))
-    boxed: dict[str, list[_Site]] = field(default_factory=lambda: defaultdict(list))
-    impls: dict[str, list[_Site]] = field(default_factory=lambda: defaultdict(list))
-    cpp: dict[str, list[_Site]] = field(default_factory=lambda: defaultdict(list))
-    modules: dict[str, _Site] = field(default_factory=dict)
-    expands: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    unreadable: list[_Site] = field(default_factory=list)
-    keys: set[tuple[str, str, str, str]] = field(default_factory=set)
-    shapes: set[tuple[str, str, str, str]] = field(default_factory=set)
-    has_sources_map: bool = False
-
-    def add(self, path: str, fact: Fact) -> None:
-        site = _site(path, fact)
-        if fact.kind in _STATED:
-            self.keys.add(site.key)
-            self.shapes.add(site.shape)
-        table = {FactKind.OP_CALL: self.calls, FactKind.PYBIND_DEF: self.pybind,
-                 FactKind.SCHEMA_DEF: self.schemas, FactKind.BOXED_READ: self.boxed,
-                 FactKind.TORCH_IMPL: self.impls, FactKind.CPP_FUNCTION: self.cpp}.get(fact.kind)
-        if fact.kind == FactKind.OP_STUB:
-            self.stubs[str(fact.data.get("symbol") or fact.name)].append(site)
-            self.stubs_by_name[fact.name].append(site)
-        elif table is not None:
-            table[fact.name].append(site)
-        elif fact.kind == FactKind.OP_MODULE:
-            self.modules[fact.name] = site
-            self.has_sources_map = True
-        elif fact.kind == FactKind.PYBIND_MODULE:
-            self.expands[path] |= set(fact.data.get("expands", []))
-        elif fact.kind == FactKind.BINDING_UNREADABLE:
-            self.unreadable.append(site)
-
-    def symbols(self) -> set[str]:
-        return set(self.stubs) | set(self.pybind) | set(self.schemas)
+_CTYPES = "ctypes"
 
 
 @dataclass(frozen=True)
@@ -139,229 +48,18 @@ class _Problem:
     key: str
     reason: Reason
     details: dict[str, Any]
-    sites: tuple[_Site, ...]
+    sites: tuple[Copy, ...]
     soft: bool = False  # `changed`, not `mismatch`: only a run can tell
-
-
-def _copies(ctx: CheckContext, snapshot: Snapshot, paths: set[str]) -> _Copies:
-    copies = _Copies()
-    for path in sorted(paths):
-        if path in snapshot:
-            for fact in ctx.facts(snapshot, path):
-                copies.add(path, fact)
-    return copies
-
-
-# -- what the change reaches ---------------------------------------------------------------
-
-
-@dataclass
-class _Reach:
-    """The ops a view's change reaches and the files that restate them."""
-
-    ops: set[str] = field(default_factory=set)
-    paths: set[str] = field(default_factory=set)
-    related: set[str] = field(default_factory=set)  # files that name a reached op
-    unjudged: set[str] = field(default_factory=set)  # touched files with changed facts
-    # that no compared op accounts for
-    unreadable: list[_Site] = field(default_factory=list)  # bindings the change made
-    # that the parser cannot read
-
-
-def _stated_sites(ctx: CheckContext, snapshot: Snapshot, path: str) -> set[_Site]:
-    if path not in snapshot:
-        return set()
-    return {_site(path, f) for f in ctx.facts(snapshot, path) if f.kind in _STATED}
-
-
-def _changed_sites(scope: Scope, path: str) -> list[_Site]:
-    """The stated facts of `path` that differ between the view's two snapshots."""
-    old = {s.key: s for s in _stated_sites(scope.ctx, scope.old, path)}
-    new = {s.key: s for s in _stated_sites(scope.ctx, scope.new, path)}
-    return [new[k] for k in sorted(set(new) - set(old))] + [
-        old[k] for k in sorted(set(old) - set(new))]
-
-
-def _naming(ctx: CheckContext, snapshots: tuple[Snapshot, ...], names: set[str],
-            kinds: tuple[SurfaceKind, ...] = _KINDS) -> set[str]:
-    """The files of `kinds` in either snapshot that mention one of `names` (an unreadable
-    file is always one: it is parsed, and reported unreadable)."""
-    names = {n for n in names if n.isidentifier()}
-    if not names:
-        return set()
-    return {p for snap in snapshots for p in ctx.index(snap).files_naming(names, kinds)}
-
-
-def _binders(ctx: CheckContext, snapshots: tuple[Snapshot, ...], names: set[str]
-             ) -> dict[str, set[str]]:
-    """The names among `names` that a binding site binds (pybind `m.def`, TORCH_LIBRARY
-    schema, `m.impl`), or whose C++ function one binds, with the functions it names: only
-    the files that register bindings and mention one of `names` are parsed."""
-    bound: dict[str, set[str]] = defaultdict(set)
-    files = {p for snap in snapshots
-             for p in ctx.index(snap).files_naming(_BINDING_NEEDLES, (SurfaceKind.OP_CPP,))}
-    files &= _naming(ctx, snapshots, names, (SurfaceKind.OP_CPP,))
-    for snap in snapshots:
-        for path in sorted(files):
-            if path not in snap:
-                continue
-            for fact in ctx.facts(snap, path):
-                if fact.kind in _BINDINGS:
-                    bound[fact.name]
-                    function = fact.data.get("function")
-                    if isinstance(function, str) and function:
-                        bound[fact.name].add(function)
-    return bound
-
-
-def _reach(scope: Scope, touched: set[str]) -> _Reach:
-    """The ops whose stated facts the change altered, and the files restating them.
-
-    A changed stub or binding is an op; a changed call, C++ function or boxed wrapper
-    counts only when a binding site binds its name (an attribute call through `cute`
-    or `fx` names no op); a changed module entry reaches the stubs built from it."""
-    ctx, snapshots = scope.ctx, (scope.old, scope.new)
-    reach = _Reach()
-    changed = {path: _changed_sites(scope, path) for path in sorted(touched)}
-    direct: set[str] = set()
-    maybe: dict[str, set[str]] = defaultdict(set)  # candidate name -> touched paths
-    modules: set[str] = set()
-    for path, sites in changed.items():
-        for site in sites:
-            if site.kind == FactKind.OP_STUB:
-                direct |= {site.name, str(site.data.get("symbol") or site.name)}
-            elif site.kind in _BINDINGS:
-                direct.add(site.name)
-            elif site.kind == FactKind.OP_MODULE:
-                modules.add(site.name)
-            elif site.kind in (FactKind.OP_CALL, FactKind.CPP_FUNCTION, FactKind.BOXED_READ):
-                maybe[site.name].add(path)
-            elif site.kind == FactKind.BINDING_UNREADABLE and path in scope.new and any(
-                    site.key == s.key for s in _stated_sites(ctx, scope.new, path)):
-                reach.unreadable.append(site)
-    if not direct and not maybe and not modules:
-        return reach
-    if modules:
-        stub_files = _naming(ctx, snapshots, modules, (SurfaceKind.OP_PYTHON,))
-        for snap in snapshots:
-            for path in stub_files:
-                if path in snap:
-                    direct |= {f.name for f in ctx.facts(snap, path)
-                               if f.kind == FactKind.OP_STUB and f.data.get("module") in modules}
-    bound = _binders(ctx, snapshots, set(maybe)) if maybe else {}
-    functions = defaultdict(set)
-    for op, names in bound.items():
-        for name in names:
-            functions[name].add(op)
-    ops = set(direct)
-    for name in maybe:
-        if name in bound:
-            ops.add(name)
-        ops |= functions.get(name, set())
-    # A call to a Python stub of this package names an op too: its stub says so.
-    calls = {n for n in maybe if n not in bound and n not in functions}
-    if calls:
-        stubs = _naming(ctx, snapshots, {_STUB_DECORATOR}, (SurfaceKind.OP_PYTHON,))
-        defining = {p for snap in snapshots for p in ctx.index(snap).files_naming(
-            {f"def {name}(" for name in calls if name.isidentifier()},
-            (SurfaceKind.OP_PYTHON,))}
-        for path in stubs & defining:
-            for snap in snapshots:
-                if path in snap:
-                    ops |= {f.name for f in ctx.facts(snap, path)
-                            if f.kind == FactKind.OP_STUB and f.name in calls}
-    reach.ops = ops
-    for path, sites in changed.items():
-        if any(s.kind in (FactKind.OP_CALL, FactKind.CPP_FUNCTION, FactKind.BOXED_READ)
-               and s.name not in ops and not functions.get(s.name, set()) & ops
-               for s in sites):
-            reach.unjudged.add(path)
-    if not ops:
-        return reach
-    maps = {p for snap in snapshots for p in ctx.paths(snap, SurfaceKind.OP_SOURCES_MAP)}
-    named = _naming(ctx, snapshots, ops)
-    reach.paths = set(touched) | maps | named
-    # Then the C++ functions those ops are bound to, and the modules that expand them.
-    old, new = (_copies(ctx, s, reach.paths) for s in snapshots)
-    bound_functions = {str(site.data["function"]) for copies in (old, new)
-                       for table in (copies.pybind, copies.impls, copies.schemas)
-                       for op in ops for site in table.get(op, [])
-                       if isinstance(site.data.get("function"), str)} - ops
-    extra = _naming(ctx, snapshots, bound_functions, (SurfaceKind.OP_CPP,))
-    macros = {str(site.data["macro"]) for copies in (old, new) for op in ops
-              for site in copies.pybind.get(op, []) if site.data.get("macro")}
-    expanders = _naming(ctx, snapshots, macros, (SurfaceKind.OP_CPP,))
-    reach.paths |= extra | expanders
-    reach.related = set(touched) | named | extra
-    return reach
 
 
 # -- comparing the copies of one op --------------------------------------------------------
 
 
-def _param_names(stub: _Site) -> list[str]:
-    return [p["name"] for p in stub.data.get("params", []) if p.get("kind") not in _VAR_KINDS]
-
-
-def _near(sites: list[_Site], path: str) -> list[_Site]:
-    """Sites in the same folder as `path` when there are any (each backend's own copy)."""
-    here = [s for s in sites if posixpath.dirname(s.path) == posixpath.dirname(path)]
-    return here or sites
-
-
-def _bound_functions(bind: _Site, copies: _Copies) -> list[_Site]:
-    """The C++ declarations a binding binds: `&ns::f` binds `ns::f` (or an `f` declared
-    inside `ns`), never a class member of that name nor an `f` of another namespace."""
-    function = bind.data.get("function")
-    if not isinstance(function, str) or not function:
-        return []
-    spelled = str(bind.data.get("qualified_function") or function)
-    found = []
-    for site in copies.cpp.get(function, []):
-        if site.data.get("member"):
-            continue
-        qualified = str(site.data.get("qualified") or site.name)
-        if "::" in spelled and not (qualified == spelled or qualified.endswith("::" + spelled)):
-            continue
-        found.append(site)
-    return _near(found, bind.path)
-
-
-def _module_files(module: str, copies: _Copies) -> set[str] | None:
-    """The files that build `module` (its sources and the files whose bindings its
-    PYBIND11_MODULE expands), or None when the sources map does not say."""
-    entry = copies.modules.get(module)
-    if entry is None:
-        return None
-    tails = [str(t) for t in entry.data.get("files", [])]
-    own = {p for p in _all_paths(copies) if any(p == t or p.endswith("/" + t) for t in tails)}
-    macros = {m for p in own for m in copies.expands.get(p, set())}
-    return own | {s.path for sites in copies.pybind.values() for s in sites
-                  if s.data.get("macro") in macros}
-
-
-def _all_paths(copies: _Copies) -> set[str]:
-    tables = (copies.stubs, copies.calls, copies.pybind, copies.schemas, copies.impls, copies.cpp)
-    return {s.path for table in tables for sites in table.values() for s in sites} | set(
-        copies.expands)
-
-
-def _scoped(stub: _Site, binds: list[_Site], copies: _Copies) -> list[_Site]:
-    """The bindings a stub pairs with: those its module is built from, when the sources
-    map names them (an `x_gfx1250` module's binding is another extension's op)."""
-    module = stub.data.get("module")
-    files = _module_files(str(module), copies) if module else None
-    if files is None:
-        return binds
-    mine = [b for b in binds if b.path in files]
-    return mine or binds
-
-
-def _compare_lists(symbol: str, stub: _Site, bind: _Site, keyword_callers: set[str]
+def _compare_lists(symbol: str, stub: Stub, bind: PyBinding, keyword_callers: set[str]
                    ) -> Iterator[_Problem]:
-    names = _param_names(stub)
-    args = bind.data["args"]
-    arg_names = [a["name"] for a in args]
+    names = stub.names
+    args = bind.args or ()
+    arg_names = [a.name for a in args]
     pair = (stub, bind)
     ident = f"{symbol}@{stub.path}~{bind.path}"
     if len(names) != len(arg_names):
@@ -378,20 +76,19 @@ def _compare_lists(symbol: str, stub: _Site, bind: _Site, keyword_callers: set[s
                            else Reason.PARAMETER_NAME_DIFFERS_NO_KEYWORD_CALLER,
                            {"index": index, "stub_name": mine, "arg_name": theirs},
                            pair, soft=not broken)
-    params = {p["name"]: p for p in stub.data.get("params", [])}
+    params = {p.name: p for p in stub.params}
     for arg in args:
-        stub_default = params.get(arg["name"], {}).get("default") is not None
-        if arg["name"] in params and stub_default != bool(arg.get("has_default")):
-            side = "stub" if stub_default else "py::arg list"
-            yield _Problem(f"{ident}:default:{arg['name']}", Reason.DEFAULT_ON_ONE_SIDE,
-                           {"name": arg["name"], "side": side}, pair)
+        if arg.name in params and params[arg.name].has_default != arg.has_default:
+            side = "stub" if params[arg.name].has_default else "py::arg list"
+            yield _Problem(f"{ident}:default:{arg.name}", Reason.DEFAULT_ON_ONE_SIDE,
+                           {"name": arg.name, "side": side}, pair)
 
 
-def _fits(count: int, function: _Site) -> str | None:
+def _fits(count: int, function: CppFunction) -> str | None:
     """'yes', 'guarded-on'/'guarded-off' (fits only with the #if parameters on or off),
     or None when `count` arguments fit neither list."""
-    params = function.data.get("params", [])
-    always = [p for p in params if not p.get("conditional")]
+    params = function.params
+    always = [p for p in params if not p.conditional]
     if len(params) == len(always):
         return "yes" if count == len(params) else None
     if count == len(params):
@@ -399,13 +96,13 @@ def _fits(count: int, function: _Site) -> str | None:
     return "guarded-off" if count == len(always) else None
 
 
-def _compare_cpp(ident: str, count: int, what: str, origin: _Site, functions: list[_Site]
-                 ) -> Iterator[_Problem]:
+def _compare_cpp(ident: str, count: int, what: str, origin: Copy,
+                 functions: list[CppFunction]) -> Iterator[_Problem]:
     """A binding's argument count against the C++ functions it binds. The declarations of
     one qualified name are one overload set: the count must fit one of them."""
-    groups: dict[str, list[_Site]] = defaultdict(list)
+    groups: dict[str, list[CppFunction]] = defaultdict(list)
     for function in functions:
-        groups[str(function.data.get("qualified") or function.name)].append(function)
+        groups[function.qualified].append(function)
     for qualified, group in sorted(groups.items()):
         fits = [_fits(count, f) for f in group]
         if "yes" in fits:
@@ -420,8 +117,7 @@ def _compare_cpp(ident: str, count: int, what: str, origin: _Site, functions: li
         for function in group:
             yield _Problem(f"{ident}:cpp:{qualified}@{function.path}:{function.line}",
                            Reason.CPP_ARGUMENT_COUNT_DIFFERS,
-                           {"what": what, "count": count,
-                            "cpp_count": len(function.data.get("params", []))},
+                           {"what": what, "count": count, "cpp_count": len(function.params)},
                            (origin, function))
 
 
@@ -429,28 +125,27 @@ _AITER_TENSOR = re.compile(r"\baiter_tensor_t\b")
 _TORCH_TENSOR = re.compile(r"(?:\b(?:at|torch)::|(?<![\w:]))Tensor\b")
 
 
-def _tensor_kinds(function: _Site) -> set[str]:
+def _tensor_kinds(function: CppFunction) -> set[str]:
     """Which tensor type a C++ function's parameters take: 'aiter' (`aiter_tensor_t`),
     'torch' (`at::Tensor`, `torch::Tensor`, a bare `Tensor`), both, or neither."""
     found = set()
-    for param in function.data.get("params", []):
-        text = str(param.get("type") or "")
-        if _AITER_TENSOR.search(text):
+    for param in function.params:
+        if _AITER_TENSOR.search(param.type):
             found.add("aiter")
-        elif _TORCH_TENSOR.search(text):
+        elif _TORCH_TENSOR.search(param.type):
             found.add("torch")
     return found
 
 
-def _tensor_abi(symbol: str, stub: _Site, functions: list[_Site]) -> Iterator[_Problem]:
+def _tensor_abi(symbol: str, stub: Stub, functions: list[CppFunction]) -> Iterator[_Problem]:
     """aiter's `develop` flag against the bound declarations' tensor type: with
     `develop=True` the wrapper converts every tensor argument to `aiter_tensor_t` before
     the call (aiter/jit/core.py), without it torch tensors are passed as they are; pybind
     converts neither into the other. A declaration taking only the other kind is a
     mismatch; one taking both, or no tensor, or a flag that is not a literal, says
     nothing."""
-    develop = stub.data.get("develop")
-    if not isinstance(develop, bool):
+    develop = stub.develop
+    if develop is None:
         return
     passes, other = ("aiter", "torch") if develop else ("torch", "aiter")
     names = {"aiter": "aiter_tensor_t", "torch": "torch tensors"}
@@ -462,80 +157,54 @@ def _tensor_abi(symbol: str, stub: _Site, functions: list[_Site]) -> Iterator[_P
                             "takes": names[other]}, (stub, function))
 
 
-def _is_torch_ops(call: _Site) -> bool:
-    receivers = call.data.get("receivers") or [call.data.get("receiver", "")]
-    return any(str(r).startswith(_TORCH_OPS) for r in receivers)
-
-
-def _calls_stub(call: _Site, stub: _Site, module: str | None) -> bool:
-    """Whether `call` reaches this stub: the same file's bare call, or a call through the
-    stub's module or a package above it that re-exports it."""
-    receivers = [str(r) for r in call.data.get("receivers") or [call.data.get("receiver", "")]]
-    for receiver in receivers:
-        if receiver == ".":
-            if call.path == stub.path:
-                return True
-            continue
-        plain = receiver.lstrip(".")
-        if module and plain and (module == plain or module.startswith(plain + ".")
-                                 or module.endswith("." + plain)):
-            return True
-    return False
-
-
-def _caller_fit(call: _Site, stub: _Site) -> str | None:
+def _caller_fit(call: Call, stub: Stub) -> str | None:
     """Why `call` does not fit the stub's parameter list, or None when it does."""
-    params = stub.data.get("params", [])
-    positional = int(call.data.get("positional", 0))
+    params = stub.params
+    positional = call.positional
     if positional < 0:
         return None  # `*args`: nothing to count
-    keywords = [k for k in call.data.get("keywords", []) if k != "**"]
-    spread = "**" in call.data.get("keywords", [])
-    ordered = [p for p in params if p.get("kind") not in (*_VAR_KINDS, "keyword-only")]
-    names = {p["name"] for p in params if p.get("kind") not in _VAR_KINDS}
-    var_pos = any(p.get("kind") == "var-positional" for p in params)
-    var_kw = any(p.get("kind") == "var-keyword" for p in params)
+    keywords = [k for k in call.keywords if k != "**"]
+    spread = "**" in call.keywords
+    ordered = [p for p in params if p.kind not in (*VAR_KINDS, KEYWORD_ONLY)]
+    names = {p.name for p in params if p.kind not in VAR_KINDS}
+    var_pos = any(p.kind == VAR_POSITIONAL for p in params)
+    var_kw = any(p.kind == VAR_KEYWORD for p in params)
     if positional > len(ordered) and not var_pos:
         return "too many positional arguments"
     unknown = [k for k in keywords if k not in names]
     if unknown and not var_kw:
         return f"unknown keywords {unknown}"
-    given = {p["name"] for p in ordered[:positional]} | set(keywords)
-    if set(keywords) & {p["name"] for p in ordered[:positional]}:
+    given = {p.name for p in ordered[:positional]} | set(keywords)
+    if set(keywords) & {p.name for p in ordered[:positional]}:
         return "a parameter passed twice"
-    missing = [p["name"] for p in params if p.get("kind") not in _VAR_KINDS
-               and p.get("default") is None and p["name"] not in given]
+    missing = [p.name for p in params if p.kind not in VAR_KINDS
+               and not p.has_default and p.name not in given]
     if missing and not spread:
         return f"missing {missing}"
     return None
 
 
-def _callers(symbol: str, stubs: list[_Site], copies: _Copies, old: _Copies | None,
-             module_of: Any) -> Iterator[_Problem]:
+def _callers(symbol: str, stubs: list[Stub], copies: Copies, old: Copies | None
+             ) -> Iterator[_Problem]:
     """Every Python call of a stub against the stub's list at head, by position and by
     keyword; an unchanged positional call whose slots a parameter insertion shifted."""
     for stub in stubs:
-        module = module_of(stub.path)
-        calls = [c for c in copies.calls.get(stub.name, [])
-                 if not _is_torch_ops(c) and _calls_stub(c, stub, module)]
         before = [s for s in (old.stubs_by_name.get(stub.name, []) if old else [])
                   if s.path == stub.path]
-        for call in calls:
-            ident = f"{symbol}@{stub.path}~call@{call.path}:{call.data.get('function')}"
+        for call in copies.callers(stub):
+            ident = f"{symbol}@{stub.path}~call@{call.path}:{call.function}"
             problem = _caller_fit(call, stub)
             if problem is not None:
                 yield _Problem(f"{ident}:fit", Reason.CALLER_DOES_NOT_FIT_STUB, {
-                    "given": int(call.data.get("positional", 0)),
-                    "keywords": repr(sorted(call.data.get("keywords", []))),
-                    "required": sum(1 for p in stub.data.get("params", [])
-                                    if p.get("kind") not in _VAR_KINDS
-                                    and p.get("default") is None),
-                    "most": len(_param_names(stub)), "problem": problem}, (call, stub))
+                    "given": call.positional, "keywords": repr(sorted(call.keywords)),
+                    "required": sum(1 for p in stub.params
+                                    if p.kind not in VAR_KINDS and not p.has_default),
+                    "most": len(stub.names), "problem": problem}, (call, stub))
                 continue
             if not before or old is None or call.key not in old.keys:
                 continue  # a caller the change rewrote says what it means now
-            given = int(call.data.get("positional", 0))
-            was, now = _param_names(before[0]), _param_names(stub)
+            given = call.positional
+            was, now = before[0].names, stub.names
             # A parameter that still exists but now sits elsewhere among the slots the call
             # fills by position: the call's values land one slot off (a rename in place
             # keeps every slot).
@@ -549,54 +218,50 @@ def _callers(symbol: str, stubs: list[_Site], copies: _Copies, old: _Copies | No
                                 "shifted": was[index]}, (call, stub))
 
 
-def _problems(symbol: str, copies: _Copies, old: _Copies | None = None,
-              module_of: Any = lambda _p: None) -> list[_Problem]:
+def _problems(symbol: str, copies: Copies, old: Copies | None = None) -> list[_Problem]:
     problems: list[_Problem] = []
     stubs = copies.stubs.get(symbol, [])
     binds = copies.pybind.get(symbol, [])
     schemas = copies.schemas.get(symbol, [])
     # Calls straight into the extension (no stub between): flash-attention's style.
-    calls = [c for c in copies.calls.get(symbol, []) if not _is_torch_ops(c)
-             and not copies.stubs_by_name.get(symbol) and c.data.get("receiver") != "."]
-    keyword_callers = {k for c in copies.calls.get(symbol, []) for k in c.data.get("keywords", [])}
+    calls = [c for c in copies.calls.get(symbol, []) if not c.through_torch_ops
+             and not copies.stubs_by_name.get(symbol) and c.receiver != "."]
+    keyword_callers = {k for c in copies.calls.get(symbol, []) for k in c.keywords}
     for stub in stubs:
-        module = stub.data.get("module")
-        if copies.has_sources_map and module and module not in copies.modules:
+        if copies.has_sources_map and stub.module and stub.module not in copies.modules:
             problems.append(_Problem(f"{symbol}@{stub.path}:module",
                                      Reason.MODULE_MISSING_FROM_SOURCES_MAP,
-                                     {"module": module}, (stub,)))
-        if stub.data.get("ffi_type") == "ctypes":
-            entries = [f for f in copies.cpp.get(symbol, []) if f.data.get("extern_c")]
+                                     {"module": stub.module}, (stub,)))
+        if stub.ffi_type == _CTYPES:
+            entries = [f for f in copies.cpp.get(symbol, []) if f.extern_c]
             if not entries:
                 problems.append(_Problem(f"{symbol}@{stub.path}:unbound",
                                          Reason.CTYPES_STUB_UNBOUND, {}, (stub,)))
-            problems += _compare_cpp(f"{symbol}@{stub.path}", len(_param_names(stub)),
+            problems += _compare_cpp(f"{symbol}@{stub.path}", len(stub.names),
                                      "the ctypes stub", stub, entries)
             continue
         if not binds and not schemas:
             problems.append(_Problem(f"{symbol}@{stub.path}:unbound", Reason.STUB_UNBOUND, {},
                                      (stub,)))
-        for bind in _scoped(stub, binds, copies):
-            if bind.data.get("args") is not None:
+        for bind in copies.scoped(stub, binds):
+            if bind.args is not None:
                 problems += _compare_lists(symbol, stub, bind, keyword_callers)
-            problems += _tensor_abi(symbol, stub, _bound_functions(bind, copies))
-    problems += _callers(symbol, [s for s in stubs if s.data.get("ffi_type") != "ctypes"],
-                         copies, old, module_of)
-    if binds and not stubs and not copies.calls.get(symbol) and _stub_style(copies):
+            problems += _tensor_abi(symbol, stub, copies.bound_functions(bind))
+    problems += _callers(symbol, [s for s in stubs if s.ffi_type != _CTYPES], copies, old)
+    if binds and not stubs and not copies.calls.get(symbol) and copies.stub_style:
         problems.append(_Problem(f"{symbol}:python-missing", Reason.PYTHON_SIDE_MISSING, {},
                                  tuple(binds)))
     for bind in binds:
-        functions = _bound_functions(bind, copies)
+        functions = copies.bound_functions(bind)
         ident = f"{symbol}@{bind.path}:{bind.line}"
-        if bind.data.get("args") is not None:
-            problems += _compare_cpp(ident, len(bind.data["args"]), "the py::arg list", bind,
+        if bind.args is not None:
+            problems += _compare_cpp(ident, len(bind.args), "the py::arg list", bind,
                                      functions)
             continue
         # No py::arg: calls are positional and pybind ignores C++ default arguments.
-        mine = [s for s in stubs if bind in _scoped(s, binds, copies)]
-        callers = [(s, len(_param_names(s))) for s in mine] + [
-            (c, int(c.data.get("positional", 0)) + len(c.data.get("keywords", [])))
-            for c in calls if int(c.data.get("positional", 0)) >= 0]
+        mine = [s for s in stubs if bind in copies.scoped(s, binds)]
+        callers: list[tuple[Copy, int]] = [(s, len(s.names)) for s in mine] + [
+            (c, c.positional + len(c.keywords)) for c in calls if c.positional >= 0]
         for caller, count in callers:
             for problem in _compare_cpp(f"{ident}~{caller.path}:{caller.line}", count,
                                         "the Python caller", caller, functions):
@@ -606,49 +271,43 @@ def _problems(symbol: str, copies: _Copies, old: _Copies | None = None,
     return problems
 
 
-def _schema_problems(symbol: str, schemas: list[_Site], copies: _Copies) -> Iterator[_Problem]:
+def _schema_problems(symbol: str, schemas: list[Schema], copies: Copies) -> Iterator[_Problem]:
     for schema in schemas:
-        args = (schema.data.get("schema") or {}).get("args", [])
-        namespace = schema.data.get("namespace")
+        args = schema.args
         for other in schemas:
-            other_args = (other.data.get("schema") or {}).get("args", [])
-            if (other.path, other.line) > (schema.path, schema.line) and other_args != args \
-                    and other.data.get("namespace") == namespace \
-                    and other.data.get("overload") == schema.data.get("overload"):
+            if (other.path, other.line) > (schema.path, schema.line) and other.args != args \
+                    and other.namespace == schema.namespace \
+                    and other.overload == schema.overload:
                 yield _Problem(f"{symbol}@{schema.path}~{other.path}:schema",
                                Reason.SCHEMA_DIFFERS, {}, (schema, other))
         impls = [i for i in copies.impls.get(symbol, [])
-                 if i.data.get("namespace") in (None, namespace)]
-        wrappers = {str(schema.data.get("function"))} | {
-            str(i.data.get("function")) for i in impls if i.path == schema.path}
+                 if i.namespace in (None, schema.namespace)]
+        wrappers = {str(schema.function)} | {str(i.function) for i in impls
+                                             if i.path == schema.path}
         for boxed in (b for name in sorted(wrappers) for b in copies.boxed.get(name, [])
                       if b.path == schema.path):
-            if int(boxed.data.get("max_index", -1)) + 1 != len(args):
+            if boxed.max_index + 1 != len(args):
                 yield _Problem(f"{symbol}@{schema.path}~{boxed.name}:boxed",
                                Reason.BOXED_SLOTS_DIFFER,
-                               {"slots": int(boxed.data["max_index"]) + 1,
-                                "schema_count": len(args)}, (schema, boxed))
+                               {"slots": boxed.max_index + 1, "schema_count": len(args)},
+                               (schema, boxed))
         for impl in impls:
-            name = impl.data.get("function")
-            if name in {b.name for found in copies.boxed.values() for b in found}:
+            if impl.function in {b.name for found in copies.boxed.values() for b in found}:
                 continue  # a boxed wrapper reads the stack: compared above
-            functions = _near([f for f in copies.cpp.get(str(name), [])
-                               if not f.data.get("member")], impl.path)
             yield from _compare_cpp(f"{symbol}@{schema.path}~{impl.path}", len(args),
-                                    "the schema", schema, functions)
-        required = sum(1 for a in args if a.get("default") is None)
-        names = {a["name"] for a in args}
+                                    "the schema", schema,
+                                    copies.functions_near(str(impl.function), impl.path))
+        required = sum(1 for a in args if a.default is None)
+        names = {a.name for a in args}
         for call in copies.calls.get(symbol, []):
-            receivers = call.data.get("receivers") or [call.data.get("receiver", "")]
-            if namespace and f"{_TORCH_OPS}.{namespace}" not in receivers:
+            if schema.namespace and f"{TORCH_OPS}.{schema.namespace}" not in call.receivers:
                 continue
-            if not namespace and not _is_torch_ops(call):
+            if not schema.namespace and not call.through_torch_ops:
                 continue
-            given = int(call.data.get("positional", 0)) + len(call.data.get("keywords", []))
-            unknown = set(call.data.get("keywords", [])) - names - {"**"}
+            given = call.positional + len(call.keywords)
+            unknown = set(call.keywords) - names - {"**"}
             if unknown or not required <= given <= len(args):
-                yield _Problem(f"{symbol}@{schema.path}~call@{call.path}:"
-                               f"{call.data.get('function')}",
+                yield _Problem(f"{symbol}@{schema.path}~call@{call.path}:{call.function}",
                                Reason.CALL_UNKNOWN_KEYWORDS if unknown
                                else Reason.CALL_ARGUMENTS_OUTSIDE_SCHEMA,
                                {"given": given, "unknown": repr(sorted(unknown)),
@@ -662,29 +321,6 @@ _IGNORING_DEFAULTS = {
     Reason.FITS_ONLY_WITH_GUARDED_PARAMETERS: Reason.FITS_ONLY_WITH_GUARDED_PARAMETERS_NO_DEFAULTS,
     Reason.CPP_ARGUMENT_COUNT_DIFFERS: Reason.CPP_ARGUMENT_COUNT_DIFFERS_NO_DEFAULTS,
 }
-
-
-def _stub_style(copies: _Copies) -> bool:
-    """Whether this tree declares its Python side as stubs (aiter), so a binding without
-    one is a half-removed op; trees that only call their extensions (flash-attention) are
-    not held to that."""
-    return any(copies.stubs.values())
-
-
-def _op_sites(symbol: str, copies: _Copies) -> list[_Site]:
-    """Every copy of one op in a snapshot: stubs, calls, bindings and the C++ functions
-    they bind."""
-    sites = [*copies.stubs.get(symbol, []), *copies.pybind.get(symbol, []),
-             *copies.schemas.get(symbol, []), *copies.calls.get(symbol, []),
-             *copies.impls.get(symbol, [])]
-    functions = {s.data.get("function") for s in sites} | {symbol}
-    sites += [f for name in functions if isinstance(name, str) for f in copies.cpp.get(name, [])]
-    return sites
-
-
-def _signature(symbol: str, copies: _Copies) -> list[tuple[str, str, str, str]]:
-    """Everything that states the op's argument list, for 'did it change at all'."""
-    return sorted(s.key for s in _op_sites(symbol, copies))
 
 
 class BindingsCheck(Check):
@@ -726,101 +362,95 @@ class BindingsCheck(Check):
         Both copies as file:line, the changed side first, and what disagrees.
     """
 
+
     name: ClassVar[str] = "bindings"
-    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset(_KINDS)
+    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset(OP_KINDS)
     # An op file whose stated facts changed is judged here, not by its file-level row.
     settles: ClassVar[frozenset[SurfaceKind]] = surfaces
 
     def rows(self, scope: Scope) -> Iterator[Row]:
         ctx, view = scope.ctx, scope.view
-        touched = {p for p in scope.own_paths if ctx.surface.describe(p).kind in _KINDS}
+        touched = {p for p in scope.own_paths if ctx.surface.describe(p).kind in OP_KINDS}
         if not touched:
             return
-        reach = _reach(scope, touched)
+        base, head = ctx.graph(scope.old).bindings, ctx.graph(scope.new).bindings
+        reach = reach_of_change(base, head, touched)
         yield from self._beyond(scope, touched, reach)
         for site in reach.unreadable:
             yield self._row(scope, f"unreadable:{site.path}:{site.line}",
                             Status.CHANGED, Reason.BINDING_NOT_UNDERSTOOD,
-                            {"failure": str(site.data.get("reason"))},
-                            [(site, view.name, True)])
+                            {"failure": site.reason}, [(site, view.name, True)])
         if not reach.ops:
             return
-        paths = reach.paths
-        old, new = _copies(ctx, scope.old, paths), _copies(ctx, scope.new, paths)
+        old, new = base.copies(reach.paths), head.copies(reach.paths)
         # A copy we could not read may hold the binding (or the stub) we call missing.
-        blind = any(ctx.parse_failure(ctx.facts(snap, path)) is not None
-                    for path in touched for snap in (scope.old, scope.new) if path in snap)
+        blind = any(side.failure(path) is not None for path in touched for side in (base, head))
         for path in sorted(reach.related):
-            for snap in (scope.old, scope.new):
-                failure = ctx.parse_failure(ctx.facts(snap, path)) if path in snap else None
+            for side in (base, head):
+                failure = side.failure(path)
                 blind = blind or failure is not None
                 if failure is not None and path not in touched:
                     # Unread, so it cannot be shown unchanged: its side reads changed.
                     yield self._row(scope, f"unreadable-copy:{path}", Status.CHANGED,
-                                    Reason.COPY_UNREADABLE,
-                                    {"failure": str(failure.data.get("reason"))},
-                                    [(_Site(path, failure.line, {}), view.name, True)])
+                                    Reason.COPY_UNREADABLE, {"failure": failure.reason},
+                                    [(Place(path, failure.line), view.name, True)])
                     break
         for symbol in sorted(reach.ops & (old.symbols() | new.symbols()
                                           | set(new.stubs_by_name))):
-            symbol_paths = {s.path for s in _op_sites(symbol, new) + _op_sites(symbol, old)}
-            after = _problems(symbol, new, old, ctx.module_of)
+            symbol_paths = {c.path for c in new.op_copies(symbol) + old.op_copies(symbol)}
+            after = _problems(symbol, new, old)
             for problem in after:
                 soft = problem.soft or (blind and problem.key.endswith(
                     (":unbound", ":python-missing")))
                 status = Status.CHANGED if soft else Status.MISMATCH
-                # A copy moved when what the problem turns on moved (`_Site.shape`).
-                sides = [(site, view.name, site.shape not in old.shapes)
-                         for site in problem.sites]
+                # A copy moved when what the problem turns on moved (`Copy.shape`).
+                sides: list[tuple[Copy | Place, str, bool]] = [
+                    (site, view.name, site.shape not in old.shapes) for site in problem.sites]
                 if problem.key.endswith(":python-missing"):
                     # The stub the change removed is the copy that moved: shown at the base.
                     sides += [(stub, "base", True) for stub in old.stubs.get(symbol, [])
                               if not new.stubs.get(symbol)]
                 yield self._row(scope, problem.key, status, problem.reason,
                                 problem.details, sides)
-            fixed = not after and any(not p.soft for p in _problems(
-                symbol, old, None, ctx.module_of))
+            fixed = not after and any(not p.soft for p in _problems(symbol, old, None))
             if fixed:
                 # A break the base had is gone: what the calls do changed (a run shows it).
-                sites = [(_Site(p, 0, {}), view.name, True)
-                         for p in sorted(symbol_paths & touched)]
                 yield self._row(scope, f"{symbol}:resolved", Status.CHANGED,
-                                Reason.MISMATCH_RESOLVED, {"symbol": symbol}, sites)
-            elif not after and _signature(symbol, old) != _signature(symbol, new):
-                sites = [(_Site(p, 0, {}), view.name, True)
-                         for p in sorted(symbol_paths & touched)]
+                                Reason.MISMATCH_RESOLVED, {"symbol": symbol},
+                                _files_moved(symbol_paths & touched, view))
+            elif not after and old.signature(symbol) != new.signature(symbol):
                 yield self._row(scope, f"{symbol}:consistent", Status.INERT,
-                                Reason.CHANGED_ALIKE_ON_EVERY_SIDE, {"symbol": symbol}, sites)
+                                Reason.CHANGED_ALIKE_ON_EVERY_SIDE, {"symbol": symbol},
+                                _files_moved(symbol_paths & touched, view))
 
-    def _beyond(self, scope: Scope, touched: set[str], reach: _Reach) -> Iterator[Row]:
+    def _beyond(self, scope: Scope, touched: set[str], reach: Reach) -> Iterator[Row]:
         """Content, then facts: a touched op file whose stated facts changed (so the
         file-level check leaves it here) and whose code changed beyond them — or whose
         changed facts no compared op accounts for — is `changed`: a run settles it."""
-        ctx, old, new = scope.ctx, scope.old, scope.new
+        base, head = scope.ctx.graph(scope.old).bindings, scope.ctx.graph(scope.new).bindings
         for path in sorted(touched):
-            if path not in old or path not in new:
+            if path not in scope.old or path not in scope.new:
                 continue
-            old_facts, new_facts = ctx.facts(old, path), ctx.facts(new, path)
-            if ctx.parse_failure(old_facts) or ctx.parse_failure(new_facts):
+            before, after = base.file(path), head.file(path)
+            if before.failure or after.failure:
                 continue  # the file-level check names it not understood
-            if ctx.content(old_facts) == ctx.content(new_facts):
+            if before.content == after.content:
                 continue
-            if _everything_stated(old_facts) == _everything_stated(new_facts):
+            if before.stated == after.stated:
                 continue  # the file-level check says `changed` for it already
-            if _stated_sites(ctx, old, path) == _stated_sites(ctx, new, path):
+            if base.stated(path) == head.stated(path):
                 # Handed over, yet no copy compared here moved: a call repeated or
                 # dropped beside an identical one, or a fact no op comparison reads (a
                 # fake twin). Nothing below would speak for the file: it reads changed.
                 pass
-            elif _beyond_digest(old_facts) == _beyond_digest(new_facts) is not None \
-                    and path not in reach.unjudged:
+            elif before.beyond == after.beyond is not None and path not in reach.unjudged:
                 continue
             yield self._row(scope, f"beyond:{path}", Status.CHANGED,
                             Reason.CODE_BEYOND_BINDINGS_CHANGED, {},
-                            [(_Site(path, 0, {}), scope.view.name, True)])
+                            [(Place(path, 0), scope.view.name, True)])
 
     def _row(self, scope: Scope, subject: str, status: Status, reason: Reason,
-             details: dict[str, Any], sites: list[tuple[_Site, str, bool]]) -> Row:
+             details: dict[str, Any], sites: list[tuple[Copy | Place, str, bool]]) -> Row:
         """A row whose sides are `sites` as (site, revision, whether that copy moved)."""
         ordered = sorted(sites, key=lambda s: (not s[2], s[0].path, s[0].line, s[1]))
         sides = tuple(Side(s.path, s.line, revision, Role.CHANGED if moved else Role.COUNTERPART)
@@ -832,20 +462,6 @@ class BindingsCheck(Check):
                                         for s, _, _ in ordered))
 
 
-def _everything_stated(facts: list[Fact]) -> list[tuple[str, str, str]]:
-    """Every fact of a file but its whole-file digest, lines left out, repeats kept: the
-    very test by which the file-level check hands an op file to this check
-    (`_stated` in impact/checks/surface.py), so a file it hands over is never dropped
-    here as 'judged by the file-level check'."""
-    return sorted((str(f.kind), f.name, repr(sorted((k, repr(v)) for k, v in f.data.items()
-                                                    if k != "line")))
-                  for f in facts if f.kind != FactKind.CONTENT)
-
-
-def _beyond_digest(facts: list[Fact]) -> str | None:
-    """The digest of a file's code beyond its binding facts (None when not recorded)."""
-    for fact in facts:
-        if fact.kind == FactKind.CONTENT:
-            value = fact.data.get("beyond_bindings")
-            return str(value) if value is not None else None
-    return None
+def _files_moved(paths: set[str], view: View) -> list[tuple[Copy | Place, str, bool]]:
+    """Whole files as the sides of a row, each a copy that moved."""
+    return [(Place(p, 0), view.name, True) for p in sorted(paths)]

@@ -55,7 +55,7 @@ def _packs(ctx: CheckContext, snapshot: Snapshot) -> list[str]:
 
 
 def _symbols(ctx: CheckContext, snapshot: Snapshot) -> _Symbols:
-    graph = ctx.graph(snapshot)
+    graph = ctx.graph(snapshot).descriptors
     named: dict[str, list[_Site]] = {}
     declared: dict[str, list[_Site]] = {}
     broken: dict[str, str] = {}

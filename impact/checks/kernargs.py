@@ -165,7 +165,7 @@ def _resolve_type(graph: SymbolGraph, module: str, text: str,
     last = text.rsplit(".", 1)[-1]
     if last in _SCALARS:
         return _SCALARS[last]
-    bound = graph.assignment(module, text)
+    bound = graph.python.assignment(module, text)
     if bound is None:
         return None
     return _resolve_type(graph, bound.module, bound.value, depth + 1)
@@ -193,18 +193,18 @@ def _sites(graph: SymbolGraph, prefer: Mapping[str, str]) -> dict[str, _Site]:
         return typed[builder.id]
 
     sites: dict[str, _Site] = {}
-    for arglist in graph.argument_lists(prefer):
+    for arglist in graph.kernels.argument_lists(prefer):
         if arglist.pairing.builder is not None:
             sites[arglist.subject] = _Site(
                 arglist.subject, _Copy.LIST, arglist.path, arglist.line, arglist.name,
                 of(arglist.pairing.builder), arglist.pairing.how, entries=arglist.entries,
                 dynamic=arglist.dynamic, unread=arglist.unread)
-    for signature in graph.kpack_signatures(prefer):
+    for signature in graph.kernels.kpack_signatures(prefer):
         assert signature.pairing.builder is not None
         sites[signature.subject] = _Site(
             signature.subject, _Copy.LIST, signature.path, signature.line, signature.variant,
             of(signature.pairing.builder), signature.pairing.how, entries=signature.entries)
-    for kernel in graph.aot_kernels():
+    for kernel in graph.kernels.aot_kernels():
         if kernel.pairing.builder is None:
             continue
         entries = tuple(ListEntry(*_AOT_TYPES.get(a.type_text.lower(), (None, None)), a.name,
@@ -212,7 +212,7 @@ def _sites(graph: SymbolGraph, prefer: Mapping[str, str]) -> dict[str, _Site]:
         sites[kernel.subject] = _Site(
             kernel.subject, _Copy.POSITIONAL, kernel.path, kernel.line, kernel.name,
             of(kernel.pairing.builder), kernel.pairing.how, entries=entries)
-    for call in graph.launch_calls(prefer):
+    for call in graph.kernels.launch_calls(prefer):
         if call.pairing.builder is not None:
             sites[call.subject] = _Site(
                 call.subject, _Copy.LAUNCH, call.path, call.line, call.receiver,
@@ -444,7 +444,7 @@ class KernargsCheck(Check):
                             touched)
             if row is not None:
                 yield row
-        new_lists = {a.subject: a for a in new_graph.argument_lists(prefer)}
+        new_lists = {a.subject: a for a in new_graph.kernels.argument_lists(prefer)}
         for subject in sorted(set(old_sites) - set(new_sites)):
             old = old_sites[subject]
             if old.kind != _Copy.LIST or subject not in new_lists:
@@ -538,7 +538,7 @@ class KernargsCheck(Check):
         hops.append(Hop.of(builder.path, builder.line, Step.BUILDER_DECLARES,
                            builder_name=builder.name, always=len(builder.always),
                            total=len(builder.params)))
-        for variant in graph.variants_building(builder.id)[:3]:
+        for variant in graph.descriptors.variants_building(builder.id)[:3]:
             hops.append(Hop.of(variant.path, variant.line, Step.VARIANT_BUILDS_IT,
                                variant=variant.name))
         return hops

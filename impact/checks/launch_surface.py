@@ -242,7 +242,7 @@ def _role(changed: bool) -> str:
 # ---------------------------------------------------------------------- entries
 def _entries(graph: SymbolGraph) -> dict[tuple[str, str], Entry]:
     """(profile path, entry name) -> the entry, for every launch-surface entry."""
-    return {(entry.profile, entry.name): entry for entry in graph.launch_surfaces()}
+    return {(entry.profile, entry.name): entry for entry in graph.descriptors.launch_surfaces()}
 
 
 def _edited(old: Entry, new: Entry) -> bool:
@@ -274,7 +274,7 @@ def _python_side(ctx: CheckContext, snapshot: Snapshot, locator: Locator | None)
     if not symbol:
         side.defs[(file, "")] = (ctx.content(facts),)
         return side
-    graph = ctx.graph(snapshot)
+    graph = ctx.graph(snapshot).python
     module = graph.module_at(file)
     found = [d for d in (graph.definitions(module) if module is not None else [])
              if d.kind == FactKind.FUNCTION and _names_match(d.name, symbol)]

@@ -1,6 +1,6 @@
 """Removed Python symbols that other code still imports or reads.
 
-Maintainers: reads definitions and their readers as SymbolGraph records (never a graph
+Maintainers: reads definitions and their readers as PythonGraph records (never a graph
 node or id scheme) and parse failures through the CheckContext; never parses source or
 touches git. Its sentences live in `impact/render/words.py`.
 """
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 from impact.checks.check import Check, Scope
-from impact.graph import Definition, Reader, ReadHow, SymbolGraph
+from impact.graph import Definition, PythonGraph, Reader, ReadHow
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
@@ -51,7 +51,7 @@ class RemovedSymbolCheck(Check):
 
     def rows(self, scope: Scope) -> Iterator[Row]:
         ctx = scope.ctx
-        old_graph, new_graph = ctx.graph(scope.old), ctx.graph(scope.new)
+        old_graph, new_graph = ctx.graph(scope.old).python, ctx.graph(scope.new).python
         for path in sorted(scope.changed):
             module = old_graph.module_at(path)
             if module is None:
@@ -61,8 +61,8 @@ class RemovedSymbolCheck(Check):
             for definition in old_graph.definitions(module):
                 yield from self._definition_rows(scope, old_graph, new_graph, definition)
 
-    def _definition_rows(self, scope: Scope, old_graph: SymbolGraph,
-                         new_graph: SymbolGraph, definition: Definition) -> Iterator[Row]:
+    def _definition_rows(self, scope: Scope, old_graph: PythonGraph,
+                         new_graph: PythonGraph, definition: Definition) -> Iterator[Row]:
         now = new_graph.definition(definition.module, definition.name)
         if now is not None:
             if definition.kind == FactKind.FUNCTION and definition.signature != now.signature:
@@ -76,7 +76,7 @@ class RemovedSymbolCheck(Check):
             if row is not None:
                 yield row
 
-    def _resigned_rows(self, scope: Scope, old_graph: SymbolGraph, new_graph: SymbolGraph,
+    def _resigned_rows(self, scope: Scope, old_graph: PythonGraph, new_graph: PythonGraph,
                        definition: Definition, now: Definition) -> Iterator[Row]:
         """A function whose parameters changed: every function elsewhere that still reads
         it is `changed` (whether its calls still fit is for a run to show)."""
@@ -91,7 +91,7 @@ class RemovedSymbolCheck(Check):
                             Status.CHANGED, Reason.RESIGNED_WHILE_STILL_CALLED,
                             old_signature=definition.signature, new_signature=now.signature)
 
-    def _member_rows(self, scope: Scope, new_graph: SymbolGraph,
+    def _member_rows(self, scope: Scope, new_graph: PythonGraph,
                      definition: Definition) -> Iterator[Row]:
         """A removed member: every function whose imports reach the class's module and
         that reads an attribute of that name is `changed` (its receiver's type decides)."""
@@ -110,7 +110,7 @@ class RemovedSymbolCheck(Check):
                                     Status.CHANGED, Reason.MEMBER_REMOVED_MAY_STILL_BE_READ,
                                     use=uses[0])
 
-    def _row(self, scope: Scope, definition: Definition, new_graph: SymbolGraph,
+    def _row(self, scope: Scope, definition: Definition, new_graph: PythonGraph,
              reader_module: str, reader: str, status: Status, reason: Reason,
              **values: str) -> Row:
         module, name = definition.module, definition.name
@@ -129,7 +129,7 @@ class RemovedSymbolCheck(Check):
                      **values},
         )
 
-    def _reader_row(self, scope: Scope, new_graph: SymbolGraph, definition: Definition,
+    def _reader_row(self, scope: Scope, new_graph: PythonGraph, definition: Definition,
                     reader: Reader) -> Row | None:
         module, name = definition.module, definition.name
         if reader.module == module and reader.function is not None:

@@ -60,6 +60,6 @@ def _in_include_closure(scope: Scope, path: str) -> bool:
     """Whether the ingestor SDK headers or the packs include `path`, at either side."""
     for snapshot in (scope.old, scope.new):
         roots = scope.ctx.paths(snapshot, *_INCLUDE_ROOTS)
-        if path in scope.ctx.graph(snapshot).include_closure(roots):
+        if path in scope.ctx.graph(snapshot).kernels.include_closure(roots):
             return True
     return False

@@ -1,24 +1,25 @@
 """The shipped variant set against its census pins, and every native pack against its
 registration (the `s_packs` row and the `target_sources` entry)."""
 
-# Maintainers: reads facts through the CheckContext (census names are C++ string-literal
-# facts) and the map's conventions (census file names, the pack folder, its table, its
-# build file, the register function); a map without them has nothing here to check. A
-# side is `changed` when that copy's facts for the family or pack changed in the view.
+# Maintainers: reads the KDP families the symbol graph's descriptor domain resolves, facts
+# through the CheckContext (census names are C++ string-literal facts) and the map's
+# conventions (census file names, the pack folder, its table, its build file, the
+# register function); a map without them has nothing here to check. A side is `changed`
+# when that copy's facts for the family or pack changed in the view.
 
 from __future__ import annotations
 
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from impact.archs import archs_of_pack_family, descriptor_type, family_key
+from impact.archs import archs_of_pack_family
 from impact.checks.base import CheckContext
 from impact.checks.check import Check, Scope
 from impact.facts import Fact
 from impact.git import Snapshot
+from impact.graph import Family, family_key
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
@@ -26,8 +27,6 @@ from impact.surface import Conventions
 
 _KERNEL_NAME = re.compile(r"^[A-Za-z_]\w*\.\w+\.gfx[0-9a-z]+$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-# Descriptor file types (`x.kdp.json`, `x.ukd.json`) that carry a family's variants.
-_KDP, _UKD = "kdp", "ukd"
 
 
 def _role(changed: bool) -> str:
@@ -47,52 +46,10 @@ def census_literals(facts: Iterable[Fact]) -> list[tuple[str, int]]:
     return [(f.name, f.line) for f in facts if f.kind == FactKind.STRING_LITERAL]
 
 
-@dataclass
-class _Kdp:
-    name: str
-    path: str
-    line: int
-    variants: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (path, line)
-    broken: str | None = None
-
-
-def _kdps(ctx: CheckContext, snapshot: Snapshot) -> dict[str, _Kdp]:
-    """Every KDP of a snapshot by family key, with the names of the variants it ships
-    (inline UKDs and standalone UKDs it names by id)."""
-    out: dict[str, _Kdp] = {}
-    standalone: dict[str, tuple[str, str, int]] = {}
-    refs: dict[str, list[str]] = {}
-    for path in ctx.paths(snapshot, SurfaceKind.DESCRIPTOR):
-        kind = descriptor_type(path)
-        if kind not in (_KDP, _UKD):
-            continue
-        facts = ctx.facts(snapshot, path)
-        if kind == _UKD:
-            for fact in facts:
-                if fact.kind == FactKind.VARIANT and fact.data.get("id"):
-                    standalone[str(fact.data["id"])] = (fact.name, path, fact.line)
-            continue
-        failure = ctx.parse_failure(facts)
-        if failure is not None:
-            stem = posixpath.basename(path).split(".")[0]
-            out[family_key(stem)] = _Kdp(stem, path, failure.line,
-                                         broken=str(failure.data.get("reason", "")))
-            continue
-        for fact in facts:
-            if fact.kind == FactKind.KDP:
-                kdp = _Kdp(fact.name, path, fact.line)
-                out[family_key(fact.name)] = kdp
-                refs[fact.name] = [str(r) for r in fact.data.get("ukd_refs", [])]
-            elif fact.kind == FactKind.VARIANT and fact.data.get("kdp"):
-                kdp = out.setdefault(family_key(str(fact.data["kdp"])),
-                                     _Kdp(str(fact.data["kdp"]), path, 0))
-                kdp.variants[fact.name] = (path, fact.line)
-    for kdp in out.values():
-        for ref in refs.get(kdp.name, []):
-            if ref in standalone:
-                name, path, line = standalone[ref]
-                kdp.variants[name] = (path, line)
-    return out
+def _kdps(ctx: CheckContext, snapshot: Snapshot) -> dict[str, Family]:
+    """Every KDP family of a snapshot by family key, with the names of the variants it
+    ships (inline UKDs and standalone UKDs it names by id), as the graph resolves them."""
+    return ctx.graph(snapshot).descriptors.families()
 
 
 def _spellings(known: set[str]) -> dict[str, str]:
@@ -186,8 +143,8 @@ class VariantSetCheck(Check):
             if row is not None:
                 yield row
 
-    def _census_row(self, scope: Scope, census: str, old_kdp: _Kdp | None,
-                    new_kdp: _Kdp | None, changed: frozenset[str]) -> Row | None:
+    def _census_row(self, scope: Scope, census: str, old_kdp: Family | None,
+                    new_kdp: Family | None, changed: frozenset[str]) -> Row | None:
         ctx, view, subject = scope.ctx, scope.view, f"census:{census}"
         if new_kdp is None:
             if census not in changed:

@@ -1,20 +1,29 @@
-"""The symbol graph of a snapshot and the records it hands to the checks.
+"""The symbol graph of a snapshot, split by domain, and the records each domain hands out.
 
-`symbols.py` builds the networkx graph and answers queries; `records.py` holds the frozen
-records the queries return; `pairing.py` the rules that pair a copy of an argument list
-with its builder. Outside this package a node id is an opaque string.
+`symbols.py` composes the domains per snapshot: `python.py` (modules, definitions,
+imports, readers, reach), `descriptors.py` (descriptor files, KDP families, variants and
+their archs, launch surfaces, symbol strings), `kernels.py` (builders and the copies of
+their argument lists, paired by the rules of `pairing.py`; includes), all three over the
+one networkx graph of `core.py`, and `bindings.py` (the op copies of the aiter and
+flash-attention family, with `binding_reach.py`: which ops a change reaches). `records.py`
+and `binding_records.py` hold the frozen records the queries return. Outside this
+package a node id is an opaque string.
 """
 
+from impact.graph.binding_reach import Reach, reach_of_change
+from impact.graph.binding_records import *  # noqa: F403  (the records are the graph's API)
+from impact.graph.binding_records import __all__ as _binding_records
+from impact.graph.bindings import OP_KINDS, BindingsGraph, Copies
+from impact.graph.core import DEFINITION_KINDS, module_node, symbol_node
+from impact.graph.descriptors import DescriptorGraph, descriptor_type, family_key
+from impact.graph.kernels import KernelGraph
 from impact.graph.pairing import abbreviates, name_forms, same_name
-from impact.graph.records import *  # noqa: F403  (the records are the graph's API)
+from impact.graph.python import PythonGraph
+from impact.graph.records import *  # noqa: F403
 from impact.graph.records import __all__ as _records
-from impact.graph.symbols import (
-    DEFINITION_KINDS,
-    SymbolGraph,
-    build_graph,
-    module_node,
-    symbol_node,
-)
+from impact.graph.symbols import SymbolGraph, build_graph
 
-__all__ = [*_records, "DEFINITION_KINDS", "SymbolGraph", "abbreviates", "build_graph",
-           "module_node", "name_forms", "same_name", "symbol_node"]
+__all__ = [*_records, *_binding_records, "DEFINITION_KINDS", "OP_KINDS", "BindingsGraph",
+           "Copies", "DescriptorGraph", "KernelGraph", "PythonGraph", "Reach", "SymbolGraph",
+           "abbreviates", "build_graph", "descriptor_type", "family_key", "module_node",
+           "name_forms", "reach_of_change", "same_name", "symbol_node"]

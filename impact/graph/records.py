@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from impact.kinds import FactKind
@@ -180,7 +180,10 @@ class VariantLaunch:
 
 @dataclass(frozen=True)
 class Variant:
-    """A shipped descriptor variant: where, which architectures, which launches."""
+    """A shipped descriptor variant: where, which architectures (generic targets
+    expanded; an inline UKD without its own takes its KDP's), which launches, the KDP
+    that holds it inline (None for a standalone UKD) and its own `id` (a KDP names a
+    standalone UKD by it)."""
 
     id: str
     path: str
@@ -189,6 +192,7 @@ class Variant:
     archs: tuple[str, ...]
     kdp: str | None
     launches: tuple[VariantLaunch, ...]
+    ukd_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -232,11 +236,26 @@ class AotKernel:
 
 @dataclass(frozen=True)
 class Kdp:
-    """A KDP a descriptor file declares."""
+    """A KDP a descriptor file declares, with the ids of the standalone UKDs it names."""
 
     name: str
     path: str
     line: int
+    ukd_refs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Family:
+    """A KDP family, as the variant census and the pack archs resolve it: the KDP file
+    that holds it, the KDP's line there, and the variants it ships by name -> (file,
+    line): its inline UKDs and the standalone UKDs it names. `broken` says why its KDP
+    file does not parse (then it ships nothing the graph can see). Read-only."""
+
+    name: str
+    path: str
+    line: int
+    variants: dict[str, tuple[str, int]] = field(default_factory=dict)
+    broken: str | None = None
 
 
 @dataclass(frozen=True)
@@ -349,6 +368,7 @@ __all__ = [
     "Builder",
     "Definition",
     "DefinitionSite",
+    "Family",
     "FunctionParam",
     "Kdp",
     "KpackSignature",

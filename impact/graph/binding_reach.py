@@ -1,0 +1,157 @@
+"""Which bound ops a change reaches, and which files restate them: the bindings domain's
+one question over two snapshots.
+
+Maintainers: reads the two snapshots' `BindingsGraph`s only, and through them parses
+only what the change reaches: the copies that changed in the touched files name the ops
+(an op is a name some binding site really binds), and the tree index's `files_naming`
+finds the files that restate them. Decides no row (impact/checks/bindings.py does).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from impact.graph.binding_records import (
+    Boxed,
+    Call,
+    Copy,
+    CppFunction,
+    Impl,
+    OpModule,
+    PyBinding,
+    Schema,
+    Stub,
+    Unreadable,
+)
+from impact.graph.bindings import OP_KINDS, BindingsGraph
+from impact.kinds import SurfaceKind
+
+# What a C++ file that registers bindings always spells: only these files are parsed to
+# learn which names are bound (a text search for every changed name would read the tree).
+_BINDING_NEEDLES = ("PYBIND11_MODULE", "NB_MODULE", "TORCH_LIBRARY", "py::arg",
+                    "TORCH_SELECTIVE", '.def("')
+# Every file that declares a Python op stub spells its decorator (impact/bindings reads
+# `@...compile_ops(...)`): only those files can hold the stub a call reaches.
+_STUB_DECORATOR = "compile_ops"
+# A changed copy that names an op only when a binding site binds its name.
+_MAYBE_OPS = (Call, CppFunction, Boxed)
+
+
+@dataclass
+class Reach:
+    """The ops a view's change reaches and the files that restate them."""
+
+    ops: set[str] = field(default_factory=set)
+    paths: set[str] = field(default_factory=set)
+    related: set[str] = field(default_factory=set)  # files that name a reached op
+    unjudged: set[str] = field(default_factory=set)  # touched files with changed copies
+    # that no compared op accounts for
+    unreadable: list[Unreadable] = field(default_factory=list)  # bindings the change made
+    # that the parser cannot read
+
+
+def _changed(old: BindingsGraph, new: BindingsGraph, path: str) -> list[Copy]:
+    """The copies of `path` that differ between the two snapshots: the new ones first."""
+    before = {c.key: c for c in old.stated(path)}
+    after = {c.key: c for c in new.stated(path)}
+    return [after[k] for k in sorted(set(after) - set(before))] + [
+        before[k] for k in sorted(set(before) - set(after))]
+
+
+def _naming(sides: tuple[BindingsGraph, ...], names: set[str],
+            kinds: tuple[SurfaceKind, ...] = OP_KINDS) -> set[str]:
+    return {p for side in sides for p in side.naming(names, kinds)}
+
+
+def _binders(sides: tuple[BindingsGraph, ...], names: set[str]) -> dict[str, set[str]]:
+    """The names among `names` that a binding site binds (pybind `m.def`, TORCH_LIBRARY
+    schema, `m.impl`), or whose C++ function one binds, with the functions it names: only
+    the files that register bindings and mention one of `names` are parsed."""
+    bound: dict[str, set[str]] = defaultdict(set)
+    files = {p for side in sides for p in side.mentioning(_BINDING_NEEDLES,
+                                                          (SurfaceKind.OP_CPP,))}
+    files &= _naming(sides, names, (SurfaceKind.OP_CPP,))
+    for side in sides:
+        for path in sorted(files):
+            for binding in side.bindings_at(path):
+                bound[binding.name]
+                if binding.function:
+                    bound[binding.name].add(binding.function)
+    return bound
+
+
+def _stubs(sides: tuple[BindingsGraph, ...], paths: set[str]) -> list[Stub]:
+    return [s for side in sides for path in sorted(paths) for s in side.stubs_at(path)]
+
+
+def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -> Reach:
+    """The ops whose copies the change altered, and the files restating them.
+
+    A changed stub or binding is an op; a changed call, C++ function or boxed wrapper
+    counts only when a binding site binds its name (an attribute call through `cute`
+    or `fx` names no op); a changed module entry reaches the stubs built from it."""
+    sides = (old, new)
+    found = Reach()
+    changed = {path: _changed(old, new, path) for path in sorted(touched)}
+    direct: set[str] = set()
+    maybe: dict[str, set[str]] = defaultdict(set)  # candidate name -> touched paths
+    modules: set[str] = set()
+    for path, copies in changed.items():
+        for copy in copies:
+            if isinstance(copy, Stub):
+                direct |= {copy.name, copy.symbol}
+            elif isinstance(copy, PyBinding | Schema | Impl):
+                direct.add(copy.name)
+            elif isinstance(copy, OpModule):
+                modules.add(copy.name)
+            elif isinstance(copy, _MAYBE_OPS):
+                maybe[copy.name].add(path)
+            elif isinstance(copy, Unreadable) and copy in new.stated(path):
+                found.unreadable.append(copy)
+    if not direct and not maybe and not modules:
+        return found
+    if modules:
+        stub_files = _naming(sides, modules, (SurfaceKind.OP_PYTHON,))
+        direct |= {s.name for s in _stubs(sides, stub_files) if s.module in modules}
+    bound = _binders(sides, set(maybe)) if maybe else {}
+    functions = defaultdict(set)
+    for op, names in bound.items():
+        for name in names:
+            functions[name].add(op)
+    ops = set(direct)
+    for name in maybe:
+        if name in bound:
+            ops.add(name)
+        ops |= functions.get(name, set())
+    # A call to a Python stub of this package names an op too: its stub says so.
+    calls = {n for n in maybe if n not in bound and n not in functions}
+    if calls:
+        stub_files = _naming(sides, {_STUB_DECORATOR}, (SurfaceKind.OP_PYTHON,))
+        defining = {p for side in sides for p in side.mentioning(
+            {f"def {name}(" for name in calls if name.isidentifier()},
+            (SurfaceKind.OP_PYTHON,))}
+        ops |= {s.name for s in _stubs(sides, stub_files & defining) if s.name in calls}
+    found.ops = ops
+    for path, copies in changed.items():
+        if any(isinstance(c, _MAYBE_OPS) and c.name not in ops
+               and not functions.get(c.name, set()) & ops for c in copies):
+            found.unjudged.add(path)
+    if not ops:
+        return found
+    maps = {p for side in sides for p in side.paths(SurfaceKind.OP_SOURCES_MAP)}
+    named = _naming(sides, ops)
+    found.paths = set(touched) | maps | named
+    # Then the C++ functions those ops are bound to, and the modules that expand them.
+    before, after = (side.copies(found.paths) for side in sides)
+    bound_functions = {site.function for copies in (before, after)
+                       for table in (copies.pybind, copies.impls, copies.schemas)
+                       for op in ops for site in table.get(op, [])
+                       if isinstance(site.function, str)} - ops
+    extra = _naming(sides, bound_functions, (SurfaceKind.OP_CPP,))
+    macros = {site.macro for copies in (before, after) for op in ops
+              for site in copies.pybind.get(op, []) if site.macro}
+    expanders = _naming(sides, macros, (SurfaceKind.OP_CPP,))
+    found.paths |= extra | expanders
+    found.related = set(touched) | named | extra
+    return found

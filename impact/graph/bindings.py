@@ -1,0 +1,348 @@
+"""The bindings domain of a snapshot's graph: the copies of each bound op of the aiter and
+flash-attention family (Python stubs and calls, pybind and TORCH_LIBRARY bindings, boxed
+wrappers, C++ declarations) as typed records, grouped by op, and how they link.
+
+Maintainers: builds from binding facts (through a FactCache) of the files a question
+names, never the whole tree: which files to parse comes from the tree index
+(`files_naming`, the one raw-text search). Decides what a copy is (`_copy`), which copies
+are one (`Copy.key`), which bindings a stub pairs with and which declarations a binding
+binds (`Copies`); `impact/graph/binding_reach.py` decides which ops a change reaches.
+Holds no networkx graph. impact/checks/bindings.py compares what this hands out.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from impact.extract import FactCache
+from impact.facts import Fact
+from impact.git import Snapshot
+from impact.graph.binding_records import (
+    Boxed,
+    Call,
+    Copy,
+    CppFunction,
+    CppParam,
+    Failure,
+    Impl,
+    Key,
+    OpFile,
+    OpModule,
+    PyArg,
+    PyBinding,
+    PybindModule,
+    Schema,
+    SchemaArg,
+    Stub,
+    StubParam,
+    Unreadable,
+)
+from impact.graph.core import module_name_for, text_or_none
+from impact.index import TreeIndex
+from impact.kinds import FactKind, SurfaceKind
+
+OP_KINDS = (SurfaceKind.OP_PYTHON, SurfaceKind.OP_CPP, SurfaceKind.OP_SOURCES_MAP)
+BINDING_KINDS = (FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF, FactKind.TORCH_IMPL)
+STATED = (FactKind.OP_STUB, FactKind.OP_CALL, FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF,
+          FactKind.TORCH_IMPL, FactKind.BOXED_READ, FactKind.CPP_FUNCTION,
+          FactKind.OP_MODULE, FactKind.PYBIND_MODULE, FactKind.BINDING_UNREADABLE)
+
+
+def _canonical(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_canonical(v)}" for k, v in sorted(value.items())
+                              if k != "line") + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_canonical(v) for v in value) + "]"
+    return repr(value)
+
+
+def _identity(path: str, fact: Fact) -> tuple[Key, Key]:
+    """A copy's key (what it states, lines left out) and its shape: whether a call fits
+    a list depends on how many arguments it passes, by position and by keyword, and to
+    what; a comment or another expression in one of its slots leaves a mismatch it
+    already had where it was (the base's, not the change's)."""
+    kind, data = str(fact.kind), dict(fact.data)
+    key = (path, kind, fact.name, _canonical(data))
+    if fact.kind != FactKind.OP_CALL:
+        return key, key
+    return key, (path, kind, fact.name,
+                 _canonical({k: v for k, v in data.items() if k != "arguments"}))
+
+
+def _copy(path: str, fact: Fact, roots: list[str]) -> Copy:
+    """The typed copy one stated fact is."""
+    data = fact.data
+    key, shape = _identity(path, fact)
+    at = (FactKind(fact.kind), path, fact.line, fact.name, key, shape)
+    if fact.kind == FactKind.OP_STUB:
+        develop = data.get("develop")
+        return Stub(*at, str(data.get("symbol") or fact.name), text_or_none(data.get("module")),
+                    text_or_none(data.get("ffi_type")),
+                    develop if isinstance(develop, bool) else None,
+                    tuple(StubParam(str(p["name"]), str(p.get("kind")),
+                                    p.get("default") is not None)
+                          for p in data.get("params", [])),
+                    module_name_for(path, roots))
+    if fact.kind == FactKind.OP_CALL:
+        return Call(*at, data.get("receiver"),
+                    tuple(str(r) for r in data.get("receivers") or [data.get("receiver", "")]),
+                    text_or_none(data.get("function")), int(data.get("positional", 0)),
+                    tuple(data.get("keywords", [])))
+    if fact.kind == FactKind.PYBIND_DEF:
+        args = data.get("args")
+        return PyBinding(*at, text_or_none(data.get("function")),
+                         text_or_none(data.get("qualified_function")),
+                         None if args is None else tuple(
+                             PyArg(str(a["name"]), bool(a.get("has_default"))) for a in args),
+                         text_or_none(data.get("macro")))
+    if fact.kind == FactKind.SCHEMA_DEF:
+        return Schema(*at, text_or_none(data.get("namespace")),
+                      text_or_none(data.get("overload")),
+                      tuple(SchemaArg(str(a["name"]), str(a.get("type")), a.get("default"),
+                                      bool(a.get("kw_only")))
+                            for a in (data.get("schema") or {}).get("args", [])),
+                      text_or_none(data.get("function")))
+    if fact.kind == FactKind.TORCH_IMPL:
+        return Impl(*at, text_or_none(data.get("function")),
+                    text_or_none(data.get("namespace")))
+    if fact.kind == FactKind.BOXED_READ:
+        return Boxed(*at, int(data.get("max_index", -1)))
+    if fact.kind == FactKind.CPP_FUNCTION:
+        return CppFunction(*at, str(data.get("qualified") or fact.name),
+                           tuple(CppParam(str(p.get("type") or ""), bool(p.get("conditional")))
+                                 for p in data.get("params", [])),
+                           bool(data.get("member")), bool(data.get("extern_c")))
+    if fact.kind == FactKind.OP_MODULE:
+        return OpModule(*at, tuple(str(t) for t in data.get("files", [])))
+    if fact.kind == FactKind.PYBIND_MODULE:
+        return PybindModule(*at, tuple(str(m) for m in data.get("expands", [])))
+    return Unreadable(*at, str(data.get("reason")))
+
+
+@dataclass(frozen=True)
+class Copies:
+    """Every copy the files of one snapshot hold, by op: stubs by the op they bind
+    (`stubs`) and by their own name (`stubs_by_name`), calls by the name they call,
+    bindings by op, C++ declarations and boxed wrappers by function name, module
+    entries by module, expansions by file. Read-only."""
+
+    stubs: Mapping[str, list[Stub]]
+    stubs_by_name: Mapping[str, list[Stub]]
+    calls: Mapping[str, list[Call]]
+    pybind: Mapping[str, list[PyBinding]]
+    schemas: Mapping[str, list[Schema]]
+    boxed: Mapping[str, list[Boxed]]
+    impls: Mapping[str, list[Impl]]
+    cpp: Mapping[str, list[CppFunction]]
+    modules: Mapping[str, OpModule]
+    expands: Mapping[str, set[str]]
+    keys: frozenset[Key]
+    shapes: frozenset[Key]
+    has_sources_map: bool
+
+    @classmethod
+    def of(cls, copies: Iterable[Copy]) -> Copies:
+        tables: dict[type, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+        stubs: dict[str, list[Stub]] = defaultdict(list)
+        modules: dict[str, OpModule] = {}
+        expands: dict[str, set[str]] = defaultdict(set)
+        keys, shapes = set(), set()
+        for copy in copies:
+            keys.add(copy.key)
+            shapes.add(copy.shape)
+            if isinstance(copy, Stub):
+                stubs[copy.symbol].append(copy)
+                tables[Stub][copy.name].append(copy)
+            elif isinstance(copy, OpModule):
+                modules[copy.name] = copy
+            elif isinstance(copy, PybindModule):
+                expands[copy.path] |= set(copy.expands)
+            elif not isinstance(copy, Unreadable):
+                tables[type(copy)][copy.name].append(copy)
+        return cls(dict(stubs), dict(tables[Stub]), dict(tables[Call]), dict(tables[PyBinding]),
+                   dict(tables[Schema]), dict(tables[Boxed]), dict(tables[Impl]),
+                   dict(tables[CppFunction]), modules, dict(expands), frozenset(keys),
+                   frozenset(shapes), bool(modules))
+
+    def symbols(self) -> set[str]:
+        """The ops a stub or a binding names."""
+        return set(self.stubs) | set(self.pybind) | set(self.schemas)
+
+    @property
+    def stub_style(self) -> bool:
+        """Whether this tree declares its Python side as stubs (aiter), so a binding without
+        one is a half-removed op; trees that only call their extensions (flash-attention)
+        are not held to that."""
+        return any(self.stubs.values())
+
+    def op_copies(self, symbol: str) -> list[Copy]:
+        """Every copy of one op: stubs, calls, bindings and the C++ functions they name."""
+        found: list[Copy] = [*self.stubs.get(symbol, []), *self.pybind.get(symbol, []),
+                             *self.schemas.get(symbol, []), *self.calls.get(symbol, []),
+                             *self.impls.get(symbol, [])]
+        functions = {c.function for c in found if not isinstance(c, Stub)} | {symbol}
+        return found + [f for name in functions if isinstance(name, str)
+                        for f in self.cpp.get(name, [])]
+
+    def signature(self, symbol: str) -> list[Key]:
+        """Everything that states the op's argument list, for 'did it change at all'."""
+        return sorted(c.key for c in self.op_copies(symbol))
+
+    def bound_functions(self, bind: PyBinding) -> list[CppFunction]:
+        """The C++ declarations a binding binds: `&ns::f` binds `ns::f` (or an `f` declared
+        inside `ns`), never a class member of that name nor an `f` of another namespace;
+        those beside the binding when there are any (each backend's own copy)."""
+        function = bind.function
+        if not function:
+            return []
+        spelled = bind.qualified_function or function
+        found = [site for site in self.cpp.get(function, []) if not site.member and (
+            "::" not in spelled or site.qualified == spelled
+            or site.qualified.endswith("::" + spelled))]
+        return _near(found, bind.path)
+
+    def functions_near(self, name: str, path: str) -> list[CppFunction]:
+        """The non-member C++ functions named `name`, those beside `path` when any."""
+        return _near([f for f in self.cpp.get(name, []) if not f.member], path)
+
+    def scoped(self, stub: Stub, binds: list[PyBinding]) -> list[PyBinding]:
+        """The bindings a stub pairs with: those its module is built from, when the sources
+        map names them (an `x_gfx1250` module's binding is another extension's op)."""
+        files = self._module_files(stub.module) if stub.module else None
+        if files is None:
+            return binds
+        return [b for b in binds if b.path in files] or binds
+
+    def _module_files(self, module: str) -> set[str] | None:
+        """The files that build `module` (its sources and the files whose bindings its
+        PYBIND11_MODULE expands), or None when the sources map does not say."""
+        entry = self.modules.get(module)
+        if entry is None:
+            return None
+        own = {p for p in self._paths() if any(p == t or p.endswith("/" + t)
+                                                for t in entry.files)}
+        macros = {m for p in own for m in self.expands.get(p, set())}
+        return own | {s.path for sites in self.pybind.values() for s in sites
+                      if s.macro in macros}
+
+    def _paths(self) -> set[str]:
+        tables: tuple[Mapping[str, list[Any]], ...] = (
+            self.stubs, self.calls, self.pybind, self.schemas, self.impls, self.cpp)
+        return {s.path for table in tables for sites in table.values() for s in sites} | set(
+            self.expands)
+
+    def callers(self, stub: Stub) -> list[Call]:
+        """The Python calls that reach `stub`: the same file's bare call, or a call through
+        the stub's module or a package above it that re-exports it."""
+        return [c for c in self.calls.get(stub.name, [])
+                if not c.through_torch_ops and _calls_stub(c, stub)]
+
+
+def _near(sites: list[CppFunction], path: str) -> list[CppFunction]:
+    """Sites in the same folder as `path` when there are any (each backend's own copy)."""
+    here = [s for s in sites if posixpath.dirname(s.path) == posixpath.dirname(path)]
+    return here or sites
+
+
+def _calls_stub(call: Call, stub: Stub) -> bool:
+    module = stub.file_module
+    for receiver in call.receivers:
+        if receiver == ".":
+            if call.path == stub.path:
+                return True
+            continue
+        plain = receiver.lstrip(".")
+        if module and plain and (module == plain or module.startswith(plain + ".")
+                                 or module.endswith("." + plain)):
+            return True
+    return False
+
+
+class BindingsGraph:
+    """One snapshot's op copies, read file by file as questions name the files."""
+
+    def __init__(self, snapshot: Snapshot, cache: FactCache) -> None:
+        self.snapshot = snapshot
+        self.cache = cache
+        self.surface = cache.surface
+        self._at: dict[str, list[Copy]] = {}
+        self._copies: dict[frozenset[str], Copies] = {}
+
+    def index(self) -> TreeIndex:
+        return TreeIndex.of(self.snapshot, self.surface, self.cache.store)
+
+    def _facts(self, path: str) -> list[Fact]:
+        return self.cache.facts(self.snapshot, path) if path in self.snapshot else []
+
+    def copies_at(self, path: str) -> list[Copy]:
+        """Every copy `path` holds, in its facts' order, repeats kept."""
+        if path not in self._at:
+            self._at[path] = self._of_kinds(path, STATED)
+        return self._at[path]
+
+    def _of_kinds(self, path: str, kinds: tuple[FactKind, ...]) -> list[Copy]:
+        if path in self._at:
+            return [c for c in self._at[path] if c.kind in kinds]
+        roots = list(self.surface.python_roots)
+        return [_copy(path, f, roots) for f in self._facts(path) if f.kind in kinds]
+
+    def stated(self, path: str) -> frozenset[Copy]:
+        """The distinct copies `path` holds (of equal ones, the first)."""
+        return frozenset(self.copies_at(path))
+
+    def copies(self, paths: Iterable[str]) -> Copies:
+        """Every copy the files `paths` hold, grouped by op."""
+        key = frozenset(paths)
+        if key not in self._copies:
+            self._copies[key] = Copies.of(c for path in sorted(key)
+                                          for c in self.copies_at(path))
+        return self._copies[key]
+
+    def failure(self, path: str) -> Failure | None:
+        """Why `path` does not parse, or None (also for a path the snapshot lacks)."""
+        fact = next((f for f in self._facts(path) if f.kind == FactKind.PARSE_FAILURE), None)
+        return None if fact is None else Failure(path, fact.line, str(fact.data.get("reason")))
+
+    def file(self, path: str) -> OpFile:
+        """What `path` states beyond its copies (`OpFile`)."""
+        facts = self._facts(path)
+        content = next((f for f in facts if f.kind == FactKind.CONTENT), None)
+        beyond = content.data.get("beyond_bindings") if content is not None else None
+        # Every fact but the whole-file digest, lines left out, repeats kept: the very test
+        # by which the file-level check hands an op file over (`_stated` in
+        # impact/checks/surface.py), so a file it hands over is never dropped as judged.
+        stated = tuple(sorted(
+            (str(f.kind), f.name, repr(sorted((k, repr(v)) for k, v in f.data.items()
+                                              if k != "line")))
+            for f in facts if f.kind != FactKind.CONTENT))
+        return OpFile(self.failure(path),
+                      str(content.data["digest"]) if content is not None else None,
+                      str(beyond) if beyond is not None else None, stated)
+
+    def naming(self, names: Iterable[str], kinds: Iterable[SurfaceKind] = OP_KINDS) -> set[str]:
+        """The files of `kinds` that mention one of `names` (an unreadable file is always
+        one: it is parsed, and reported unreadable)."""
+        wanted = {n for n in names if n.isidentifier()}
+        return self.index().files_naming(wanted, kinds) if wanted else set()
+
+    def mentioning(self, needles: Iterable[str], kinds: Iterable[SurfaceKind]) -> set[str]:
+        """The files of `kinds` whose text holds one of `needles` as written."""
+        return self.index().files_naming(needles, kinds)
+
+    def paths(self, kind: SurfaceKind) -> list[str]:
+        return self.index().paths(kind)
+
+    def bindings_at(self, path: str) -> Iterator[PyBinding | Schema | Impl]:
+        """The bindings (`m.def`, schema, `m.impl`) `path` registers (read without making
+        a record of every declaration beside them)."""
+        return (c for c in self._of_kinds(path, BINDING_KINDS)
+                if isinstance(c, PyBinding | Schema | Impl))
+
+    def stubs_at(self, path: str) -> Iterator[Stub]:
+        """The op stubs `path` declares."""
+        return (c for c in self._of_kinds(path, (FactKind.OP_STUB,)) if isinstance(c, Stub))
