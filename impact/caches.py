@@ -1,7 +1,8 @@
-"""What reports read through, as one object: the facts parsed in memory, the tree indexes
-and the persistent fact store. A Session owns one (impact/session.py) and makes it active
-while a report runs, so that what is made without being handed caches (a FactCache, a tree
-index: the graph's, the emitter's rules') reads through it.
+"""What reports read through, as one object: the facts parsed in memory, the tree indexes,
+the symbol graphs' networkx domains and the persistent fact store. A Session owns one
+(impact/session.py) and makes it active while a report runs, so that what is made without
+being handed caches (a FactCache, a tree index: the graph's, the emitter's rules') reads
+through it.
 
 Maintainers: holds no cache of its own, only which Caches are active (a context
 variable; none active means fresh caches for whoever asks). Parses nothing and imports no
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from impact.index import IndexMemo, memo_in_use
 
@@ -30,12 +31,15 @@ FactKey = tuple[str, str, str]
 @dataclass
 class Caches:
     """The persistent fact store (None: memory only), the facts parsed in memory by
-    `FactKey`, and the tree indexes (impact/index.py), kept for as long as the Session
-    that owns them lives. The facts have a bound past which they start afresh."""
+    `FactKey`, the tree indexes (impact/index.py) and the networkx domains of the symbol
+    graphs by (map sha, tree id) (impact/graph/symbols.py, which bounds them), kept for
+    as long as the Session that owns them lives. The facts have a bound past which they
+    start afresh."""
 
     store: FactStore | None = None
     facts: dict[FactKey, list[Fact]] = field(default_factory=dict)
     indexes: IndexMemo = field(default_factory=IndexMemo)
+    graphs: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     FACTS_LIMIT = 200_000
 

@@ -204,6 +204,10 @@ class FactCache:
         found = extractor(path, source, self.surface)
         return _with_content(path, language, source, found)
 
+    def was_unreadable(self, snapshot: Snapshot, path: str) -> bool:
+        """Whether reading `path` of `snapshot` through this cache failed."""
+        return path in self.unreadable.get(id(snapshot), (None, {}))[1]
+
     def unreadable_in(self, snapshot: Snapshot) -> dict[str, str]:
         """Path -> why, for each file of `snapshot` whose content could not be read when its
         facts were asked for (a missing or corrupt blob, a gitlink where a file should be)."""

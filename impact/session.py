@@ -3,13 +3,14 @@
 Why: a report reads facts, tree indexes and stored documents that another report of the
 same trees can reuse. A Session owns all of them: the three stores of the cache folder
 (the facts of parsed files, stored reports, built variants; none with `use_cache=False`)
-and the in-memory caches (`impact.caches.Caches`: the facts parsed, and the tree indexes
-with the folders they classified). Nothing of this lives in a module: two Sessions share
-nothing but what their cache folders hold, unless one is made to share the other's
-memory (`memory_of`, as each command of the command line shares the memory of the
-Session it runs in, if any), so a test that wants a cold start makes a new Session. What
-is one report's own (the files it could not read, its symbol graphs, the merged view's
-head part) lives in that report's `CheckContext`, which gets its caches from here.
+and the in-memory caches (`impact.caches.Caches`: the facts parsed, the tree indexes
+with the folders they classified, and the symbol graphs' networkx domains per tree).
+Nothing of this lives in a module: two Sessions share nothing but what their cache
+folders hold, unless one is made to share the other's memory (`memory_of`, as each
+command of the command line shares the memory of the Session it runs in, if any), so a
+test that wants a cold start makes a new Session. What is one report's own (the files it
+could not read, the graphs' per-question domains, the merged view's head part) lives in
+that report's `CheckContext`, which gets its caches from here.
 
 Maintainers: opens nothing until asked; a store is made when a report first needs it, in
 the order the command line always made them (the fact store when a report starts, the

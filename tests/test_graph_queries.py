@@ -89,10 +89,10 @@ def test_launch_surface_entries_and_symbol_strings() -> None:
     assert positional.python_source is not None and positional.python_source.symbol is None
 
     ued = next(p for p in files if p.endswith("gfx950_attention_dense.ued.json"))
-    named = g.descriptors.symbol_names([ued])
+    named = g.strings.symbol_names([ued])
     graph_match = "hipkernel.gfx950_attention_dense.graph_match"
     assert any(s.value == graph_match and s.path == ued and s.line > 0 for s in named)
-    declared = g.descriptors.symbol_declarations([e.GFX950_DENSE_PACK])
+    declared = g.strings.symbol_declarations([e.GFX950_DENSE_PACK])
     assert [(s.value, s.holder) for s in declared if s.value == graph_match] == [
         (graph_match, "GRAPH_MATCH_SYMBOL")]
-    assert g.descriptors.symbol_declarations(["no/such/file.cpp"]) == []
+    assert g.strings.symbol_declarations(["no/such/file.cpp"]) == []

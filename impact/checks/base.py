@@ -34,10 +34,10 @@ class CheckContext:
 
     What outlives the report (the fact store, the facts parsed, the tree indexes) comes
     from `caches`, a Session's (impact/session.py; else the active one, else fresh). What
-    is this report's own stays here: the files it could not read (`cache.unreadable`), and
-    the graphs and the merged view's head part, which read facts through that record (a
-    graph also while it is queried), so that a report names every file it could not read
-    whatever another report read before it."""
+    is this report's own stays here: the files it could not read (`cache.unreadable`), its
+    graphs (whose networkx domains are the Session's, `caches.graphs`, shared by every
+    report of the same tree: see impact/graph/symbols.py for how such a report still names
+    every file it could not read) and the merged view's head part."""
 
     views: Views
     surface: SurfaceMap
@@ -123,7 +123,7 @@ class CheckContext:
             from impact.graph import build_graph
 
             with self.caches.active():  # the graph's own index look-ups share the memo
-                self._graphs[key] = build_graph(snapshot, self.cache)
+                self._graphs[key] = build_graph(snapshot, self.cache, self.caches.graphs)
         return self._graphs[key]
 
     @staticmethod

@@ -55,18 +55,18 @@ def _packs(ctx: CheckContext, snapshot: Snapshot) -> list[str]:
 
 
 def _symbols(ctx: CheckContext, snapshot: Snapshot) -> _Symbols:
-    graph = ctx.graph(snapshot).descriptors
+    strings = ctx.graph(snapshot).strings
     named: dict[str, list[_Site]] = {}
     declared: dict[str, list[_Site]] = {}
     broken: dict[str, str] = {}
-    for site in graph.symbol_names(_symbol_descriptors(ctx, snapshot)):
+    for site in strings.symbol_names(_symbol_descriptors(ctx, snapshot)):
         named.setdefault(site.value, []).append(site)
     packs = _packs(ctx, snapshot)
     for path in packs:
         failure = ctx.parse_failure(ctx.facts(snapshot, path))
         if failure is not None:
             broken[path] = str(failure.data.get("reason", ""))
-    for site in graph.symbol_declarations(packs):
+    for site in strings.symbol_declarations(packs):
         declared.setdefault(site.value, []).append(site)
     return _Symbols(named, declared, broken)
 

@@ -70,6 +70,9 @@ class Nodes:
         self.surface = cache.surface
         self.graph: nx.MultiDiGraph = networkx.MultiDiGraph()
         self.parse_failures: dict[str, str] = {}
+        # The files the graph was built from whose content could not be read: a report
+        # that reuses the graph reads them again, so that its own record names them.
+        self.unreadable: list[str] = []
 
     def index(self) -> TreeIndex:
         return TreeIndex.of(self.snapshot, self.surface, self.cache.store)
@@ -82,6 +85,8 @@ class Nodes:
                  and entry.kind not in _NOT_IN_GRAPH]
         for path in self.index().paths(*dict.fromkeys(kinds)):
             facts = self.cache.facts(self.snapshot, path)
+            if self.cache.was_unreadable(self.snapshot, path):
+                self.unreadable.append(path)
             for fact in facts:
                 if fact.kind == FactKind.PARSE_FAILURE:
                     self.parse_failures[path] = str(fact.data.get("reason", ""))

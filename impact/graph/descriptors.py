@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
 from functools import cached_property
 from typing import Any
 
@@ -26,7 +25,6 @@ from impact.graph.records import (
     Kdp,
     LaunchSurfaceEntry,
     Locator,
-    SymbolString,
     Variant,
     VariantLaunch,
 )
@@ -228,23 +226,6 @@ class DescriptorGraph:
                 tuple(str(f) for f in data.get("kmd_fields") or ()),
                 text_or_none(data.get("guard")), text_or_none(data.get("test"))))
         return sorted(found, key=lambda e: (e.profile, e.name))
-
-    def symbol_names(self, paths: Iterable[str]) -> list[SymbolString]:
-        """The native symbol strings the descriptor files `paths` name."""
-        snapshot, cache = self.nodes.snapshot, self.nodes.cache
-        return sorted(
-            SymbolString(fact.name, path, fact.line, str(fact.data.get("role", "")))
-            for path in paths if path in snapshot
-            for fact in cache.facts(snapshot, path) if fact.kind == FactKind.SYMBOL)
-
-    def symbol_declarations(self, paths: Iterable[str]) -> list[SymbolString]:
-        """The `constexpr` strings the C++ files `paths` declare."""
-        snapshot, cache = self.nodes.snapshot, self.nodes.cache
-        return sorted(
-            SymbolString(str(fact.data.get("value")), path, fact.line, fact.name)
-            for path in paths if path in snapshot
-            for fact in cache.facts(snapshot, path)
-            if fact.kind == FactKind.CONSTEXPR_STRING)
 
 
 def _variant(node: str, path: str, fact: Fact) -> Variant:

@@ -6,9 +6,15 @@ archs, launch surfaces, symbol strings) and `graph.kernels` (builders, the copie
 their argument lists, paired; includes) share one networkx graph (`core.py`), built
 together, in that order, the first time any of them is asked for: a variant's edges
 lead to the modules and builders it ships, a list's pairing to a builder. The bindings
-domain, `graph.bindings` (the op copies of the aiter and flash-attention family), holds
-no networkx graph and parses only the files a question names, so asking for it builds
-nothing else.
+domain, `graph.bindings` (the op copies of the aiter and flash-attention family), and
+`graph.strings` (the symbol strings of descriptors and packs) hold no networkx graph and
+parse only the files a question names, so asking for them builds nothing else.
+
+The networkx part is a function of the tree and the map: given `shared` (a Session's
+`Caches.graphs`), it is built once per (map, tree) for every report of the Session. A
+report that takes it from there reads again, through its own cache, the files the build
+could not read, so that it names them as a report that built it would; the per-question
+domains always read through the report's own cache.
 """
 
 from __future__ import annotations
@@ -23,27 +29,46 @@ from impact.graph.core import Nodes
 from impact.graph.descriptors import DescriptorGraph
 from impact.graph.kernels import KernelGraph
 from impact.graph.python import PythonGraph
+from impact.graph.strings import SymbolStrings
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, MutableMapping
 
     import networkx as nx
+
+Domains = tuple[Nodes, PythonGraph, DescriptorGraph, KernelGraph]
+SHARED_LIMIT = 8
+"""Trees whose networkx domains a Session keeps (the base and head of a few reports)."""
 
 
 class SymbolGraph:
     """One snapshot's domains: `python`, `descriptors`, `kernels` (one networkx graph,
-    built on first use) and `bindings` (built file by file, as asked)."""
+    built on first use, or taken from `shared`), and `bindings` and `strings` (read file
+    by file, as asked)."""
 
-    def __init__(self, snapshot: Snapshot, cache: FactCache) -> None:
+    def __init__(self, snapshot: Snapshot, cache: FactCache,
+                 shared: MutableMapping[tuple[str, str], Domains] | None = None) -> None:
         self.snapshot = snapshot
         self.cache = cache
+        self.shared = shared
 
     @cached_property
-    def _domains(self) -> tuple[Nodes, PythonGraph, DescriptorGraph, KernelGraph]:
+    def _domains(self) -> Domains:
+        key = (self.cache.surface.sha256, self.snapshot.tree_id or "")
+        if self.shared is not None and self.snapshot.tree_id and key in self.shared:
+            domains = self.shared[key]
+            for path in domains[0].unreadable:  # recorded in this report's cache again
+                self.cache.facts(self.snapshot, path)
+            return domains
         nodes = Nodes(self.snapshot, self.cache)
         python = PythonGraph(nodes)
         descriptors = DescriptorGraph(nodes, python)
-        return nodes, python, descriptors, KernelGraph(nodes, python, descriptors)
+        domains = nodes, python, descriptors, KernelGraph(nodes, python, descriptors)
+        if self.shared is not None and self.snapshot.tree_id:
+            if len(self.shared) >= SHARED_LIMIT:
+                self.shared.clear()
+            self.shared[key] = domains
+        return domains
 
     @property
     def python(self) -> PythonGraph:
@@ -61,6 +86,10 @@ class SymbolGraph:
     def bindings(self) -> BindingsGraph:
         return BindingsGraph(self.snapshot, self.cache)
 
+    @cached_property
+    def strings(self) -> SymbolStrings:
+        return SymbolStrings(self.snapshot, self.cache)
+
     @property
     def parse_failures(self) -> dict[str, str]:
         """Path -> why, for every file the shared graph was built from that did not parse."""
@@ -76,6 +105,9 @@ class SymbolGraph:
         return self._domains[0].edges_of(node, kinds, reverse=reverse)
 
 
-def build_graph(snapshot: Snapshot, cache: FactCache) -> SymbolGraph:
-    """The symbol graph of `snapshot`; facts come from (and stay in) `cache`."""
-    return SymbolGraph(snapshot, cache)
+def build_graph(snapshot: Snapshot, cache: FactCache,
+                shared: MutableMapping[tuple[str, str], Domains] | None = None
+                ) -> SymbolGraph:
+    """The symbol graph of `snapshot`; facts come from (and stay in) `cache`; its networkx
+    domains are kept in, or taken from, `shared` when given."""
+    return SymbolGraph(snapshot, cache, shared)
