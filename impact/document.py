@@ -18,7 +18,7 @@ from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a
 from impact.fold import fold, pack_findings, unfinished_tables
 from impact.git import Snapshot, View, Views
 from impact.rollup import pack_time, rollup
-from impact.rows import Lane, Role, Row, Status
+from impact.rows import Confirms, Lane, Role, Row, Status
 from impact.surface import BadSurfaceMap, SurfaceMap
 from impact.version import SCHEMA_VERSION, tool_version
 
@@ -115,7 +115,7 @@ def device_runs(rows: list[Row], surface: SurfaceMap | None = None,
         if row.preexisting or row.lane != Lane.IMPACT or row.status not in (
                 Status.CHANGED, Status.MISMATCH):
             continue
-        confirms = "break" if row.status == Status.MISMATCH else "change"
+        confirms = Confirms.BREAK if row.status == Status.MISMATCH else Confirms.CHANGE
         entry = per_subject.setdefault((row.device_test, row.subject, confirms),
                                        {"archs": set(), "rows": set(), "files": set()})
         entry["archs"].update(row.archs)

@@ -37,10 +37,21 @@ class FindingStatus(enum.StrEnum):
     PREEXISTING = "pre-existing"     # the base's probes found it too
 
 
+class Confirms(enum.StrEnum):
+    """What a device run would settle: a `changed` row's change, or a `mismatch` row's break."""
+
+    CHANGE = "change"
+    BREAK = "break"
+
+
 class Lane(enum.StrEnum):
+    """Who reviews a row: the runtime verdict's own lane, or the build or dependency
+    reviewers'. A path outside every surface has the lane NONE; no row has it."""
+
     IMPACT = "IMPACT"
     BUILD = "BUILD"
     DEPS = "DEPS"
+    NONE = "NONE"
 
 
 @dataclass(frozen=True, order=True)

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from impact.kinds import ViewName
+
 MIN_THRESHOLD = 0.03
-ROUNDS = ("base", "head", "base")
+ROUNDS = (ViewName.BASE, ViewName.HEAD, ViewName.BASE)
 _PLAIN = re.compile(r"^\s*(?P<label>[^:{}]+?)\s*:\s*(?P<us>[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?\d+)?)"
                     r"\s*us\s*$")
 
@@ -52,9 +54,10 @@ def parse_bench(text: str) -> dict[str, list[float]]:
 
 def classify(base1: list[float], head: list[float], base2: list[float]) -> dict[str, Any]:
     """One label's row from its three rounds."""
-    row: dict[str, Any] = {"samples": {"base": len(base1) + len(base2), "head": len(head)}}
+    row: dict[str, Any] = {"samples": {ViewName.BASE: len(base1) + len(base2),
+                                       ViewName.HEAD: len(head)}}
     if not head or not (base1 and base2):
-        missing = "head" if not head else "base"
+        missing = ViewName.HEAD if not head else ViewName.BASE
         row.update(status="incomparable", reason=f"no measurement on {missing}")
         return row
     base_all = base1 + base2

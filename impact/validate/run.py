@@ -24,6 +24,8 @@ from typing import Any
 
 from impact.contracts import load_schema
 from impact.errors import BadUsage
+from impact.git import BASE_TO_HEAD
+from impact.kinds import ViewName
 from impact.validate import correctness, identity, materialise, perf
 from impact.validate.claim import Claim, Thresholds, claim_gpu
 from impact.validate.document import SCHEMA_VERSION, clear, finish, write_json
@@ -115,20 +117,20 @@ def plan_package(plan: dict[str, Any] | None, given: str | None) -> tuple[str | 
 def _bind(options: Options, plan: dict[str, Any]) -> None:
     """The report must be about exactly this base and head (and tip)."""
     revs = plan["revisions"]
-    for role in ("base", "head"):
+    for role in (ViewName.BASE, ViewName.HEAD):
         if role not in revs:
             raise BadUsage(f"the report names no {role} revision",
                            "validate a report made with --base and --head")
     options.repo = options.repo or plan["repository"]
-    options.base = options.base or revs["base"]["sha"]
-    options.head = options.head or revs["head"]["sha"]
-    if not options.target_tip and "target_tip" in revs:
-        options.target_tip = revs["target_tip"]["sha"]
+    options.base = options.base or revs[ViewName.BASE]["sha"]
+    options.head = options.head or revs[ViewName.HEAD]["sha"]
+    if not options.target_tip and ViewName.TARGET_TIP in revs:
+        options.target_tip = revs[ViewName.TARGET_TIP]["sha"]
 
 
 def _check_binding(views_revs: dict[str, Any], plan: dict[str, Any]) -> None:
     revs = plan["revisions"]
-    for role in ("base", "head", "target_tip"):
+    for role in (ViewName.BASE, ViewName.HEAD, ViewName.TARGET_TIP):
         if role in revs and role in views_revs and revs[role]["sha"] != views_revs[role].sha:
             raise BadUsage(f"the report is about {role} {revs[role]['sha'][:12]}, not "
                            f"{views_revs[role].sha[:12]}",
@@ -187,7 +189,7 @@ def validate(options: Options) -> dict[str, Any]:
     stages["merge_sim"] = _stage(merge.status, merge.reason, target=merge.target,
                                  target_sha=merge.target_sha, conflicts=list(merge.conflicts))
     patch, patch_source = materialise.patch_bytes(views)
-    head_view = views.view("head")
+    head_view = views.view(ViewName.HEAD)
     assert head_view is not None
     paths = list(head_view.diff.paths)
     test_paths = [p for p in paths if "test" in p.rsplit("/", 1)[-1].lower()]
@@ -230,15 +232,15 @@ def validate(options: Options) -> dict[str, Any]:
             "tool": {"name": "impact", "version": _version()},
             "repo": {
                 "path": str(views.location),
-                "base": views.revisions["base"].sha,
-                "head": views.revisions["head"].sha,
-                "target_tip": views.revisions["target_tip"].sha,
-                "merge_base": (views.merge_bases.get("base..head") or [None])[0],
+                "base": views.revisions[ViewName.BASE].sha,
+                "head": views.revisions[ViewName.HEAD].sha,
+                "target_tip": views.revisions[ViewName.TARGET_TIP].sha,
+                "merge_base": (views.merge_bases.get(BASE_TO_HEAD) or [None])[0],
                 "patch_sha256": hashlib.sha256(patch).hexdigest(),
                 "patch_source": patch_source,
                 "patch_paths": paths,
-                "base_dir": result["dirs"].get("base"),
-                "head_dir": result["dirs"].get("head"),
+                "base_dir": result["dirs"].get(ViewName.BASE),
+                "head_dir": result["dirs"].get(ViewName.HEAD),
             },
             "environment": {
                 "host": socket.gethostname(),
@@ -293,15 +295,15 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
                               "runner": "none", "runner_reason": "no target named"}
     clock = time.monotonic()
     base_snap = _tip_tree(views)
-    sides = {"base": materialise.materialise("base", base_snap, scratch)}
+    sides = {ViewName.BASE: materialise.materialise(ViewName.BASE, base_snap, scratch)}
     if merge.tree is not None:
-        sides["head"] = materialise.materialise("head", merge.tree, scratch)
+        sides[ViewName.HEAD] = materialise.materialise(ViewName.HEAD, merge.tree, scratch)
     result["dirs"] = {name: str(side.root) for name, side in sides.items()}
     timings["materialise"] = time.monotonic() - clock
     hook = identity.install_hook(scratch / "hook")
 
     clock = time.monotonic()
-    if "head" not in sides:
+    if ViewName.HEAD not in sides:
         stages["runtime_compat"] = _stage("skip", "no merged head tree to check (merge_sim failed)")
     elif not options.package:
         stages["runtime_compat"] = _stage("skip", "no package named: pass --package NAME, or "
@@ -336,38 +338,40 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
         return result
 
     clock = time.monotonic()
-    outcomes: dict[str, list[correctness.Outcome]] = {}
+    outcomes: dict[ViewName, list[correctness.Outcome]] = {}
     logs = scratch / "logs"
     logs.mkdir()
-    for name in ("base", "head"):
+    for name in (ViewName.BASE, ViewName.HEAD):
         side = sides[name]
         env = _env(side, hook, claim, options.package, scratch / name / "identity")
         outcomes[name] = [correctness.run_target(options.python, side.root, t, env, logs, name,
                                                  options.timeout) for t in tests]
     timings["correctness"] = time.monotonic() - clock
-    comparison = correctness.compare(outcomes["base"], outcomes["head"])
+    at_base, at_head = outcomes[ViewName.BASE], outcomes[ViewName.HEAD]
+    comparison = correctness.compare(at_base, at_head)
     findings += comparison.findings
     result["head_executed"] = comparison.head_executed
-    runners = sorted({o.runner for o in outcomes["head"]})
+    runners = sorted({o.runner for o in at_head})
     result["runner"] = runners[0] if len(runners) == 1 else "mixed"
-    result["runner_reason"] = "; ".join(o.runner_reason for o in outcomes["head"])
+    result["runner_reason"] = "; ".join(o.runner_reason for o in at_head)
     stages["correctness"] = _stage(
         comparison.status, comparison.reason,
-        base=[o.to_json() for o in outcomes["base"]], head=[o.to_json() for o in outcomes["head"]],
-        stats=_total(outcomes["head"]), seconds=round(timings["correctness"], 3))
-    status, reason, policy_findings = correctness.policy(outcomes["base"], outcomes["head"])
+        base=[o.to_json() for o in at_base], head=[o.to_json() for o in at_head],
+        stats=_total(at_head), seconds=round(timings["correctness"], 3))
+    status, reason, policy_findings = correctness.policy(at_base, at_head)
     findings += policy_findings
     stages["test_policy"] = _stage(status, reason)
     if comparison.head_executed:
-        result["identity"] = identity.read_identity(scratch / "head" / "identity",
-                                                    sides["head"].tree_id)
+        head_side = sides[ViewName.HEAD]
+        result["identity"] = identity.read_identity(scratch / ViewName.HEAD / "identity",
+                                                    head_side.tree_id)
         loaded = (result["identity"] or {}).get("module_path")
-        if loaded and not Path(loaded).resolve().is_relative_to(sides["head"].root.resolve()):
+        if loaded and not Path(loaded).resolve().is_relative_to(head_side.root.resolve()):
             # the import check passed, yet the test process ran another copy: nothing it
             # proved is about this head (an environment fact, blamed on no one)
             stages["runtime_compat"] = _stage(
                 "fail", f"the head test process imported {options.package} from {loaded}, "
-                f"outside {sides['head'].root}", **stages["runtime_compat"]["detail"])
+                f"outside {head_side.root}", **stages["runtime_compat"]["detail"])
 
     clock = time.monotonic()
     if not bench:
@@ -396,7 +400,7 @@ def _tip_tree(views: Any) -> Any:
     from impact.git import open_snapshot
 
     assert views.repository is not None
-    return open_snapshot(views.repository.path, views.revisions["target_tip"].sha)[1]
+    return open_snapshot(views.repository.path, views.revisions[ViewName.TARGET_TIP].sha)[1]
 
 
 def _total(outcomes: list[correctness.Outcome]) -> dict[str, int]:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from impact.errors import BadUsage, ImpactError
+from impact.kinds import ViewName
 from impact.validate import identity, perf
 from impact.validate.claim import claim_gpu
 from impact.validate.document import clear, schema_problems, write_json
@@ -83,7 +84,7 @@ def repo_state(folder: Path) -> list[dict[str, Any]]:
         views = open_views(folder, worktree=True)
     except ImpactError:
         return []
-    head = views.revisions.get("base")
+    head = views.revisions.get(ViewName.BASE)
     return [{"path": str(views.location), "sha": head.sha if head else None,
              "dirty": views.head.tree_id != views.base.tree_id}]
 
