@@ -19,8 +19,8 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from impact.render.findings import Finding, findings
-from impact.render.words import pack_time_line, reason_text, verdict_line
+from impact.render.findings import Finding, findings, where
+from impact.render.words import finding_message, pack_time_line, verdict_line
 from impact.rows import Role, Status
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -43,39 +43,11 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
-def where(side: Mapping[str, Any]) -> str:
-    return f"{side['file']}:{side['line']}" if side["line"] else str(side["file"])
-
-
 def _location(side: Mapping[str, Any]) -> dict[str, Any]:
     # A whole-file side (line 0) is anchored on line 1: code scanning needs a region.
     return {"physicalLocation": {
         "artifactLocation": {"uri": _uri(side["file"]), "uriBaseId": SRCROOT},
         "region": {"startLine": max(int(side["line"]), 1)}}}
-
-
-def anchor_side(finding: Finding) -> Mapping[str, Any] | None:
-    """The changed copy at the newest revision, else any changed copy, else the first
-    counterpart (a pre-existing finding names no changed copy), else none."""
-    changed = finding.changed_sides
-    for side in changed:
-        if side["revision"] != "base":
-            return side
-    if changed:
-        return changed[0]
-    return finding.sides[0] if finding.sides else None
-
-
-def other_sides(finding: Finding, anchor: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
-    """Every other copy the finding names, once per file and line."""
-    seen = {(anchor["file"], anchor["line"])} if anchor else set()
-    out = []
-    for side in finding.sides:
-        if (side["file"], side["line"]) in seen:
-            continue
-        seen.add((side["file"], side["line"]))
-        out.append(side)
-    return out
 
 
 def _side_label(side: Mapping[str, Any]) -> str:
@@ -85,26 +57,13 @@ def _side_label(side: Mapping[str, Any]) -> str:
 
 
 def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
-    anchor = anchor_side(finding)
-    related = other_sides(finding, anchor)
-    text = _escape(reason_text(finding.reason, finding.details)) + "."
-    counterparts = [(i, s) for i, s in enumerate(related, 1) if s["role"] != Role.CHANGED]
-    others = [(i, s) for i, s in enumerate(related, 1) if s["role"] == Role.CHANGED]
-    if counterparts:
-        label = "Counterpart" if len(counterparts) == 1 else "Counterparts"
-        text += f" {label}: " + ", ".join(f"[{_escape(where(s))}]({i})"
-                                          for i, s in counterparts) + "."
-    if others:
-        text += " Also changed: " + ", ".join(f"[{_escape(where(s))}]({i})"
-                                              for i, s in others) + "."
-    if finding.lane != "IMPACT":
-        text += f" Left to the {finding.lane} lane."
-    if finding.preexisting:
-        text += " Pre-existing: not charged to this change."
+    anchor, related = finding.anchor, finding.related
+    text = finding_message(finding, lambda i, side: f"[{_escape(where(side))}]({i})",
+                           say=_escape)
     result: dict[str, Any] = {
         "ruleId": finding.contract,
         "ruleIndex": rule_index,
-        "level": "note" if finding.preexisting else LEVELS[Status(finding.status)],
+        "level": "note" if finding.preexisting else LEVELS[finding.status],
         "message": {"text": text},
         "partialFingerprints": {FINGERPRINT: finding.row_ids[0]},
         "properties": {

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from impact.kinds import SurfaceKind
-from impact.render.findings import Finding, findings
+from impact.kinds import InputForm, SurfaceKind, ViewName
+from impact.render.findings import Finding, findings, where
 from impact.render.words import (
     MORE_DETAIL,
     NO_FINDINGS,
     NO_ROWS,
     TEXT_RUNS,
+    VIEW_TITLES,
     action_text,
     confirms_text,
     device_run_text,
@@ -32,7 +33,7 @@ from impact.render.words import (
     verdict_line,
     views_text,
 )
-from impact.rows import Lane, Status
+from impact.rows import Confirms, Lane, Status
 
 
 def _short(sha: str | None) -> str:
@@ -40,10 +41,7 @@ def _short(sha: str | None) -> str:
 
 
 def _view_lines(view: dict[str, Any]) -> list[str]:
-    title = {
-        "head": "head view (merge base -> head)",
-        "merged": "merged view (merge base -> head merged onto the target tip)",
-    }[view["name"]]
+    title = VIEW_TITLES[ViewName(view["name"])]
     if view["unavailable"]:
         return [f"{title}: could not be computed: {view['unavailable']}"]
     rows = (
@@ -64,7 +62,7 @@ def _view_lines(view: dict[str, Any]) -> list[str]:
         path = shown.split(" -> ")[-1]
         row = surface.get(path)
         label = row["kind"] if row else SurfaceKind.OUTSIDE
-        if row and row["lane"] not in (Lane.IMPACT, "NONE"):
+        if row and Lane(row["lane"]) not in (Lane.IMPACT, Lane.NONE):
             label += f", {row['lane']} lane"
         return f"[{label}]" + (" [conflicted]" if path in conflicts else "")
 
@@ -74,11 +72,6 @@ def _view_lines(view: dict[str, Any]) -> list[str]:
     if conflicts:
         lines.append(f"  {len(conflicts)} conflicted; every other path merged cleanly")
     return lines
-
-
-def where(side: Mapping[str, Any]) -> str:
-    """A side as `file:line`, or the file alone when no line is known."""
-    return f"{side['file']}:{side['line']}" if side["line"] else side["file"]
 
 
 def _places(sides: tuple[Mapping[str, Any], ...]) -> list[str]:
@@ -158,8 +151,8 @@ def _detail_lines(report: dict[str, Any]) -> list[str]:
              "revisions:"]
     for role, rev in report["revisions"].items():
         lines.append(f"  {role:<11} {rev['sha']}  ({rev['spelled']})")
-    if report["input"]["form"] == "worktree":
-        lines.append(f"  {'head':<11} the working tree and index (uncommitted work)")
+    if InputForm(report["input"]["form"]) == InputForm.WORKTREE:
+        lines.append(f"  {ViewName.HEAD:<11} the working tree and index (uncommitted work)")
     if report["merge_bases"]:
         lines.append("merge bases:")
         for pair, shas in report["merge_bases"].items():
@@ -171,7 +164,7 @@ def _detail_lines(report: dict[str, Any]) -> list[str]:
         lines += ["", TEXT_RUNS]
         for run in report["device_runs"]:
             lines.append(f"  {device_run_text(run['target'], run['archs'], run['subjects'])} "
-                         f"({confirms_text(run.get('confirms', 'change'))})")
+                         f"({confirms_text(Confirms(run.get('confirms', Confirms.CHANGE)))})")
             if "tests" in run:
                 if run["tests"] or run["bench"] or not run.get("note"):
                     lines.append(f"    {plan_text(run['tests'], run['bench'])}")
@@ -191,15 +184,16 @@ def _row_lines(rows: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return ["contract rows: none (no changed file is on the runtime surface)"]
     lines = ["contract rows:"]
-    ordered = sorted(rows, key=lambda r: (r["lane"] != Lane.IMPACT, r["view"], r["contract"],
-                                          r["subject"]))
+    lanes = [(Lane(row["lane"]), row) for row in rows]
+    ordered = sorted(lanes, key=lambda pair: (pair[0] != Lane.IMPACT, pair[1]["view"],
+                                              pair[1]["contract"], pair[1]["subject"]))
     group = None
-    for row in ordered:
-        key = (row["view"], row["contract"], row["lane"])
+    for lane, row in ordered:
+        key = (row["view"], row["contract"], lane)
         if key != group:
             group = key
-            lane = "" if row["lane"] == Lane.IMPACT else f", left to the {row['lane']} lane"
-            lines.append(f"  [{row['view']}] {row['contract']}{lane}")
+            left = "" if lane == Lane.IMPACT else f", left to the {lane} lane"
+            lines.append(f"  [{row['view']}] {row['contract']}{left}")
         flag = " (pre-existing)" if row["preexisting"] else ""
         archs = f" [{', '.join(row['archs'])}]" if row["archs"] else ""
         says = reason_text(row["reason"], row["details"])

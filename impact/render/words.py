@@ -13,11 +13,17 @@ labels, the summary lines) are at the end of this file.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from string import Formatter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from impact.kinds import ViewName
 from impact.reasons import Reason, Step
+from impact.rollup import Outcome, PackOutcome
+from impact.rows import Confirms, Lane, Role, Status
+
+if TYPE_CHECKING:
+    from impact.render.findings import Finding
 
 REASONS: dict[Reason, str] = {
     # --- surface
@@ -309,8 +315,9 @@ STEPS: dict[Step, str] = {
 
 def verdict_line(verdict: Mapping[str, Any]) -> str:
     """`Runtime impact: ...` from the report's verdict data."""
-    text = str(verdict["kind"])
-    if text == "NEEDS-DEVICE":
+    kind = Outcome(verdict["kind"])
+    text = str(kind)
+    if kind == Outcome.NEEDS_DEVICE:
         text += " " + ", ".join(verdict["archs"])
     lanes = list(verdict["other_lanes"])
     if lanes:
@@ -320,11 +327,12 @@ def verdict_line(verdict: Mapping[str, Any]) -> str:
 
 def pack_time_line(pack_time: Mapping[str, Any]) -> str:
     """`Pack-time: ...` from the report's pack-time data."""
-    if pack_time["kind"] == "NOT-RUN":
+    kind = PackOutcome(pack_time["kind"])
+    if kind == PackOutcome.NOT_RUN:
         return "Pack-time: NOT RUN (no emit file; run with --run-emit)"
-    if pack_time["kind"] == "CLEAN":
+    if kind == PackOutcome.CLEAN:
         return "Pack-time: CLEAN"
-    if pack_time["kind"] == "INCOMPLETE":
+    if kind == PackOutcome.INCOMPLETE:
         pending = pack_time.get("unfinished", [])
         return (f"Pack-time: INCOMPLETE ({len(pending)} predicate probe(s) did not finish: "
                 f"{', '.join(pending)})")
@@ -411,16 +419,20 @@ def step_text(step: str, args: Mapping[str, Any]) -> str:
 # What the text report and the review card say around the rows' own sentences. Each
 # takes data the report already holds; none decides anything.
 
-VIEW_NAMES = {"head": "head", "merged": "merged"}
+VIEW_NAMES = {ViewName.HEAD: "head", ViewName.MERGED: "merged"}
+VIEW_TITLES = {
+    ViewName.HEAD: "head view (merge base -> head)",
+    ViewName.MERGED: "merged view (merge base -> head merged onto the target tip)",
+}
 
 
 def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
 
 
-def views_text(views: tuple[str, ...] | list[str]) -> str:
+def views_text(views: tuple[ViewName, ...] | list[ViewName]) -> str:
     """Where a finding was seen, when more than one view: "head and merged views"."""
-    return f"{_and([VIEW_NAMES.get(v, v) for v in views])} views" if len(views) > 1 else ""
+    return f"{_and([VIEW_NAMES[v] for v in views])} views" if len(views) > 1 else ""
 
 
 def archs_text(archs: tuple[str, ...] | list[str]) -> str:
@@ -446,9 +458,9 @@ ACTION_MISMATCH = "make the copies agree"
 ACTION_DEVICE = "device run: {run}"
 
 
-def action_text(status: str, run: str) -> str:
+def action_text(status: Status, run: str) -> str:
     """What to do about a finding: agree the copies (mismatch), or the device run (else)."""
-    return ACTION_MISMATCH if status == "mismatch" else ACTION_DEVICE.format(run=run)
+    return ACTION_MISMATCH if status == Status.MISMATCH else ACTION_DEVICE.format(run=run)
 
 
 def preexisting_text(count: int) -> str:
@@ -467,6 +479,31 @@ def lanes_text(lanes: Mapping[str, list[str]], *, code: bool = False) -> str:
     return "Left to other lanes: " + "; ".join(parts)
 
 
+def finding_message(finding: Finding, cite: Callable[[int, Mapping[str, Any]], str], *,
+                    say: Callable[[str], str] = str, views: bool = False) -> str:
+    """A finding as one message, a GitHub annotation's or a SARIF result's: its reason's
+    sentence (through `say`: SARIF escapes it), every other copy it names (its `related`
+    sides, numbered from 1, each as `cite` writes it: a place, or a link to a related
+    location), its views when `views`, the lane it is left to and whether it is
+    pre-existing."""
+    text = say(reason_text(finding.reason, finding.details)) + "."
+    related = list(enumerate(finding.related, 1))
+    counterparts = [cite(i, side) for i, side in related if side["role"] != Role.CHANGED]
+    others = [cite(i, side) for i, side in related if side["role"] == Role.CHANGED]
+    if counterparts:
+        label = "Counterpart" if len(counterparts) == 1 else "Counterparts"
+        text += f" {label}: " + ", ".join(counterparts) + "."
+    if others:
+        text += " Also changed: " + ", ".join(others) + "."
+    if views:
+        text += f" ({' and '.join(finding.views)} view{'s' if len(finding.views) > 1 else ''})"
+    if finding.lane != Lane.IMPACT:
+        text += f" Left to the {finding.lane} lane."
+    if finding.preexisting:
+        text += " Pre-existing: not charged to this change."
+    return text
+
+
 NO_FINDINGS = "No runtime contract needs attention."
 NO_ROWS = "No changed file is on the runtime surface."
 MORE_DETAIL = "(--verbose adds the revisions, the changed paths, every copy and the evidence)"
@@ -482,8 +519,9 @@ CARD_INFERRED = "[inferred]"
 
 def card_header(verdict: Mapping[str, Any], runs: int, breaks: int) -> str:
     """`Impact (static): <verdict> — <n> device runs named; <m> BREAKS`."""
-    text = str(verdict["kind"])
-    if text == "NEEDS-DEVICE":
+    kind = Outcome(verdict["kind"])
+    text = str(kind)
+    if kind == Outcome.NEEDS_DEVICE:
         text += " " + ",".join(verdict["archs"])
     return (f"Impact (static): {text} — {runs} device run{'s' if runs != 1 else ''} named; "
             f"{breaks} BREAKS")
@@ -541,6 +579,6 @@ def plan_text(tests: list[str], bench: list[str], *, code: bool = False) -> str:
     return "; ".join(parts) if parts else "no test or bench named by the surface map"
 
 
-def confirms_text(confirms: str) -> str:
+def confirms_text(confirms: Confirms) -> str:
     """What a passing run would settle: the change is safe, or the break is real."""
-    return "confirms the break" if confirms == "break" else "settles the change"
+    return "confirms the break" if confirms == Confirms.BREAK else "settles the change"
