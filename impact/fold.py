@@ -126,15 +126,17 @@ def _fold_row(row: Row, emit: _Emit, ctx: CheckContext, host_side: set[str],
                                                    module=module)))
 
 
+def unfinished_revisions(document: dict[str, Any]) -> list[ViewName]:
+    """The revisions whose children left no result the fold can read (crashed, timed
+    out, not started, or the child's own error document)."""
+    return [r for r in (ViewName.BASE, ViewName.HEAD) if not _finished(document["revisions"][r])]
+
+
 def unfinished_tables(document: dict[str, Any]) -> list[str]:
-    """What the head's predicate probes left unsettled: every head table that did not
-    finish (timed out, failed), or the revision itself when it has no result. A Pack-time
-    with any of these is INCOMPLETE, never CLEAN: no finding is not the same as none."""
-    emit = _Emit(document)
-    if not emit.complete:
-        return [f"{r} revision" for r in (ViewName.BASE, ViewName.HEAD)
-                if not _finished(document["revisions"][r])]
-    return sorted(str(t.get("family")) for t in emit.head.get("predicate_tables", [])
+    """What the head's predicate probes left unsettled: the family of every head table
+    that did not finish (timed out, failed). A Pack-time with any of these, or with an
+    unfinished revision, is INCOMPLETE, never CLEAN: no finding is not the same as none."""
+    return sorted(str(t.get("family")) for t in _Emit(document).head.get("predicate_tables", [])
                   if t.get("status") != TableStatus.DONE)
 
 

@@ -20,8 +20,14 @@ from typing import Any
 from urllib.parse import quote
 
 from impact.render.findings import Finding, findings, where
-from impact.render.words import finding_message, pack_time_line, verdict_line
-from impact.rows import Role, Status
+from impact.render.words import (
+    SRCROOT_TEXT,
+    finding_message,
+    pack_time_line,
+    side_label,
+    verdict_line,
+)
+from impact.rows import Status
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -50,12 +56,6 @@ def _location(side: Mapping[str, Any]) -> dict[str, Any]:
         "region": {"startLine": max(int(side["line"]), 1)}}}
 
 
-def _side_label(side: Mapping[str, Any]) -> str:
-    role = "counterpart" if side["role"] != Role.CHANGED else "changed copy"
-    symbol = f" {side['symbol']}" if side["symbol"] else ""
-    return f"{role}{symbol} ({side['revision']})"
-
-
 def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
     anchor, related = finding.anchor, finding.related
     text = finding_message(finding, lambda i, side: f"[{_escape(where(side))}]({i})",
@@ -77,7 +77,7 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
         result["locations"] = [_location(anchor)]
     if related:
         result["relatedLocations"] = [
-            {**_location(side), "id": i, "message": {"text": _side_label(side)}}
+            {**_location(side), "id": i, "message": {"text": side_label(side)}}
             for i, side in enumerate(related, 1)]
     return result
 
@@ -111,7 +111,7 @@ def rule(contract: str) -> dict[str, Any]:
 
 
 def _srcroot(repository: str) -> dict[str, Any]:
-    base: dict[str, Any] = {"description": {"text": "The root of the repository analysed."}}
+    base: dict[str, Any] = {"description": {"text": SRCROOT_TEXT}}
     path = PurePosixPath(repository)
     if path.is_absolute():
         base["uri"] = path.as_uri().rstrip("/") + "/"
