@@ -16,6 +16,7 @@ from dulwich.patch import write_tree_diff
 
 from impact.git import Snapshot, Views, open_views
 from impact.kinds import ViewName
+from impact.validate.verdict import StageStatus
 
 CACHE_VARS = ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "AITER_JIT_DIR",
               "FLYDSL_RUNTIME_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPYCACHEPREFIX")
@@ -46,14 +47,14 @@ def merge_sim(views: Views) -> MergeSim:
     merged = views.view(ViewName.MERGED)
     if merged is None or merged.new is None:
         why = merged.unavailable if merged is not None else "no merged view"
-        return MergeSim("fail", f"head cannot be merged onto {tip.spelled}: {why}",
+        return MergeSim(StageStatus.FAIL, f"head cannot be merged onto {tip.spelled}: {why}",
                         tip.spelled, tip.sha, None, ())
     if merged.conflicts:
-        return MergeSim("fail", f"head conflicts with {tip.spelled} in "
+        return MergeSim(StageStatus.FAIL, f"head conflicts with {tip.spelled} in "
                         f"{len(merged.conflicts)} path(s)", tip.spelled, tip.sha, None,
                         merged.conflicts)
-    return MergeSim("pass", f"head merges cleanly onto {tip.spelled}", tip.spelled, tip.sha,
-                    merged.new, ())
+    return MergeSim(StageStatus.PASS, f"head merges cleanly onto {tip.spelled}", tip.spelled,
+                    tip.sha, merged.new, ())
 
 
 def patch_bytes(views: Views) -> tuple[bytes, str]:

@@ -30,6 +30,7 @@ from impact.validate import correctness, identity, materialise, perf
 from impact.validate.claim import Claim, Thresholds, claim_gpu
 from impact.validate.document import SCHEMA_VERSION, clear, finish, write_json
 from impact.validate.gpus import RecordedBackend, detect_backend
+from impact.validate.verdict import StageStatus
 
 
 @dataclass
@@ -193,7 +194,7 @@ def validate(options: Options) -> dict[str, Any]:
     assert head_view is not None
     paths = list(head_view.diff.paths)
     test_paths = [p for p in paths if "test" in p.rsplit("/", 1)[-1].lower()]
-    stages["diff_scan"] = _stage("info", "candidates, not verdicts", paths=len(paths),
+    stages["diff_scan"] = _stage(StageStatus.INFO, "candidates, not verdicts", paths=len(paths),
                                  test_paths=len(test_paths))
     timings["merge_sim"] = time.monotonic() - clock
 
@@ -214,13 +215,16 @@ def validate(options: Options) -> dict[str, Any]:
         detail = claim.detail()
         detail["seconds"] = round(timings["gpu_claim"], 3)
         if claim.gpu is None:
-            stages["gpu_claim"] = {"status": "skip", "reason": claim.reason, "detail": detail}
+            stages["gpu_claim"] = {"status": StageStatus.SKIP, "reason": claim.reason,
+                                   "detail": detail}
         elif recorded:
-            stages["gpu_claim"] = {"status": "skip", "reason": "recorded samples stand in for "
-                                   f"the GPU ({os.environ.get('IMPACT_GPU_SAMPLES')}): tests "
+            stages["gpu_claim"] = {"status": StageStatus.SKIP,
+                                   "reason": "recorded samples stand in for the GPU "
+                                   f"({os.environ.get('IMPACT_GPU_SAMPLES')}): tests "
                                    "only, a recording is not a device", "detail": detail}
         else:
-            stages["gpu_claim"] = {"status": "pass", "reason": claim.reason, "detail": detail}
+            stages["gpu_claim"] = {"status": StageStatus.PASS, "reason": claim.reason,
+                                   "detail": detail}
         coverage, coverage_basis = identity.arch_coverage(
             claim.gpu.arch if claim.gpu else None, result["head_executed"], not recorded)
         gpu = claim.gpu
@@ -304,9 +308,11 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
 
     clock = time.monotonic()
     if ViewName.HEAD not in sides:
-        stages["runtime_compat"] = _stage("skip", "no merged head tree to check (merge_sim failed)")
+        stages["runtime_compat"] = _stage(StageStatus.SKIP,
+                                          "no merged head tree to check (merge_sim failed)")
     elif not options.package:
-        stages["runtime_compat"] = _stage("skip", "no package named: pass --package NAME, or "
+        stages["runtime_compat"] = _stage(StageStatus.SKIP,
+                                          "no package named: pass --package NAME, or "
                                           "name `package` in the map's [[device_tests]], so "
                                           "the import check can prove which tree runs")
     else:
@@ -318,23 +324,25 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
             if origin is None or not Path(origin).resolve().is_relative_to(side.root.resolve()):
                 bad.append(f"{name}: {options.package} resolves to {origin or error}, "
                            f"outside {side.root}")
-        stages["runtime_compat"] = (_stage("fail", "; ".join(bad), origins=origins) if bad else
-                                    _stage("pass", f"{options.package} resolves inside each "
-                                           "side's scratch folder", origins=origins))
+        stages["runtime_compat"] = (
+            _stage(StageStatus.FAIL, "; ".join(bad), origins=origins) if bad else
+            _stage(StageStatus.PASS, f"{options.package} resolves inside each side's scratch "
+                   "folder", origins=origins))
     timings["runtime_compat"] = time.monotonic() - clock
 
     blocked = []
     if claim.gpu is None:
         blocked.append(f"no GPU claimed ({claim.degraded_mode})")
-    if stages["runtime_compat"]["status"] != "pass":
+    if stages["runtime_compat"]["status"] != StageStatus.PASS:
         blocked.append(f"runtime_compat is {stages['runtime_compat']['status']}")
     if not tests:
         blocked.append("no test target: the plan names none")
     if blocked:
         why = "; ".join(blocked)
-        stages["correctness"] = _stage("skip", why)
-        stages["test_policy"] = _stage("skip", why)
-        stages["perf"] = _stage("skip", why if bench else f"no bench command named; {why}")
+        stages["correctness"] = _stage(StageStatus.SKIP, why)
+        stages["test_policy"] = _stage(StageStatus.SKIP, why)
+        stages["perf"] = _stage(StageStatus.SKIP,
+                                why if bench else f"no bench command named; {why}")
         return result
 
     clock = time.monotonic()
@@ -370,12 +378,12 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
             # the import check passed, yet the test process ran another copy: nothing it
             # proved is about this head (an environment fact, blamed on no one)
             stages["runtime_compat"] = _stage(
-                "fail", f"the head test process imported {options.package} from {loaded}, "
-                f"outside {head_side.root}", **stages["runtime_compat"]["detail"])
+                StageStatus.FAIL, f"the head test process imported {options.package} from "
+                f"{loaded}, outside {head_side.root}", **stages["runtime_compat"]["detail"])
 
     clock = time.monotonic()
     if not bench:
-        stages["perf"] = _stage("skip", "no bench command named")
+        stages["perf"] = _stage(StageStatus.SKIP, "no bench command named")
     else:
         rounds = []
         for i, name in enumerate(perf.ROUNDS):
