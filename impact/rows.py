@@ -12,6 +12,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from impact.kinds import ViewName
+
 
 class Status(enum.StrEnum):
     """How a contract site fared, worst first."""
@@ -60,7 +62,7 @@ class Side:
 
     file: str
     line: int
-    revision: str
+    revision: str  # a ViewName's value: the label of the snapshot the copy was read from
     role: str  # a Role
     symbol: str = ""
 
@@ -101,7 +103,7 @@ class Row:
     `run_checks` from the sides' roles, never by a check."""
 
     contract: str
-    view: str
+    view: ViewName
     subject: str
     status: Status
     reason: str

@@ -4,7 +4,7 @@
 # records, the files of each kind from the tree index, and parse failures through the
 # CheckContext; never parses files itself. A side is `changed` when that copy names or
 # declares the row's string differently from the base; `run_checks` charges from that.
-# Its sentences live in `impact/render/words.py`.
+# Its sentences live in `impact/render/words/`.
 
 from __future__ import annotations
 

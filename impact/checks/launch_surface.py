@@ -3,7 +3,7 @@
 Maintainers: reads the profiles' launch-surface entries, the definitions and what they
 reach through each snapshot's SymbolGraph records, and facts through the CheckContext;
 never parses source, touches git or sees a graph node. It compares digests only: what the
-two halves compute is left to a device run. Its sentences live in `impact/render/words.py`.
+two halves compute is left to a device run. Its sentences live in `impact/render/words/`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Maintainers: reads definitions and their readers as PythonGraph records (never a graph
 node or id scheme) and parse failures through the CheckContext; never parses source or
-touches git. Its sentences live in `impact/render/words.py`.
+touches git. Its sentences live in `impact/render/words/`.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 Maintainers: a pure rendering of `findings(report)`; it decides nothing. One line per
 finding (`::error` for a mismatch, `::warning` for changed, `::notice` for inert,
 outside or pre-existing), anchored on the changed copy and naming every other copy in
-the message, then the verdict as a last `::error` (BREAKS) or `::notice` line. Values
-are escaped as the Actions runner parses them: `%`, CR and LF in the message; those and
-`:` and `,` in a property.
+the message (`words.finding_message`, as SARIF has it, with the views), then the verdict
+as a last `::error` (BREAKS) or `::notice` line. Values are escaped as the Actions
+runner parses them: `%`, CR and LF in the message; those and `:` and `,` in a property.
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """SARIF 2.1.0 for code scanning: one result per finding, anchored on the changed copy.
 
 Maintainers: a pure rendering of `findings(report)`; it decides nothing. Each result's
-`ruleId` is the contract, its message the reason's sentence from words.py with every
-other copy linked as a related location, its level the status's (a pre-existing finding
-is a note), and its `partialFingerprints` the finding's stable row id, so code scanning
-tracks it across pushes. The driver's version is the report's (`tool_version()` when it
-was built). Rules carry the check's docstring (what `impact explain` prints). The
-verdict, the archs, the exit code and the revisions' shas sit in the run's properties.
-`tests/test_sarif.py` validates the output against the official SARIF 2.1.0 schema.
+`ruleId` is the contract, its message the finding's (`words.finding_message`, as the
+GitHub annotations have it) with every other copy linked as a related location, its
+level the status's (a pre-existing finding is a note), and its `partialFingerprints` the
+finding's stable row id, so code scanning tracks it across pushes. The driver's version
+is the report's (`tool_version()` when it was built). Rules carry the check's docstring
+(what `impact explain` prints). The verdict, the archs, the exit code and the revisions'
+shas sit in the run's properties. `tests/test_sarif.py` validates the output against the
+official SARIF 2.1.0 schema.
 """
 
 from __future__ import annotations

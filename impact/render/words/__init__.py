@@ -5,7 +5,8 @@ Maintainers: `rows.py` holds the sentence of every reason and evidence hop (keye
 its rows (the verdict lines, the text report's and the review card's phrases, the one
 message of a finding that GitHub annotations and SARIF share), the sentences the report
 document itself holds (coverage, the emit fold, the device runs' notes) and the progress
-words. Checks, the document and the renderers import them from here; none writes others.
+words. The report document, the renderers, the library entry and the pre-commit hook
+import them from here; none of them writes others.
 """
 
 from impact.render.words.report import (
