@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from impact.render.findings import Finding, findings, where
-from impact.render.words import finding_message, pack_time_line, verdict_line
+from impact.render.words import annotation_title, finding_message, pack_time_line, verdict_line
 from impact.rollup import Outcome
 from impact.rows import Status
 
@@ -47,7 +47,7 @@ def _annotation(finding: Finding) -> str:
         props["file"] = str(anchor["file"])
         if anchor["line"]:
             props["line"] = str(anchor["line"])
-    props["title"] = f"impact {finding.contract}: {finding.status} ({finding.subject})"
+    props["title"] = annotation_title(finding)
     return command(name, text, **props)
 
 

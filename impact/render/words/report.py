@@ -237,6 +237,11 @@ def confirms_text(confirms: Confirms) -> str:
     return "confirms the break" if confirms == Confirms.BREAK else "settles the change"
 
 
+def annotation_title(finding: Finding) -> str:
+    """A GitHub annotation's title: `impact <contract>: <status> (<subject>)`."""
+    return f"impact {finding.contract}: {finding.status} ({finding.subject})"
+
+
 def side_label(side: Mapping[str, Any]) -> str:
     """A related location's label in SARIF: `counterpart NAME (base)`, `changed copy (head)`."""
     what = "counterpart" if side["role"] != Role.CHANGED else "changed copy"
