@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from emit.child.vocabulary import RunStatus
 from emit.jail import CHILD, SANDBOX, child_environment, kept_paths
 from emit.sandbox import remove
 
@@ -104,7 +105,7 @@ class Run:
     process: subprocess.Popen[bytes] | None = None
     status_fd: int | None = None     # the jail's report on what it obtained
     started: float = 0.0
-    status: str = "not-started"
+    status: RunStatus = RunStatus.NOT_STARTED
     reason: str | None = None
     stderr: BoundedOutput = field(default_factory=lambda: BoundedOutput(KEEP_BYTES))
     protections: dict[str, Any] = field(default_factory=lambda: unprotected("never started"))
@@ -239,10 +240,10 @@ def run_children(runs: list[Run], *, jobs: int, limits: Limits, isolate: bool,
                 run = pending.pop(0)
                 try:
                     _start(run, roots_py, roots_desc, limits, isolate, flavor, hide)
-                    run.status = "running"
+                    run.status = RunStatus.RUNNING
                     active.append(run)
                 except (OSError, subprocess.SubprocessError) as exc:
-                    run.status, run.reason = "crashed", f"child could not start: {exc}"
+                    run.status, run.reason = RunStatus.CRASHED, f"child could not start: {exc}"
             time.sleep(0.05)
             for run in list(active):
                 assert run.process is not None
@@ -250,15 +251,15 @@ def run_children(runs: list[Run], *, jobs: int, limits: Limits, isolate: bool,
                 code = run.process.poll()
                 if code is None and time.monotonic() - run.started > limits.timeout:
                     _end(run)
-                    run.status = "timed-out"
+                    run.status = RunStatus.TIMED_OUT
                     run.reason = (f"child ran past {limits.timeout:g} s and was ended "
                                   "with every process it started")
                 elif code is not None:
                     _end(run)  # what it left behind goes too
                     if code == 0 and run.out.exists():
-                        run.status = "done"
+                        run.status = RunStatus.DONE
                     else:
-                        run.status, run.reason = "crashed", _crash_reason(run, code)
+                        run.status, run.reason = RunStatus.CRASHED, _crash_reason(run, code)
                 else:
                     continue
                 active.remove(run)

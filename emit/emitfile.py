@@ -19,6 +19,7 @@ from typing import Any
 from emit.shard import Uncovered, coverage, describe, merge_files
 from impact.contracts import validate
 from impact.errors import ImpactError
+from impact.kinds import ViewName
 from impact.version import tool_version
 
 EMIT_SCHEMA = "emit.schema.json"
@@ -36,7 +37,7 @@ def emit_document(revisions: Mapping[str, Mapping[str, Any]],
     `impact emit --shard K/N`)."""
     document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "tool": {"name": "impact", "version": tool_version()},
-        "revisions": {label: dict(revisions[label]) for label in ("base", "head")}}
+        "revisions": {label: dict(revisions[label]) for label in (ViewName.BASE, ViewName.HEAD)}}
     if slice_of is not None:
         document["slice"] = {"index": slice_of[0], "count": slice_of[1]}
     return document
@@ -74,11 +75,11 @@ def load_emit_bytes(data: bytes, path: str,
     judged); `path` only names the file in errors."""
     document = _checked(data, path)
     fix = "run impact emit (or report --run-emit) again for these revisions"
-    for label in ("base", "head"):
+    for label in (ViewName.BASE, ViewName.HEAD):
         if document["revisions"][label]["trees"] != dict(expected[label]):
             raise BadEmitFile(f"emit file '{path}' was made for other trees than this "
                               f"{label}", fix)
-    for label in ("base", "head"):
+    for label in (ViewName.BASE, ViewName.HEAD):
         result = document["revisions"][label]["result"]
         if result is not None and "enumerated" not in result and (
                 "slice" in document or "merged" in document):

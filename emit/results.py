@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from emit.cache import EmitStore
+from emit.child.vocabulary import RunStatus
 from emit.children import Run, unprotected
 from emit.emitfile import CHILD_SCHEMA
 from emit.reuse import store_built
@@ -32,14 +33,14 @@ from impact.contracts import validate
 
 def read_result(run: Run) -> dict[str, Any] | None:
     """The document a finished child wrote, checked against its schema (else crashed)."""
-    if run.status != "done":
+    if run.status != RunStatus.DONE:
         return None
     try:
         result = json.loads(run.out.read_text(encoding="utf-8"))
         validate(result, CHILD_SCHEMA)
         return result
     except Exception as exc:  # unreadable JSON or a document off its schema
-        run.status = "crashed"
+        run.status = RunStatus.CRASHED
         run.reason = f"child document unusable: {getattr(exc, 'message', exc)}"
         return None
 
@@ -49,7 +50,8 @@ def read_plan(revision: Revision) -> None:
     assert run is not None
     result = read_result(run)
     if result is not None and "enumerated" not in result:
-        run.status, run.reason = "crashed", "the child did not list the families it enumerated"
+        run.status = RunStatus.CRASHED
+        run.reason = "the child did not list the families it enumerated"
         result = None
     if result is not None:
         revision.plan = {name: result[name] for name in REVISION_FIELDS}
@@ -62,12 +64,13 @@ def finish(revision: Revision, store: EmitStore | None, shard: tuple[int, int] |
     documents = [(run, read_result(run)) for run in revision.runs]
     protections = merge_protections([r.protections for r in ran] + revision.protections)
     record: dict[str, Any] = {
-        "commit": revision.commit, "trees": revision.trees, "status": "done", "reason": None,
+        "commit": revision.commit, "trees": revision.trees, "status": RunStatus.DONE,
+        "reason": None,
         "network_isolated": protections["network"], "protections": protections,
         "result": None,
         "work": {"children": len(ran), "groups_cached": len(revision.pieces),
                  "groups_built": 0, "cache": revision.cache_state}}
-    failed = [r for r in ran if r.status != "done"]
+    failed = [r for r in ran if r.status != RunStatus.DONE]
     if failed:
         worst = min(failed, key=lambda r: STATUS_ORDER.index(r.status))
         prefix = "" if worst.label == revision.label else f"{worst.label}: "
@@ -86,7 +89,7 @@ def finish(revision: Revision, store: EmitStore | None, shard: tuple[int, int] |
         if shard is not None:
             _check_slice(result, wanted or [])
     except Uncovered as exc:
-        record.update(status="crashed", reason=str(exc))
+        record.update(status=RunStatus.CRASHED, reason=str(exc))
         return record
     record["result"] = result
     record["work"]["groups_built"] = len({f"{f['source']}@{f['arch']}"
@@ -112,7 +115,7 @@ def _check_slice(result: Mapping[str, Any], wanted: list[Group]) -> None:
 def not_built(commit: str | None, trees: dict[str, str], why: str) -> dict[str, Any]:
     """The record of a revision no child was started for, and why (no result: nothing
     folds and Pack-time reads INCOMPLETE)."""
-    return {"commit": commit, "trees": trees, "status": "not-started", "reason": why,
+    return {"commit": commit, "trees": trees, "status": RunStatus.NOT_STARTED, "reason": why,
             "network_isolated": False, "protections": unprotected("never started"),
             "result": None,
             "work": {"children": 0, "groups_cached": 0, "groups_built": 0, "cache": "off"}}

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from emit.cache import EmitStore, revision_key, tool_fingerprint
+from emit.child.vocabulary import BuildStatus, RunStatus, TableStatus
 from emit.children import Limits, Run
 from emit.jail import allowed_environment, key_import_path
 from emit.manifest import holds, manifest_of
@@ -100,14 +101,14 @@ def _abandoned_work(document: Mapping[str, Any]) -> bool:
     """Whether the child left a timed-out family or table behind: its worker thread may
     still have run tree code while later families were built, so nothing that child
     built is kept."""
-    return any(f["status"] == "timed-out" for f in document["families"]) or any(
-        t["status"] == "timed-out" for t in document["predicate_tables"])
+    return any(f["status"] == BuildStatus.TIMED_OUT for f in document["families"]) or any(
+        t["status"] == TableStatus.TIMED_OUT for t in document["predicate_tables"])
 
 
 def _read_reads(run: Run) -> dict[str, Any] | None:
     """The reads file a finished child wrote, checked against its schema (None: absent,
     unreadable or off its schema; then nothing that child built is stored)."""
-    if run.reads is None or run.status != "done":
+    if run.reads is None or run.status != RunStatus.DONE:
         return None
     try:
         reads = json.loads(run.reads.read_text(encoding="utf-8"))

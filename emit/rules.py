@@ -32,15 +32,15 @@ from impact.facts import Fact
 from impact.factstore import extractor_version
 from impact.git import Snapshot
 from impact.index import TreeIndex
-from impact.kinds import FactKind, SurfaceKind
+from impact.kinds import DescriptorType, FactKind, LaunchKind, SurfaceKind
 from impact.surface import SurfaceMap
 
 RULES_SCHEMA = "emit_rules.schema.json"
 RULES_VERSION = 2  # 2: the library's names (`emitter`)
-ROCKE = "rocke"
 # Launch kinds an authored descriptor may name; any other (the packed `kpack` form, a typo)
 # leaves its UKD not inspected, as the packer refuses it.
-AUTHORED_KINDS = frozenset({ROCKE, "hip", "hsaco", "embedded_source"})
+AUTHORED_KINDS = frozenset({LaunchKind.ROCKE, LaunchKind.HIP, LaunchKind.HSACO,
+                            LaunchKind.EMBEDDED_SOURCE})
 # A literal `backend=` passed to the packer's lowering call pins the lowering backend.
 BACKEND_KEYWORD = "backend"
 
@@ -104,8 +104,9 @@ def rules_inputs(snapshot: Snapshot, surface: SurfaceMap) -> Record:
     readers, the fact cache and the generic-target table). Raises OSError when impact's
     sources cannot be read (the caller then keeps no cache)."""
     index = TreeIndex.of(snapshot, surface)
-    paths = sorted({*index.paths(SurfaceKind.HKP_PACK), *_descriptors(index, surface, "kdp"),
-                    *_descriptors(index, surface, "ukd")})
+    paths = sorted({*index.paths(SurfaceKind.HKP_PACK),
+                    *_descriptors(index, surface, DescriptorType.KDP),
+                    *_descriptors(index, surface, DescriptorType.UKD)})
     return {"files": {path: snapshot[path].sha for path in paths},
             "surface": surface.sha256, "readers": _readers_version()}
 
@@ -135,7 +136,7 @@ def backend_pins(snapshot: Snapshot, index: TreeIndex, cache: FactCache,
     return sorted(pins)
 
 
-def _descriptors(index: TreeIndex, surface: SurfaceMap, dtype: str) -> list[str]:
+def _descriptors(index: TreeIndex, surface: SurfaceMap, dtype: DescriptorType) -> list[str]:
     """Descriptor files of type `dtype` under a descriptor root, none in a hidden folder."""
     roots = [root.strip("/") + "/" for root in surface.descriptor_roots]
     out = []
@@ -157,10 +158,10 @@ def shipped_variants(snapshot: Snapshot, surface: SurfaceMap, index: TreeIndex,
     """(variants, not_inspected): every UKD each KDP ships, in kernelDescriptors order, as
     the descriptor reader found it; a UKD the child could not build from goes to
     not_inspected with the reason."""
-    ukd_files = _descriptors(index, surface, "ukd")
+    ukd_files = _descriptors(index, surface, DescriptorType.UKD)
     variants: list[Record] = []
     refused: list[Record] = []
-    for kdp_path in _descriptors(index, surface, "kdp"):
+    for kdp_path in _descriptors(index, surface, DescriptorType.KDP):
         facts = cache.facts(snapshot, kdp_path)
         kdp = _first(facts, FactKind.KDP)
         failure = _first(facts, FactKind.PARSE_FAILURE)
@@ -235,7 +236,7 @@ def _variant(kdp: str, fact: Fact, kdp_arch: list[Any]) -> tuple[Record, str | N
         kind = launch["kind"]
         if kind not in AUTHORED_KINDS:
             return record, f"{where}: kind {kind!r} is not an authored kernel source"
-        for key in ("source", "builder") if kind == ROCKE else ():
+        for key in ("source", "builder") if kind == LaunchKind.ROCKE else ():
             if launch[key] is None:
                 return record, f"{where}: {key} is not a string"
     return record, None

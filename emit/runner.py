@@ -45,7 +45,8 @@ from emit.rules import child_rules
 from emit.shard import Group, assign, groups_of
 from emit.trees import expected_trees, roots_of
 from impact.factstore import FactStore
-from impact.git import Views
+from impact.git import BASE_TO_HEAD, Views
+from impact.kinds import ViewName
 from impact.surface import SurfaceMap
 
 
@@ -88,12 +89,12 @@ def run_emit(views: Views, surface: SurfaceMap, *, jobs: int | None = None,
             why = (f"the surface map {surface.name} has no emitter conventions "
                    "([conventions.emitter]): nothing was built")
             return emit_document({label: not_built(commits[label], trees[label], why)
-                                  for label in ("base", "head")}, shard)
+                                  for label in (ViewName.BASE, ViewName.HEAD)}, shard)
         revisions = []
-        for label, snapshot in (("base", views.base), ("head", views.head)):
+        for label, snapshot in ((ViewName.BASE, views.base), (ViewName.HEAD, views.head)):
             revision = Revision(label, commits[label], trees[label], snapshot=snapshot,
                                 roots=roots)
-            if store is not None and untrusted_head and label == "head":
+            if store is not None and untrusted_head and label == ViewName.HEAD:
                 revision.cache_state = "not used: the head is untrusted"
             elif store is not None:
                 revision.key = cache_key(revision, snapshot, surface, flavor, limits, isolate)
@@ -197,9 +198,9 @@ def _plan_children(revisions: list[Revision], jobs: int, shard: tuple[int, int] 
 
 def _commits(views: Views) -> dict[str, str | None]:
     """The commit each built snapshot was read from (None for uncommitted work)."""
-    merge_bases = views.merge_bases.get("base..head")
-    base = views.revisions.get("base")
-    head = views.revisions.get("head")
-    return {"base": merge_bases[0] if merge_bases else (base.sha if base else None),
-            "head": head.sha if head else None}
+    merge_bases = views.merge_bases.get(BASE_TO_HEAD)
+    base = views.revisions.get(ViewName.BASE)
+    head = views.revisions.get(ViewName.HEAD)
+    return {ViewName.BASE: merge_bases[0] if merge_bases else (base.sha if base else None),
+            ViewName.HEAD: head.sha if head else None}
 

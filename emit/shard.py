@@ -19,13 +19,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from emit.child.vocabulary import BuildStatus, RunStatus, TableStatus
 from impact.errors import BadUsage
+from impact.kinds import ViewName
 
 # The child document's fields that describe the whole revision, not one family: every
 # child of one revision must write them equal.
 REVISION_FIELDS = ("schema_version", "flavor", "backend_pin", "enumerator",
                    "enumerator_error", "error", "skipped", "not_inspected", "enumerated")
-STATUS_ORDER = ("crashed", "timed-out", "not-started", "done")  # worst first
+STATUS_ORDER = (RunStatus.CRASHED, RunStatus.TIMED_OUT, RunStatus.NOT_STARTED,
+                RunStatus.DONE)  # worst first
 
 Document = dict[str, Any]
 
@@ -96,10 +99,10 @@ def complete(piece: Document, group: Group) -> bool:
     try:
         families = [f["id"] for f in piece["families"]]
         return (families == list(group.families)
-                and all(f["status"] == "built" and isinstance(f["variants"], list)
+                and all(f["status"] == BuildStatus.BUILT and isinstance(f["variants"], list)
                         for f in piece["families"])
                 and [t["family"] for t in piece["predicate_tables"]] == families
-                and all(t["status"] == "done" for t in piece["predicate_tables"]))
+                and all(t["status"] == TableStatus.DONE for t in piece["predicate_tables"]))
     except (TypeError, KeyError):  # a damaged piece is not complete
         return False
 
@@ -187,7 +190,7 @@ def merge_files(documents: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
         if doc["tool"] != first["tool"]:
             raise Uncovered(f"'{name}' was made by impact {doc['tool']['version']}, "
                             f"'{names[0]}' by {first['tool']['version']}")
-        for label in ("base", "head"):
+        for label in (ViewName.BASE, ViewName.HEAD):
             for field in ("trees", "commit"):
                 if doc["revisions"][label][field] != first["revisions"][label][field]:
                     raise Uncovered(f"'{name}' was made for other {label} {field} than "
@@ -200,7 +203,7 @@ def merge_files(documents: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
                         f"{count}: give each of 1..{count} exactly once")
     ordered = sorted(documents, key=lambda doc: doc["slice"]["index"])
     revisions = {label: _merge_revision([doc["revisions"][label] for doc in ordered])
-                 for label in ("base", "head")}
+                 for label in (ViewName.BASE, ViewName.HEAD)}
     return {"schema_version": first["schema_version"], "tool": dict(first["tool"]),
             "merged": {"count": count}, "revisions": revisions}
 
@@ -211,11 +214,12 @@ def _merge_revision(slices: Sequence[Mapping[str, Any]]) -> Document:
     merged = {"commit": first["commit"], "trees": first["trees"],
               "network_isolated": protections["network"], "protections": protections}
     worst = min(slices, key=lambda s: STATUS_ORDER.index(s["status"]))
-    if worst["status"] != "done" or any(s["result"] is None for s in slices):
+    if worst["status"] != RunStatus.DONE or any(s["result"] is None for s in slices):
         index = slices.index(worst) + 1
-        merged.update(status=worst["status"] if worst["status"] != "done" else "crashed",
-                      reason=f"slice {index}: {worst['reason'] or 'no result'}", result=None)
+        status = worst["status"] if worst["status"] != RunStatus.DONE else RunStatus.CRASHED
+        merged.update(status=status, reason=f"slice {index}: {worst['reason'] or 'no result'}",
+                      result=None)
         return merged
     result = assemble(first["result"], [s["result"] for s in slices])
-    merged.update(status="done", reason=None, result=result)
+    merged.update(status=RunStatus.DONE, reason=None, result=result)
     return merged

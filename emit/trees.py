@@ -13,6 +13,7 @@ from dulwich.index import commit_tree
 from dulwich.object_store import MemoryObjectStore
 
 from impact.git import Snapshot, Views
+from impact.kinds import ViewName
 from impact.surface import SurfaceMap
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -44,7 +45,8 @@ def tree_ids(snapshot: Snapshot, roots: tuple[str, ...]) -> dict[str, str]:
 def expected_trees(views: Views, surface: SurfaceMap) -> dict[str, dict[str, str]]:
     """The tree ids an emit file for `views` must record (what `report --emit` checks)."""
     roots = roots_of(surface)
-    return {"base": tree_ids(views.base, roots), "head": tree_ids(views.head, roots)}
+    return {ViewName.BASE: tree_ids(views.base, roots),
+            ViewName.HEAD: tree_ids(views.head, roots)}
 
 
 def materialise(snapshot: Snapshot, roots: tuple[str, ...], into: Path) -> None:

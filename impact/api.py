@@ -170,13 +170,15 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
     results never fold a row. A report asked for again with the same inputs is read back
     from the session's store. `progress` hears each stage.
     """
+    from impact.render import words
+
     session = _session(session)
     stage = progress or _silent
     with session.active():
         if emit and run_emit:
             raise BadUsage("--emit and --run-emit exclude each other",
                            "give a file with --emit, or let --run-emit build one")
-        stage("reading the revisions")
+        stage(words.STAGE_REVISIONS)
         views = _views(repo, base, head, range, commit, worktree, target_tip)
         given = _arguments(base=base, head=head, range=range, commit=commit,
                            target_tip=target_tip, worktree=worktree, surface_map=surface_map,
@@ -186,13 +188,13 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
         surface = map_for_views(str(surface_map) if surface_map else None, views)
         emit_doc, emit_source, emit_sha = None, None, None
         if emit:
-            stage("reading the emit file")
+            stage(words.STAGE_EMIT_FILE)
             emit_doc, emit_sha = _read_emit(emit, views, surface)
             emit_source = f"file:{emit}"
         elif run_emit:
             from emit.runner import run_emit as run_emitter
 
-            stage(None if bar is not None else "running the emitter")
+            stage(None if bar is not None else words.STAGE_EMITTER)
             emit_doc = run_emitter(views, surface, jobs=jobs, bar=bar,
                                    store=session.emit_store, untrusted_head=untrusted_head)
             emit_source = "run"
@@ -201,7 +203,7 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
         def build() -> dict[str, Any]:
             from impact.document import build_report  # only on a miss: a hit imports no check
 
-            stage("checking the contracts")
+            stage(words.STAGE_CHECKS)
             return build_report(views, given, surface, emit_doc, emit_source,
                                 emit_file_sha256=emit_sha, trust_head=not untrusted_head,
                                 caches=session.caches)

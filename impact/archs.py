@@ -16,13 +16,13 @@ from typing import Protocol
 
 from impact.git import Snapshot, Views
 from impact.graph import DescriptorGraph, SymbolGraph, descriptor_type, family_key
+from impact.kinds import DescriptorType
 from impact.surface import SurfaceMap
 
 # `gfx950`, `gfx90a`, and `Gfx950` in a C++ file name, but not `Gfx950C` of `Gfx950ConvFwd`.
 PATH_ARCH = re.compile(r"[Gg]fx[0-9]+(?:[a-z](?![a-z]))?")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _LEADING_ARCH = re.compile(r"^(gfx[0-9]+[a-z]?)(?:_|$)")
-_KDP = "kdp"  # a descriptor type, as the file name gives it
 
 
 class Graphs(Protocol):
@@ -82,7 +82,7 @@ def archs_of_descriptor(ctx: Graphs, descriptor: str, *snapshots: Snapshot) -> t
     for snapshot in snapshots:
         descriptors = ctx.graph(snapshot).descriptors
         for path in descriptors.files():
-            if posixpath.dirname(path) == folder and descriptor_type(path) == _KDP:
+            if posixpath.dirname(path) == folder and descriptor_type(path) == DescriptorType.KDP:
                 archs |= _variant_archs(descriptors, path)
     return tuple(sorted(archs)) if archs else archs_for(ctx, descriptor, *snapshots)
 

@@ -1,10 +1,11 @@
 """Build the report document from resolved views.
 
-Maintainers: returns plain data (dicts and lists, sorted); wording lives in
-`impact/render/`. Nothing here reads git: the views already hold it all. The library
-entry (impact/api.py) calls `build_report` only when no stored report answers, so
-importing this module (and the checks) is what a report costs beyond a look-up.
-(Named `document`, not `report`: `impact.report` is the library entry's function.)
+Maintainers: returns plain data (dicts and lists, sorted); the sentences it holds
+(coverage, the emit fold, the device runs' notes) come from `impact/render/words/`.
+Nothing here reads git: the views already hold it all. The library entry (impact/api.py)
+calls `build_report` only when no stored report answers, so importing this module (and
+the checks) is what a report costs beyond a look-up. (Named `document`, not `report`:
+`impact.report` is the library entry's function.)
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from typing import Any
 
 from impact.caches import Caches
 from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a_surface
-from impact.fold import fold, pack_findings, unfinished_tables
+from impact.fold import fold, pack_findings, unfinished_revisions, unfinished_tables
 from impact.git import Snapshot, View, Views
+from impact.kinds import ViewName
+from impact.render import words
 from impact.rollup import pack_time, rollup
-from impact.rows import Lane, Role, Row, Status
+from impact.rows import Confirms, Lane, Role, Row, Status
 from impact.surface import BadSurfaceMap, SurfaceMap
 from impact.version import SCHEMA_VERSION, tool_version
 
@@ -67,8 +70,8 @@ def _emit_summary(emit: dict[str, Any] | None, source: str | None, sha256: str |
                   trusted: bool) -> dict[str, Any] | None:
     if emit is None:
         return None
-    return {"source": source or "given", "sha256": sha256 or emit_sha256(emit),
-            "fold": "applied" if trusted else "off: the head is not trusted (--untrusted-head)",
+    return {"source": source or words.GIVEN, "sha256": sha256 or emit_sha256(emit),
+            "fold": words.FOLD_APPLIED if trusted else words.FOLD_OFF_UNTRUSTED,
             "revisions": {label: {"status": rev["status"], "reason": rev["reason"],
                                   "network_isolated": rev["network_isolated"],
                                   # which sandbox protections the child had (None: an
@@ -80,14 +83,22 @@ def _emit_summary(emit: dict[str, Any] | None, source: str | None, sha256: str |
 def _skipped(views: Views, emit: dict[str, Any] | None) -> list[dict[str, str]]:
     skipped = []
     if emit is None:
-        skipped.append({"what": "emit fold", "reason": "no emit file given (--emit or --run-emit)"})
+        skipped.append({"what": words.EMIT_FOLD, "reason": words.NO_EMIT_FILE})
     for view in views.views:
         if view.unavailable is not None:
-            skipped.append({"what": f"{view.name} view", "reason": view.unavailable})
-    if views.view("merged") is None:
-        skipped.append({"what": "merged view", "reason": "no --target-tip given"})
+            skipped.append({"what": words.view_text(view.name), "reason": view.unavailable})
+    if views.view(ViewName.MERGED) is None:
+        skipped.append({"what": words.view_text(ViewName.MERGED),
+                        "reason": words.NO_TARGET_TIP})
     skipped.extend({"what": what, "reason": why} for what, why in views.skipped)
     return sorted(skipped, key=lambda s: s["what"])
+
+
+def unfinished(emit: dict[str, Any]) -> list[str]:
+    """What Pack-time names as not finished: each revision that left no result, else
+    every head predicate table that did not finish."""
+    revisions = unfinished_revisions(emit)
+    return [words.revision_text(r) for r in revisions] if revisions else unfinished_tables(emit)
 
 
 def _arch_sources(ctx: CheckContext) -> dict[str, list[str]]:
@@ -115,7 +126,7 @@ def device_runs(rows: list[Row], surface: SurfaceMap | None = None,
         if row.preexisting or row.lane != Lane.IMPACT or row.status not in (
                 Status.CHANGED, Status.MISMATCH):
             continue
-        confirms = "break" if row.status == Status.MISMATCH else "change"
+        confirms = Confirms.BREAK if row.status == Status.MISMATCH else Confirms.CHANGE
         entry = per_subject.setdefault((row.device_test, row.subject, confirms),
                                        {"archs": set(), "rows": set(), "files": set()})
         entry["archs"].update(row.archs)
@@ -160,14 +171,12 @@ def _plan(surface: SurfaceMap | None, files: list[str], device_test: str,
             if found or commands:
                 if entry.package:
                     packages.add(entry.package)
-                basis.append(f"{surface.name} device_tests[{entry.index}] '{pattern}' "
-                             f"matched {path}")
+                basis.append(words.device_test_basis(surface.name, entry.index, pattern, path))
     notes = []
     if not tests:
-        names = ", ".join(files) or "its subjects"
-        notes.append(f"the surface map names no device test for {names}")
+        notes.append(words.no_device_test_text(files))
     if missing:
-        notes.append("not in the head tree, so not emitted: " + ", ".join(sorted(set(missing))))
+        notes.append(words.not_in_head_text(sorted(set(missing))))
     return {"tests": list(tests), "bench": list(bench), "packages": sorted(packages),
             "basis": "; ".join(sorted(set(basis))) if basis else "",
             "note": "; ".join(notes) if notes else None}
@@ -212,7 +221,7 @@ def _document(ctx: CheckContext, arguments: dict[str, str], emit: dict[str, Any]
             rows = fold(rows, emit, ctx)
         findings = pack_findings(emit, ctx)
     verdict = rollup(rows, surface.all_archs)
-    packs = pack_time(findings, unfinished_tables(emit) if emit is not None else ())
+    packs = pack_time(findings, unfinished(emit) if emit is not None else ())
     failures = sorted({path for view in ctx.available_views() for path in ctx.own_paths(view)
                        if surface.classify(path) is not None
                        for snap in (view.old, view.new) if snap is not None and path in snap
@@ -226,14 +235,14 @@ def _document(ctx: CheckContext, arguments: dict[str, str], emit: dict[str, Any]
         "coverage": {
             "contracts_checked": sorted(c.name for c in REGISTRY if applies(c, surface)),
             "skipped": _skipped(views, emit) + [
-                {"what": f"{c.name} check", "reason": f"the {surface.name} surface map has none "
-                                                      "of the files it reads"}
+                {"what": words.check_text(c.name),
+                 "reason": words.map_lacks_files_text(surface.name)}
                 for c in REGISTRY if not applies(c, surface)],
             "parse_failures": failures,
             "archs": _arch_sources(ctx),
         },
         "surface_map": {"name": surface.name, "source": surface.source,
-                        "sha256": surface.sha256, "reason": surface.reason or "given"},
+                        "sha256": surface.sha256, "reason": surface.reason or words.GIVEN},
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "impact", "version": tool_version()},
         "repository": views.location,

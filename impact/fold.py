@@ -12,9 +12,10 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from emit.child.vocabulary import BuildStatus, RunStatus, TableStatus
 from impact.checks import charged_finding
 from impact.checks.base import CheckContext
-from impact.kinds import SurfaceKind
+from impact.kinds import SurfaceKind, ViewName
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Row, Status
 
@@ -31,8 +32,8 @@ def _variants(family: dict[str, Any]) -> dict[str, Any]:
 
 
 def _sound(family: dict[str, Any]) -> bool:
-    return family.get("status") == "built" and all(
-        v.get("status") == "built" for v in family.get("variants", []))
+    return family.get("status") == BuildStatus.BUILT and all(
+        v.get("status") == BuildStatus.BUILT for v in family.get("variants", []))
 
 
 def _finished(revision: dict[str, Any]) -> bool:
@@ -40,15 +41,15 @@ def _finished(revision: dict[str, Any]) -> bool:
     own error document (a child that failed before it built anything reports `done` with
     its `error` set: that says nothing about what ships)."""
     result = revision["result"]
-    return revision["status"] == "done" and bool(result) and result.get("error") is None
+    return revision["status"] == RunStatus.DONE and bool(result) and result.get("error") is None
 
 
 class _Emit:
     def __init__(self, document: dict[str, Any]) -> None:
         revisions = document["revisions"]
-        self.complete = all(_finished(revisions[r]) for r in ("base", "head"))
-        self.base = revisions["base"]["result"] or {}
-        self.head = revisions["head"]["result"] or {}
+        self.complete = all(_finished(revisions[r]) for r in (ViewName.BASE, ViewName.HEAD))
+        self.base = revisions[ViewName.BASE]["result"] or {}
+        self.head = revisions[ViewName.HEAD]["result"] or {}
         self.clean = self.complete and not (self.base.get("not_inspected")
                                             or self.head.get("not_inspected"))
 
@@ -71,7 +72,7 @@ class _Emit:
 def _target_touched_shipped(ctx: CheckContext) -> bool:
     """Whether the target tip changed a descriptor or a shipped-closure module since the base:
     paths the merged view changes that the head view does not, or changes differently."""
-    head, merged = ctx.views.view("head"), ctx.views.view("merged")
+    head, merged = ctx.views.view(ViewName.HEAD), ctx.views.view(ViewName.MERGED)
     if head is None or merged is None or merged.new is None:
         return True
     closure = ctx.graph(ctx.views.head).descriptors.shipped_closure()
@@ -113,8 +114,8 @@ def _fold_row(row: Row, emit: _Emit, ctx: CheckContext, host_side: set[str],
     module = ctx.module_of(path)
     if module is None or not emit.proves_equal(module):
         return row
-    if row.view == "merged":
-        merged = ctx.views.view("merged")
+    if row.view == ViewName.MERGED:
+        merged = ctx.views.view(ViewName.MERGED)
         if merged is None or merged.new is None or merged_blocked:
             return row
         if path not in merged.new or path not in ctx.views.head or (
@@ -125,16 +126,18 @@ def _fold_row(row: Row, emit: _Emit, ctx: CheckContext, host_side: set[str],
                                                    module=module)))
 
 
+def unfinished_revisions(document: dict[str, Any]) -> list[ViewName]:
+    """The revisions whose children left no result the fold can read (crashed, timed
+    out, not started, or the child's own error document)."""
+    return [r for r in (ViewName.BASE, ViewName.HEAD) if not _finished(document["revisions"][r])]
+
+
 def unfinished_tables(document: dict[str, Any]) -> list[str]:
-    """What the head's predicate probes left unsettled: every head table that did not
-    finish (timed out, failed), or the revision itself when it has no result. A Pack-time
-    with any of these is INCOMPLETE, never CLEAN: no finding is not the same as none."""
-    emit = _Emit(document)
-    if not emit.complete:
-        return [f"{r} revision" for r in ("base", "head")
-                if not _finished(document["revisions"][r])]
-    return sorted(str(t.get("family")) for t in emit.head.get("predicate_tables", [])
-                  if t.get("status") != "done")
+    """What the head's predicate probes left unsettled: the family of every head table
+    that did not finish (timed out, failed). A Pack-time with any of these, or with an
+    unfinished revision, is INCOMPLETE, never CLEAN: no finding is not the same as none."""
+    return sorted(str(t.get("family")) for t in _Emit(document).head.get("predicate_tables", [])
+                  if t.get("status") != TableStatus.DONE)
 
 
 def pack_findings(document: dict[str, Any], ctx: CheckContext) -> list[dict[str, Any]]:

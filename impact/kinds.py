@@ -1,4 +1,5 @@
-"""The vocabularies every stage shares: surface kinds, languages and fact kinds.
+"""The vocabularies every stage shares: surface kinds, languages, fact kinds, the trees a
+report compares and how the change was named, descriptor types and launch kinds.
 
 Maintainers: a kind is compared in many modules, so it is spelled once, here.
 Code compares against these members, never against a string literal; the
@@ -115,3 +116,46 @@ class FactKind(enum.StrEnum):
     CPP_FUNCTION = "cpp-function"
     BINDING_UNREADABLE = "binding-unreadable"
     PYBIND_MODULE = "pybind-module"  # a PYBIND11_MODULE body: the binding macros it expands
+
+
+class ViewName(enum.StrEnum):
+    """The role a tree plays in a report: a view's name (`head`, `merged`), a snapshot's
+    label and a side's revision (`base` too), a key of `Views.revisions` and of an emit
+    file's revisions (`target_tip`, the tip a merged view merges onto)."""
+
+    BASE = "base"
+    HEAD = "head"
+    MERGED = "merged"
+    TARGET_TIP = "target_tip"
+
+
+class InputForm(enum.StrEnum):
+    """How the user named the change (`impact.git.open_views`; the report's input form)."""
+
+    BASE_HEAD = "base-head"
+    RANGE = "range"
+    COMMIT = "commit"
+    WORKTREE = "worktree"
+
+
+class DescriptorType(enum.StrEnum):
+    """A hipDNN kernel-ingestor descriptor's type, as its file name gives it
+    (`<name>.<type>.json`, `impact.descriptors.descriptor_type`)."""
+
+    KDP = "kdp"  # a kernel pack: the variants it ships
+    UKD = "ukd"  # a kernel: its archs, launches and metadata
+    UED = "ued"  # an engine (its graph-match symbol)
+    UMD = "umd"  # a match symbol
+    UDD = "udd"  # a dispatch symbol
+    UHD = "uhd"  # a heuristic (a native one's payload symbol)
+    KMD = "kmd"  # the kernel metadata fields
+
+
+class LaunchKind(enum.StrEnum):
+    """A variant launch's `kind` (its kernel source), as a UKD names it."""
+
+    ROCKE = "rocke"                      # a rocKE Python source and its builder
+    HIP = "hip"                          # a HIP C++ source and entry, with its build
+    HSACO = "hsaco"                      # a built code object file and its symbol
+    EMBEDDED_SOURCE = "embedded_source"  # a source file and entry point
+    KPACK = "kpack"                      # the packed form: a library, a TOC key, a signature

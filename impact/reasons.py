@@ -2,8 +2,8 @@
 
 Maintainers: checks name a `Reason` (and put the values it needs in the row's
 `details`) and a `Step` for each evidence hop (values in the hop's `args`);
-`impact/render/words.py` holds the one table that turns each member into words,
-for every format. A member without a sentence there fails the tests. Members are
+`impact/render/words/rows.py` holds the one table that turns each member into
+words, for every format. A member without a sentence there fails the tests. Members are
 grouped by the check that uses them; add to your check's group only.
 """
 

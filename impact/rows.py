@@ -12,6 +12,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from impact.kinds import ViewName
+
 
 class Status(enum.StrEnum):
     """How a contract site fared, worst first."""
@@ -37,10 +39,21 @@ class FindingStatus(enum.StrEnum):
     PREEXISTING = "pre-existing"     # the base's probes found it too
 
 
+class Confirms(enum.StrEnum):
+    """What a device run would settle: a `changed` row's change, or a `mismatch` row's break."""
+
+    CHANGE = "change"
+    BREAK = "break"
+
+
 class Lane(enum.StrEnum):
+    """Who reviews a row: the runtime verdict's own lane, or the build or dependency
+    reviewers'. A path outside every surface has the lane NONE; no row has it."""
+
     IMPACT = "IMPACT"
     BUILD = "BUILD"
     DEPS = "DEPS"
+    NONE = "NONE"
 
 
 @dataclass(frozen=True, order=True)
@@ -49,7 +62,7 @@ class Side:
 
     file: str
     line: int
-    revision: str
+    revision: str  # a ViewName's value: the label of the snapshot the copy was read from
     role: str  # a Role
     symbol: str = ""
 
@@ -90,7 +103,7 @@ class Row:
     `run_checks` from the sides' roles, never by a check."""
 
     contract: str
-    view: str
+    view: ViewName
     subject: str
     status: Status
     reason: str

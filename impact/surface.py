@@ -22,7 +22,8 @@ from dulwich.wildmatch import MalformedPattern, translate
 from impact import shortcuts
 from impact.errors import ImpactError
 from impact.git import Snapshot, Views
-from impact.kinds import Language, SurfaceKind
+from impact.kinds import Language, SurfaceKind, ViewName
+from impact.rows import Lane
 
 SURFACE_SCHEMA = "surface.schema.json"
 REPOSITORY_MAP = ".impact/surface.toml"
@@ -93,7 +94,7 @@ class SurfaceEntry:
     """One kind of surface: the patterns that select it and the lane that owns it."""
 
     kind: SurfaceKind | str
-    lane: str
+    lane: Lane
     language: Language
     patterns: tuple[str, ...]
     regexes: tuple[re.Pattern[bytes], ...]
@@ -210,7 +211,7 @@ class SurfaceMap:
         entry = self.classify(path)
         if entry is not None:
             return PathSurface(entry.kind, entry.lane, entry.language)
-        return PathSurface(OUTSIDE, "NONE", _language_by_suffix(path))
+        return PathSurface(OUTSIDE, Lane.NONE, _language_by_suffix(path))
 
 
 OUTSIDE = SurfaceKind.OUTSIDE
@@ -231,7 +232,7 @@ class PathSurface:
     """What the map says of one path."""
 
     kind: SurfaceKind | str
-    lane: str
+    lane: Lane
     language: Language
 
 
@@ -274,7 +275,7 @@ def parse_surface_map(data: bytes, source: str, *, shipped: bool = False) -> Sur
                     regexes.append(re.compile(translate(pattern.encode())))
                 except (MalformedPattern, re.error) as exc:
                     problems.append(f"surface/{index}: bad pattern {pattern!r} ({exc})")
-            entries.append(SurfaceEntry(_kind(item["kind"]), item["lane"],
+            entries.append(SurfaceEntry(_kind(item["kind"]), Lane(item["lane"]),
                                         Language(item["language"]),
                                         tuple(item["patterns"]), tuple(regexes),
                                         item.get("description", "")))
@@ -428,7 +429,7 @@ def load_surface_map(choice: str | None = None, tree: Snapshot | None = None,
 def map_for_views(choice: str | None, views: Views) -> SurfaceMap:
     """The map a report on `views` uses: `choice`, else the base's own map, else the
     built-in one the base fits (failing that, the merged tree or the head)."""
-    merged = views.view("merged")
+    merged = views.view(ViewName.MERGED)
     later = (merged.new if merged is not None else None, views.head)
     return load_surface_map(choice, views.base, also=later)
 

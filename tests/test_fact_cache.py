@@ -359,7 +359,7 @@ def test_the_extractor_version_follows_the_extractor_sources(tmp_path) -> None:
         (copy / edited).write_bytes(original + b"\n")
         assert version_of(copy) != first, edited
         (copy / edited).write_bytes(original)
-    (copy / "render" / "words.py").write_bytes(b"# not an extractor\n")
+    (copy / "render" / "words" / "rows.py").write_bytes(b"# not an extractor\n")
     assert version_of(copy) == first
 
 

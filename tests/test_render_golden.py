@@ -1,7 +1,7 @@
 """One sample row set, failure rows included, through every renderer, compared exactly.
 
 The rows are what checks yield (reasons and steps as enumerations, values in details);
-every sentence comes from impact/render/words.py. When a wording changes on purpose,
+every sentence comes from impact/render/words/. When a wording changes on purpose,
 regenerate the golden files with `IMPACT_REGOLD=1 pytest tests/test_render_golden.py`
 and read the diff.
 """

@@ -123,7 +123,7 @@ def test_explain_prints_the_docstring(capsys) -> None:
 
 
 def test_unfinished_probes_make_pack_time_incomplete_never_clean() -> None:
-    from impact.fold import unfinished_tables
+    from impact.document import unfinished
     from impact.rollup import PackOutcome, pack_time
 
     def doc(tables, head_status="done"):
@@ -136,18 +136,19 @@ def test_unfinished_probes_make_pack_time_incomplete_never_clean() -> None:
     finished = doc([{"family": "a@gfx950", "status": "done", "findings": []}])
     timed_out = doc([{"family": "a@gfx950", "status": "done", "findings": []},
                      {"family": "b@gfx950", "status": "timed-out", "findings": []}])
-    assert unfinished_tables(finished) == []
-    assert unfinished_tables(timed_out) == ["b@gfx950"]
-    assert unfinished_tables(doc([], head_status="crashed")) == ["head revision"]
-    assert pack_time([], unfinished_tables(finished)).kind == PackOutcome.CLEAN
-    assert pack_time([], unfinished_tables(timed_out)).kind == PackOutcome.INCOMPLETE
+    assert unfinished(finished) == []
+    assert unfinished(timed_out) == ["b@gfx950"]
+    assert unfinished(doc([], head_status="crashed")) == ["head revision"]
+    assert pack_time([], unfinished(finished)).kind == PackOutcome.CLEAN
+    assert pack_time([], unfinished(timed_out)).kind == PackOutcome.INCOMPLETE
     assert pack_time([{"status": "new"}], ["b@gfx950"]).kind == PackOutcome.NEW
 
 
 def test_a_child_error_document_is_unfinished_and_folds_nothing() -> None:
     """A child that failed before building anything writes `done` with its `error` set and
     no tables: Pack-time is INCOMPLETE (never CLEAN) and nothing is proved equal."""
-    from impact.fold import _Emit, unfinished_tables
+    from impact.document import unfinished
+    from impact.fold import _Emit
     from impact.rollup import PackOutcome, pack_time
 
     failed = {"error": "the rules file names no emitter", "families": [],
@@ -155,6 +156,6 @@ def test_a_child_error_document_is_unfinished_and_folds_nothing() -> None:
     fine = {"error": None, "families": [], "predicate_tables": [], "not_inspected": []}
     document = {"revisions": {"base": {"status": "done", "result": fine},
                               "head": {"status": "done", "result": failed}}}
-    assert unfinished_tables(document) == ["head revision"]
-    assert pack_time([], unfinished_tables(document)).kind == PackOutcome.INCOMPLETE
+    assert unfinished(document) == ["head revision"]
+    assert pack_time([], unfinished(document)).kind == PackOutcome.INCOMPLETE
     assert _Emit(document).complete is False

@@ -29,8 +29,9 @@ The modules, by job: `entry` (the command line), `context` (the tree, the rules,
 library's names), `reads` (what tree code read), `flavor` (the LLVM flavor), `enumeration`
 (which variants ship), `hooks` (the watch on the tree's builder and lowering), `build` (a
 family through the tree's producer), `kernels` (a lowered kernel's record and IR digest),
-`probes` (the support-predicate tables), `specs` (spec dicts as text and keys) and
-`document` (the steps in order, bounded, and the document's shape).
+`probes` (the support-predicate tables), `specs` (spec dicts as text and keys),
+`document` (the steps in order, bounded, and the document's shape) and `vocabulary` (the
+statuses of the emitter's documents, which the parent and impact's fold import too).
 
 Maintainers: every module of this package imports nothing from ``impact`` (an import-linter
 contract in pyproject.toml checks each one) and no module of it imports another lazily

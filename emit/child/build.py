@@ -26,6 +26,7 @@ from pathlib import Path
 from emit.child.context import Context
 from emit.child.hooks import Capture, install_builder, install_lowering, parameters, tree_predicate
 from emit.child.kernels import kernel_record
+from emit.child.vocabulary import BuildStatus, EnumeratedBy
 
 
 def group_of(fam: Family) -> str:
@@ -45,7 +46,7 @@ class Family:
         self.key = key
         self.id = family_id(key)
         self.entries = entries
-        self.status = "built"
+        self.status = BuildStatus.BUILT
         self.reason = None
         self.spec_class = None
         self.imports: list[str] = []
@@ -113,9 +114,10 @@ def build_family(ctx: Context, fam: Family, flavor: str | None, backend_fail: st
         fam.builder_fn = builder_fn
         fam.predicate = tree_predicate(producer_module, module, builder, ctx.emitter)
     except BaseException as exc:  # recorded, never raised
-        fam.status, fam.reason = "failed", f"resolve: {ctx.describe(exc)}"
+        fam.status, fam.reason = BuildStatus.FAILED, f"resolve: {ctx.describe(exc)}"
         fam.imports = ctx.tree_modules()
-        fam.variants = [variant_record(e, [], "failed", fam.reason, []) for e in fam.entries]
+        fam.variants = [variant_record(e, [], BuildStatus.FAILED, fam.reason, [])
+                        for e in fam.entries]
         fam.done = True
         return
     members = ctx.member_archs(arch)
@@ -131,9 +133,9 @@ def build_family(ctx: Context, fam: Family, flavor: str | None, backend_fail: st
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
     fam.built_archs = sorted(built_archs)
-    failed = [v for v in fam.variants if v["status"] != "built"]
+    failed = [v for v in fam.variants if v["status"] != BuildStatus.BUILT]
     if failed:
-        fam.status = "failed"
+        fam.status = BuildStatus.FAILED
         fam.reason = f"{len(failed)} of {len(fam.variants)} variants failed"
     fam.imports = ctx.tree_modules()
     fam.done = True
@@ -144,10 +146,10 @@ def _build_variant(ctx: Context, fam: Family, e: dict, members: list[str], cap: 
                    backend_fail: str | None, duplicates: set, built_archs: set) -> dict:
     """One variant through the tree's producer on each member arch; its record."""
     if backend_fail:
-        return variant_record(e, [], "failed", backend_fail, [])
+        return variant_record(e, [], BuildStatus.FAILED, backend_fail, [])
     if (e["name"], e["launch"]) in duplicates:
         return variant_record(
-            e, [], "failed",
+            e, [], BuildStatus.FAILED,
             "duplicate-name: another shipped variant has this name and a different spec", [])
     python = ctx.emitter.python_backend
     lowering_module, lowering = ctx.emitter.lowering
@@ -187,16 +189,16 @@ def _build_variant(ctx: Context, fam: Family, e: dict, members: list[str], cap: 
     if failure is None and not archs:
         failure = "the producer refused every target: " + "; ".join(refusals)
     if failure is not None:
-        return variant_record(e, [], "failed", failure, [])
+        return variant_record(e, [], BuildStatus.FAILED, failure, [])
     reason = ("not built for " + "; ".join(refusals)) if refusals else None
     built_archs.update(archs)
-    return variant_record(e, archs, "built", reason, kernels)
+    return variant_record(e, archs, BuildStatus.BUILT, reason, kernels)
 
 
 def variant_record(e: dict, archs, status, reason, kernels) -> dict:
     return {
         "name": e["name"], "ukd_id": e["ukd_id"], "kdp": e["kdp"],
         "archs": list(archs), "status": status, "reason": reason, "kernels": kernels,
-        "enumerated_by": e.get("enumerated_by", "kdp-json"),
+        "enumerated_by": e.get("enumerated_by", EnumeratedBy.KDP_JSON),
         "enumeration_gap": e.get("enumeration_gap"),
     }

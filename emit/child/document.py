@@ -33,6 +33,7 @@ from emit.child.flavor import choose_flavor
 from emit.child.probes import Table, probe_family, sign_findings
 from emit.child.reads import Reads, window
 from emit.child.specs import spec_json
+from emit.child.vocabulary import BuildStatus, EnumeratedBy, TableStatus
 
 SCHEMA_VERSION = 1
 # Wall-clock backstop of a worker, in family budgets (the budget itself is CPU time).
@@ -68,9 +69,9 @@ def _enumerate(ctx: Context) -> tuple[list[dict], list[dict], str, str | None]:
     try:
         enumerator, tree = read_tree_enumeration(ctx)
     except BaseException as exc:  # the whole tree's variants come from the KDP JSON
-        entries = [dict(e, enumerated_by="kdp-json", enumeration_gap=None)
+        entries = [dict(e, enumerated_by=EnumeratedBy.KDP_JSON, enumeration_gap=None)
                    for e in json_entries]
-        return entries, not_inspected, "kdp-json", ctx.describe(exc)
+        return entries, not_inspected, EnumeratedBy.KDP_JSON, ctx.describe(exc)
     entries, not_inspected = merge_enumerations(json_entries, not_inspected, tree,
                                                 ctx.emitter.source_kind)
     return entries, not_inspected, enumerator, None
@@ -129,10 +130,10 @@ def _build_all(ctx: Context, families: list[Family], flavor: str | None,
         window(reads, None)
         if not finished or not fam.done:
             abandoned = abandoned or not finished
-            fam.status = "timed-out"
+            fam.status = BuildStatus.TIMED_OUT
             fam.reason = f"family build passed its budget of {budget:g} s"
             fam.imports = []
-            fam.variants = [variant_record(e, [], "timed-out", fam.reason, [])
+            fam.variants = [variant_record(e, [], BuildStatus.TIMED_OUT, fam.reason, [])
                             for e in fam.entries]
             fam.module = None
     print(f"progress {len(families)}/{len(families)}", file=sys.stderr, flush=True)
@@ -151,8 +152,8 @@ def _probe_all(ctx: Context, families: list[Family], budget: float,
         tables.append(table)
         if cut or fam.module is None or fam.predicate is None or fam.cls is None \
                 or not fam.built_archs:
-            if not cut and fam.status != "timed-out":
-                table.status = "done"
+            if not cut and fam.status != BuildStatus.TIMED_OUT:
+                table.status = TableStatus.DONE
             continue
         # The family's probes run with its own build's modules, as if it had been built
         # last: a module they import is its build's, or imported afresh (and recorded).
@@ -166,7 +167,7 @@ def _probe_all(ctx: Context, families: list[Family], budget: float,
             # stopped at its budget leaves them their own.
             abandoned = abandoned or not finished
             cut = cut or not finished
-            table.status, table.probes, table.findings = "timed-out", 0, []
+            table.status, table.probes, table.findings = TableStatus.TIMED_OUT, 0, []
             table.nonpositive = {}
     return tables, abandoned
 
@@ -232,7 +233,7 @@ def make_document(ctx: Context, flavor_pin: str | None, budget: float,
 def error_document(message: str) -> dict:
     return {
         "schema_version": SCHEMA_VERSION, "flavor": None, "backend_pin": None,
-        "enumerator": "kdp-json", "enumerator_error": None, "error": message,
+        "enumerator": EnumeratedBy.KDP_JSON, "enumerator_error": None, "error": message,
         "families": [], "skipped": [], "not_inspected": [], "predicate_tables": [],
         "enumerated": [],
     }

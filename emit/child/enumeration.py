@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 
 from emit.child.context import Context, source_module
+from emit.child.vocabulary import EnumeratedBy
 
 
 def _entry(kdp, name, ukd_id, src, arch, launch) -> dict:
@@ -188,14 +189,14 @@ def merge_enumerations(json_entries: list[dict], not_inspected: list[dict],
             continue  # listed by the tree without enough to build it, and not in the JSON
         entry = dict(base) if base is not None else {"launch": None}
         entry.update(got)
-        entry["enumerated_by"] = "tree" if not lacked else "kdp-json"
+        entry["enumerated_by"] = EnumeratedBy.TREE if not lacked else EnumeratedBy.KDP_JSON
         entry["enumeration_gap"] = (
             "the tree's enumerator gives no " + ", ".join(lacked) if lacked else None)
         out.append(entry)
     for e in json_entries:
         if id(e) not in used:
-            out.append(dict(e, enumerated_by="kdp-json",
+            out.append(dict(e, enumerated_by=EnumeratedBy.KDP_JSON,
                             enumeration_gap="not listed by the tree's enumerator"))
-    listed = {(e["kdp"], e["ukd_id"]) for e in out if e["enumerated_by"] == "tree"}
+    listed = {(e["kdp"], e["ukd_id"]) for e in out if e["enumerated_by"] == EnumeratedBy.TREE}
     left = [r for r in not_inspected if (r["kdp"], r["ukd_id"]) not in listed]
     return out, left

@@ -21,6 +21,7 @@ from emit.child.build import Family
 from emit.child.context import Context
 from emit.child.hooks import verdict
 from emit.child.specs import spec_json, spec_key
+from emit.child.vocabulary import TableStatus
 
 INT32_MAX = 2**31 - 1
 # Probes between two looks at the worker's CPU clock.
@@ -82,7 +83,7 @@ def _rest_classes(shipped: list[dict], names: list[str]) -> dict[str, list[int]]
 class Table:
     def __init__(self, fam: Family) -> None:
         self.fam = fam
-        self.status = "timed-out"
+        self.status = TableStatus.TIMED_OUT
         self.probes = 0
         self.findings: list[dict] = []
         # (field, value) -> {"accepted": spec|None, "refused": (spec, why)|None}
@@ -148,7 +149,7 @@ def probe_family(ctx: Context, table: Table, budget: float | None = None) -> Non
                 settled.add((field, value))
     table.probes = probes
     table.findings = [builder_hits[k] for k in sorted(builder_hits, key=_finding_key)]
-    table.status = "done"
+    table.status = TableStatus.DONE
     table.done = True
 
 
@@ -160,7 +161,7 @@ def _finding_key(k):
 def sign_findings(tables: list[Table]) -> None:
     """A non-positive value all shipped specs keep positive, accepted by one predicate of a
     module and refused by another predicate of the same module (same arch)."""
-    done = [t for t in tables if t.status == "done" and t.fam.predicate is not None]
+    done = [t for t in tables if t.status == TableStatus.DONE and t.fam.predicate is not None]
     for a in done:
         for b in done:
             fa, fb = a.fam, b.fam

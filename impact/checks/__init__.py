@@ -28,6 +28,7 @@ from impact.checks.surface import SurfaceCheck
 from impact.checks.surface_map import SurfaceMapCheck
 from impact.checks.unreadable import UnreadableCheck
 from impact.checks.variant_set import VariantSetCheck
+from impact.kinds import ViewName
 from impact.rows import FindingStatus, Role, Row, Side, Status
 from impact.surface import REPOSITORY_MAP
 
@@ -64,7 +65,7 @@ def charged(row: Row, head_paths: frozenset[str] | None = None) -> Row:
     def moved(side: Side) -> bool:
         if side.role != Role.CHANGED:
             return False
-        return row.view != "merged" or head_paths is None or side.file in head_paths
+        return row.view != ViewName.MERGED or head_paths is None or side.file in head_paths
 
     untouched = bool(row.sides) and not any(moved(side) for side in row.sides)
     settled = row.status in (Status.MISMATCH, Status.CHANGED)
@@ -102,7 +103,7 @@ def run_checks(ctx: CheckContext, registry: tuple[Check, ...] = REGISTRY) -> lis
     closed: the file is named, the verdict is never NONE for it)."""
     rows: list[Row] = []
     conflicts = {view.name: set(view.conflicts) for view in ctx.views.views}
-    merged = ctx.views.view("merged")
+    merged = ctx.views.view(ViewName.MERGED)
     head_paths = ctx.head_part(merged) if merged is not None and merged.new is not None \
         else None
     if shortcuts.enabled() and not touches_a_surface(ctx):

@@ -17,7 +17,7 @@ from impact.extract import FactCache
 from impact.facts import CONTENT, PARSE_FAILURE, Fact
 from impact.git import Snapshot, View, Views
 from impact.index import TreeIndex
-from impact.kinds import SurfaceKind
+from impact.kinds import SurfaceKind, ViewName
 from impact.surface import SurfaceMap
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class CheckContext:
         touches, not the tip's history since. A race is still found, because it is
         reached from the head's own copy and compared with the tip's copy in the merged
         tree."""
-        if view.name != "merged":
+        if view.name != ViewName.MERGED:
             return view.diff.paths
         part = self.head_part(view)
         return tuple(p for p in view.diff.paths if p in part or p in view.conflicts)
@@ -74,7 +74,7 @@ class CheckContext:
         merged copy does differently from the base is the tip's. Only a copy in one of
         these files charges a merged-view row (`charged`)."""
         if view.name not in self._head_part:
-            head = self.views.view("head")
+            head = self.views.view(ViewName.HEAD)
             paths = head.diff.paths if head is not None else view.diff.paths
             self._head_part[view.name] = frozenset(
                 p for p in paths if not self._tips_own(view, p))

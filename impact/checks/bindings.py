@@ -34,7 +34,7 @@ from impact.graph import (
     Stub,
     reach_of_change,
 )
-from impact.kinds import SurfaceKind
+from impact.kinds import SurfaceKind, ViewName
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
 
@@ -408,7 +408,7 @@ class BindingsCheck(Check):
                     (site, view.name, site.shape not in old.shapes) for site in problem.sites]
                 if problem.key.endswith(":python-missing"):
                     # The stub the change removed is the copy that moved: shown at the base.
-                    sides += [(stub, "base", True) for stub in old.stubs.get(symbol, [])
+                    sides += [(stub, ViewName.BASE, True) for stub in old.stubs.get(symbol, [])
                               if not new.stubs.get(symbol)]
                 yield self._row(scope, problem.key, status, problem.reason,
                                 problem.details, sides)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 from impact.checks.check import Check, Scope
-from impact.kinds import SurfaceKind
+from impact.kinds import SurfaceKind, ViewName
 from impact.reasons import Reason
 from impact.rows import Role, Row, Side, Status
 
@@ -46,7 +46,7 @@ class ConflictCheck(Check):
                                         for p in surface))
 
     def unavailable(self, scope: Scope) -> Iterator[Row]:
-        head = scope.ctx.views.view("head")
+        head = scope.ctx.views.view(ViewName.HEAD)
         touched = [p for p in (head.diff.paths if head else ())
                    if scope.ctx.surface.describe(p).kind != SurfaceKind.OUTSIDE]
         if touched:

@@ -4,7 +4,7 @@
 # records, the files of each kind from the tree index, and parse failures through the
 # CheckContext; never parses files itself. A side is `changed` when that copy names or
 # declares the row's string differently from the base; `run_checks` charges from that.
-# Its sentences live in `impact/render/words.py`.
+# Its sentences live in `impact/render/words/`.
 
 from __future__ import annotations
 
@@ -17,12 +17,13 @@ from impact.checks.base import CheckContext
 from impact.checks.check import Check, Scope
 from impact.git import Snapshot
 from impact.graph import SymbolString
-from impact.kinds import Language, SurfaceKind
+from impact.kinds import DescriptorType, Language, SurfaceKind, ViewName
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
 
-# Descriptor file types (`x.ued.json` -> `ued`, see descriptors.facts.DESCRIPTOR_TYPES).
-SYMBOL_TYPES = frozenset({"ued", "umd", "udd", "uhd"})
+# The descriptor types that name a native symbol C++ must register.
+SYMBOL_TYPES = frozenset({DescriptorType.UED, DescriptorType.UMD, DescriptorType.UDD,
+                          DescriptorType.UHD})
 PACK_SUFFIXES = (".graph_match", ".kernel_match", ".score", ".dispatch")
 
 _Site = SymbolString
@@ -175,7 +176,7 @@ class DescriptorSymbolCheck(Check):
         view = scope.view
         sides = [Side(s.path, s.line, view.name, _role(s.path not in named_before), value)
                  for s in sites]
-        sides += [Side(s.path, s.line, "base", Role.CHANGED, s.holder) for s in at_base]
+        sides += [Side(s.path, s.line, ViewName.BASE, Role.CHANGED, s.holder) for s in at_base]
         sides += [Side(s.path, s.line, view.name, Role.COUNTERPART, s.holder) for s in siblings]
         hops = [Hop.of(s.path, s.line, Step.DESCRIPTOR_NAMES_SYMBOL, symbol=value, role=s.holder)
                 for s in sites]
@@ -202,7 +203,7 @@ class DescriptorSymbolCheck(Check):
         declared = sorted(new.declared[value], key=_where)
         declared_before = old.declaring(value)
         sides = tuple(
-            [Side(s.path, s.line, "base", Role.CHANGED, value) for s in named]
+            [Side(s.path, s.line, ViewName.BASE, Role.CHANGED, value) for s in named]
             + [Side(s.path, s.line, scope.view.name, _role(s.path not in declared_before),
                     s.holder)
                for s in declared])

@@ -18,8 +18,9 @@ from typing import Any
 from impact.checks.base import CheckContext
 from impact.checks.check import Check, Scope
 from impact.facts import Fact
+from impact.kinds import ViewName
 from impact.reasons import Reason
-from impact.rows import Lane, Role, Row, Side, Status
+from impact.rows import Role, Row, Side, Status
 from impact.surface import PathSurface
 
 
@@ -79,11 +80,11 @@ def file_row(scope: Scope, path: str, what: PathSurface, judge: Judge | None = N
     changed and changed otherwise. Every side is a copy of this file, so it is `changed`."""
     ctx, old, new = scope.ctx, scope.old, scope.new
     sides = tuple(Side(path, 0, label, Role.CHANGED)
-                  for label, snap in (("base", old), (scope.view.name, new)) if path in snap)
+                  for label, snap in ((ViewName.BASE, old), (scope.view.name, new)) if path in snap)
     archs = scope.archs_for(path)
 
     def row(status: Status, reason: Reason, **values: Any) -> Row:
-        return scope.row(path, status, reason, lane=Lane(what.lane), archs=archs,
+        return scope.row(path, status, reason, lane=what.lane, archs=archs,
                          sides=sides, details={"surface": str(what.kind), **values})
 
     if path not in old or path not in new:

@@ -4,7 +4,7 @@ Maintainers: reads the records the symbol graph of each view's old and new snaps
 hands out (argument lists, launch() calls, kpack signatures, AOT kernels), already
 paired with their builder there; never pairs a copy itself, never touches networkx,
 parses an id, parses source or touches git. Rows name a `Reason` and `Step`s; the
-words live in `impact/render/words.py`.
+words live in `impact/render/words/`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Maintainers: reads the profiles' launch-surface entries, the definitions and what they
 reach through each snapshot's SymbolGraph records, and facts through the CheckContext;
 never parses source, touches git or sees a graph node. It compares digests only: what the
-two halves compute is left to a device run. Its sentences live in `impact/render/words.py`.
+two halves compute is left to a device run. Its sentences live in `impact/render/words/`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from impact.checks.base import CheckContext
 from impact.checks.check import Check, Scope
 from impact.git import Snapshot
 from impact.graph import LaunchSurfaceEntry, Locator, SymbolGraph
-from impact.kinds import FactKind, SurfaceKind
+from impact.kinds import FactKind, SurfaceKind, ViewName
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
 
@@ -147,10 +147,11 @@ class LaunchSurfaceCheck(Check):
             reason, hop = Reason.LAUNCH_ENTRY_REMOVED, Hop.of(
                 profile, entry.line, Step.LAUNCH_ENTRY_REMOVED_FROM_PROFILE)
         # The profile's copy of the entry went: that is the change this row is charged to.
-        sides = [Side(profile, entry.line, "base", Role.CHANGED, entry.name)]
+        sides = [Side(profile, entry.line, ViewName.BASE, Role.CHANGED, entry.name)]
         for locator in (entry.python_source, entry.cpp_mirror):
             if locator is not None:
-                sides.append(Side(locator.file, 0, "base", Role.COUNTERPART, locator.symbol or ""))
+                sides.append(Side(locator.file, 0, ViewName.BASE, Role.COUNTERPART,
+                                  locator.symbol or ""))
         anchor = entry.python_source.file if entry.python_source is not None else profile
         return scope.row(f"{profile}:{entry.name}", Status.CHANGED, reason,
                          archs=scope.archs_for(anchor), sides=tuple(sides), evidence=(hop,),
@@ -205,11 +206,11 @@ class LaunchSurfaceCheck(Check):
         sides = []
         if py_new.state != _NONE:
             sides.append(Side(py_new.file, py_new.line or py_old.line,
-                              revision if py_new.file in new else "base",
+                              revision if py_new.file in new else ViewName.BASE,
                               _role(py_role), py_new.symbol or ""))
         if mirror_new.state != _NONE:
             sides.append(Side(mirror_new.file, mirror_new.line or mirror_old.line,
-                              revision if mirror_new.file in new else "base",
+                              revision if mirror_new.file in new else ViewName.BASE,
                               _role(mirror_role), mirror_new.symbol or ""))
         if edited:
             sides.append(Side(profile, new_entry.line, revision, Role.CHANGED, name))

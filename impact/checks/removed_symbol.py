@@ -2,7 +2,7 @@
 
 Maintainers: reads definitions and their readers as PythonGraph records (never a graph
 node or id scheme) and parse failures through the CheckContext; never parses source or
-touches git. Its sentences live in `impact/render/words.py`.
+touches git. Its sentences live in `impact/render/words/`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from impact.checks.check import Check, Scope
 from impact.graph import Definition, PythonGraph, Reader, ReadHow
-from impact.kinds import FactKind, SurfaceKind
+from impact.kinds import FactKind, SurfaceKind, ViewName
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
 
@@ -120,7 +120,7 @@ class RemovedSymbolCheck(Check):
         return scope.row(
             f"{module}.{name} <- {reader_module}.{reader}", status, reason,
             archs=scope.archs_for(reader_path, scope.new),
-            sides=(Side(definition.path, definition.line, "base", Role.CHANGED, name),
+            sides=(Side(definition.path, definition.line, ViewName.BASE, Role.CHANGED, name),
                    Side(reader_path, line, scope.view.name, Role.COUNTERPART, reader)),
             evidence=(Hop.of(definition.path, definition.line, Step.DEFINED_AT_BASE, name=name),
                       Hop.of(reader_path, line, Step.READS_IT_FROM,
@@ -157,7 +157,7 @@ class RemovedSymbolCheck(Check):
         return scope.row(
             f"{module}.{name} <- {reader.id}", status, reason,
             archs=scope.archs_for(reader_path, scope.new),
-            sides=(Side(definition.path, definition.line, "base", Role.CHANGED, name),
+            sides=(Side(definition.path, definition.line, ViewName.BASE, Role.CHANGED, name),
                    Side(reader_path, reader.line, scope.view.name, Role.COUNTERPART,
                         reader.function or reader.module)),
             evidence=(Hop.of(definition.path, definition.line, Step.DEFINED_AT_BASE, name=name),

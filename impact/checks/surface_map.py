@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 from impact.checks.check import Check, Scope
+from impact.kinds import ViewName
 from impact.reasons import Reason
 from impact.rows import Role, Row, Side, Status
 from impact.surface import REPOSITORY_MAP, BadSurfaceMap, SurfaceMap, repository_map
@@ -54,7 +55,7 @@ class SurfaceMapCheck(Check):
             return
         old, new = repository_map(scope.old), repository_map(scope.new)
         sides = tuple(Side(REPOSITORY_MAP, 0, label, Role.CHANGED)
-                      for label, snap in (("base", scope.old), (scope.view.name, scope.new))
+                      for label, snap in ((ViewName.BASE, scope.old), (scope.view.name, scope.new))
                       if REPOSITORY_MAP in snap)
         if isinstance(new, BadSurfaceMap):
             reason, details = Reason.SURFACE_MAP_REFUSED, {"failure": new.problem}

@@ -20,14 +20,15 @@ from impact.descriptors.arch import arch_problems, expand_arch
 from impact.descriptors.lenient import json_path, validate_leniently
 from impact.descriptors.text import LineFinder
 from impact.facts import Fact, parse_failure, sorted_facts
-from impact.kinds import FactKind
+from impact.kinds import DescriptorType, FactKind, LaunchKind
 from impact.strict import Refused, load_json
 
 if TYPE_CHECKING:  # imported where used: a warm report may need no schema
     import jsonschema
 
 DESCRIPTOR_SCHEMA = "descriptor.schema.json"
-DESCRIPTOR_TYPES = frozenset({"kdp", "ukd", "ued", "umd", "udd", "uhd", "kmd"})
+DESCRIPTOR_TYPES = frozenset(DescriptorType)
+NATIVE = "native"  # the UHD kind whose payload is a symbol C++ registers
 
 DESCRIPTOR = FactKind.DESCRIPTOR
 KDP = FactKind.KDP
@@ -40,16 +41,16 @@ KMD_FIELD = FactKind.KMD_FIELD
 # The fields of each descriptor type that impact reads (facts and checks). A field outside
 # these that does not fit the schema is set aside and named in the `descriptor` fact's
 # `unread_fields`; one of these that does not fit fails the file, naming it.
-NEEDED_FIELDS: dict[str, frozenset[str]] = {
-    "kdp": frozenset({"id", "version", "name", "arch", "engine", "dispatch", "matchers",
-                      "kernelDescriptors"}),
-    "ukd": frozenset({"id", "version", "name", "arch", "kernel_source", "sources",
-                      "metadata"}),
-    "ued": frozenset({"id", "version", "name", "graph_match"}),
-    "umd": frozenset({"id", "version", "match_symbol"}),
-    "udd": frozenset({"id", "version", "dispatch_symbol"}),
-    "uhd": frozenset({"id", "version", "kind"}),  # and `payload`, for kind native
-    "kmd": frozenset({"id", "version", "fields"}),
+NEEDED_FIELDS: dict[DescriptorType, frozenset[str]] = {
+    DescriptorType.KDP: frozenset({"id", "version", "name", "arch", "engine", "dispatch",
+                                   "matchers", "kernelDescriptors"}),
+    DescriptorType.UKD: frozenset({"id", "version", "name", "arch", "kernel_source", "sources",
+                                   "metadata"}),
+    DescriptorType.UED: frozenset({"id", "version", "name", "graph_match"}),
+    DescriptorType.UMD: frozenset({"id", "version", "match_symbol"}),
+    DescriptorType.UDD: frozenset({"id", "version", "dispatch_symbol"}),
+    DescriptorType.UHD: frozenset({"id", "version", "kind"}),  # and `payload`, for kind native
+    DescriptorType.KMD: frozenset({"id", "version", "fields"}),
 }
 
 _LAUNCH_STRINGS = ("kind", "source", "builder", "target", "name", "file", "symbol", "entry")
@@ -57,11 +58,11 @@ _KPACK_STRINGS = ("library", "toc_key", "sha256")
 _DOTTED_PARTS = re.compile(r"[A-Za-z_]\w*(?:/[A-Za-z_]\w*)*\.py")
 
 
-def descriptor_type(path: str) -> str | None:
+def descriptor_type(path: str) -> DescriptorType | None:
     """The type a descriptor's file name gives it (`x.kdp.json` -> `kdp`), or None."""
     parts = posixpath.basename(path).split(".")
     if len(parts) >= 3 and parts[-1] == "json" and parts[0] and parts[-2] in DESCRIPTOR_TYPES:
-        return parts[-2]
+        return DescriptorType(parts[-2])
     return None
 
 
@@ -130,22 +131,24 @@ def _json_path(err: jsonschema.ValidationError) -> str:
     return json_path(parts)
 
 
-def _set_aside(kind: str, err: jsonschema.ValidationError, wrapped: dict[str, Any]) -> str | None:
+def _set_aside(kind: DescriptorType, err: jsonschema.ValidationError,
+               wrapped: dict[str, Any]) -> str | None:
     """Drop the top-level field `err` is about when impact does not read it; its name."""
     parts = list(err.absolute_path)
+    document = wrapped["document"]
     if len(parts) < 2 or parts[0] != "document" or not isinstance(parts[1], str):
         return None
     field = parts[1]
-    if field in NEEDED_FIELDS[kind] or field not in wrapped["document"]:
+    if field in NEEDED_FIELDS[kind] or field not in document:
         return None
-    if kind == "uhd" and field == "payload" and wrapped["document"].get("kind") == "native":
+    if kind == DescriptorType.UHD and field == "payload" and document.get("kind") == NATIVE:
         return None  # a native heuristic's payload is the symbol C++ must register
-    del wrapped["document"][field]
+    del document[field]
     return field
 
 
 class _Extractor:
-    def __init__(self, path: str, kind: str, document: dict[str, Any], text: str,
+    def __init__(self, path: str, kind: DescriptorType, document: dict[str, Any], text: str,
                  unread: dict[str, str]) -> None:
         self.path = path
         self.kind = kind
@@ -279,20 +282,20 @@ class _Extractor:
         kind = launch["kind"]
         if kind is None and "kind" not in entry:
             own.append(f"{where}: no kind")
-        if kind == "rocke" and launch["source"] is not None:
+        if kind == LaunchKind.ROCKE and launch["source"] is not None:
             launch["source"] = normalize_rocke_source(launch["source"])
-        if kind == "embedded_source":
+        if kind == LaunchKind.EMBEDDED_SOURCE:
             for key, alias in (("source_file", "source"), ("entry_point", "entry")):
                 if isinstance(entry.get(key), str):
                     launch[alias] = entry[key]
-        if kind == "hip" and isinstance(entry.get("build"), dict):
+        if kind == LaunchKind.HIP and isinstance(entry.get("build"), dict):
             launch["build"] = entry["build"]
         spec = entry.get("spec", {})
         if isinstance(spec, dict):
             launch["spec"] = spec
         else:
             own.append(f"{where}: spec is {_json_type(spec)}, not an object")
-        if kind == "kpack":
+        if kind == LaunchKind.KPACK:
             self._kpack(entry, launch, where)
         problems.extend(own)
         return launch
@@ -327,7 +330,7 @@ class _Extractor:
         name = doc["name"]
         graph_match = doc.get("graph_match", {})
         native = graph_match.get("native") if isinstance(graph_match, dict) else None
-        out = self._symbol(native, {"role": "graph_match", "descriptor": "ued",
+        out = self._symbol(native, {"role": "graph_match", "descriptor": DescriptorType.UED,
                                     "engine_name": name})
         out.append(Fact(ENGINE, name, self._line_of_name(name, advance=False), {
             "id": doc.get("id"),
@@ -340,17 +343,19 @@ class _Extractor:
 
     def _umd(self) -> list[Fact]:
         return self._symbol(self.doc["match_symbol"], {
-            "role": "match_symbol", "descriptor": "umd", "scope": self.doc.get("scope")})
+            "role": "match_symbol", "descriptor": DescriptorType.UMD,
+            "scope": self.doc.get("scope")})
 
     def _udd(self) -> list[Fact]:
         return self._symbol(self.doc["dispatch_symbol"],
-                            {"role": "dispatch_symbol", "descriptor": "udd"})
+                            {"role": "dispatch_symbol", "descriptor": DescriptorType.UDD})
 
     def _uhd(self) -> list[Fact]:
         doc = self.doc
         kind = doc.get("kind")
-        if kind == "native" and isinstance(doc.get("payload"), str):
-            return self._symbol(doc["payload"], {"role": "heuristic_payload", "descriptor": "uhd"})
+        if kind == NATIVE and isinstance(doc.get("payload"), str):
+            return self._symbol(doc["payload"], {"role": "heuristic_payload",
+                                                 "descriptor": DescriptorType.UHD})
         name = doc.get("name") if isinstance(doc.get("name"), str) else doc["id"]
         line = self.lines.json_pair("kind", kind) if isinstance(kind, str) else 1
         return [Fact(HEURISTIC, name, line, {

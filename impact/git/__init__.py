@@ -8,9 +8,19 @@ and never runs a `git` subprocess.
 
 from impact.git.repository import Repository, Revision, open_repository
 from impact.git.snapshot import Entry, Folder, Snapshot, SnapshotDiff, diff_snapshots
-from impact.git.views import InputForm, View, Views, open_snapshot, open_views
+from impact.git.views import (
+    BASE_TO_HEAD,
+    HEAD_TO_TIP,
+    InputForm,
+    View,
+    Views,
+    open_snapshot,
+    open_views,
+)
 
 __all__ = [
+    "BASE_TO_HEAD",
+    "HEAD_TO_TIP",
     "Entry",
     "Folder",
     "InputForm",

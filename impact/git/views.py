@@ -7,7 +7,6 @@ cleanly merged path and names the conflicted ones.
 
 from __future__ import annotations
 
-import enum
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,19 +19,14 @@ from impact.git.repository import Repository, Revision, open_repository
 from impact.git.snapshot import Snapshot, SnapshotDiff, diff_snapshots
 from impact.git.trees import EMPTY_TREE
 from impact.git.worktree import worktree_entries, write_tree
+from impact.kinds import InputForm, ViewName
 
 WORKTREE = "WORKTREE"
 MEMORY = "memory"
 """Where views built from in-memory snapshots say they come from (no repository)."""
-
-
-class InputForm(enum.StrEnum):
-    """How the user named the change."""
-
-    BASE_HEAD = "base-head"
-    RANGE = "range"
-    COMMIT = "commit"
-    WORKTREE = "worktree"
+BASE_TO_HEAD = f"{ViewName.BASE}..{ViewName.HEAD}"
+HEAD_TO_TIP = f"{ViewName.HEAD}..{ViewName.TARGET_TIP}"
+"""The keys of `Views.merge_bases`: the pairs of revisions whose merge bases were looked up."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +35,7 @@ class View:
     view also holds the target tip it merged onto (`tip`), so a check can tell the head's
     part of a merged file from the tip's."""
 
-    name: str
+    name: ViewName
     old: Snapshot
     new: Snapshot | None
     diff: SnapshotDiff
@@ -59,7 +53,7 @@ class Views:
 
     repository: Repository | None
     form: InputForm
-    revisions: dict[str, Revision]
+    revisions: dict[ViewName, Revision]
     merge_bases: dict[str, list[str]]
     base: Snapshot
     head: Snapshot
@@ -67,7 +61,7 @@ class Views:
     skipped: tuple[tuple[str, str], ...] = ()
     """(what, why) for each work-tree entry skipped unread, for the report's coverage."""
 
-    def view(self, name: str) -> View | None:
+    def view(self, name: ViewName) -> View | None:
         return next((v for v in self.views if v.name == name), None)
 
     @property
@@ -88,16 +82,17 @@ class Views:
         paths that merge left conflicted; there are no merge bases. No target tip is held,
         so every path the head changed stays the head's part of the merged view.
         """
-        base_snap = base.relabelled("base")
-        head_snap = head.relabelled("head")
+        base_snap = base.relabelled(ViewName.BASE)
+        head_snap = head.relabelled(ViewName.HEAD)
         revisions = {role: Revision(f"{MEMORY}:{role}", str(snap.tree_id))
-                     for role, snap in (("base", base_snap), ("head", head_snap))}
-        views = [View("head", base_snap, head_snap, diff_snapshots(base_snap, head_snap))]
+                     for role, snap in ((ViewName.BASE, base_snap), (ViewName.HEAD, head_snap))}
+        views = [View(ViewName.HEAD, base_snap, head_snap, diff_snapshots(base_snap, head_snap))]
         if merged is not None:
             conflicted = frozenset(conflicts)
-            merged_snap = merged.relabelled("merged", conflicted=conflicted)
-            revisions["target_tip"] = Revision(f"{MEMORY}:merged", str(merged_snap.tree_id))
-            views.append(View("merged", base_snap, merged_snap,
+            merged_snap = merged.relabelled(ViewName.MERGED, conflicted=conflicted)
+            revisions[ViewName.TARGET_TIP] = Revision(f"{MEMORY}:{ViewName.MERGED}",
+                                                      str(merged_snap.tree_id))
+            views.append(View(ViewName.MERGED, base_snap, merged_snap,
                               diff_snapshots(base_snap, merged_snap),
                               conflicts=tuple(sorted(conflicted))))
         return cls(None, form, revisions, {}, base_snap, head_snap, tuple(views))
@@ -141,15 +136,15 @@ def _merged_view(repository: Repository, base: Snapshot, head_commit: Commit,
     """Head merged onto the target tip, compared with `base`."""
     if head_rev is None:
         reason = "the uncommitted work has no commit history to merge from"
-        return View("merged", base, None, SnapshotDiff(), unavailable=reason)
+        return View(ViewName.MERGED, base, None, SnapshotDiff(), unavailable=reason)
     try:
         bases = repository.merge_bases(head_rev.sha, tip.sha)
     except ImpactError as exc:
-        return View("merged", base, None, SnapshotDiff(), unavailable=str(exc))
-    merge_bases["head..target_tip"] = bases
+        return View(ViewName.MERGED, base, None, SnapshotDiff(), unavailable=str(exc))
+    merge_bases[HEAD_TO_TIP] = bases
     if not bases:
         reason = f"head and target tip '{tip.spelled}' share no history"
-        return View("merged", base, None, SnapshotDiff(), unavailable=reason)
+        return View(ViewName.MERGED, base, None, SnapshotDiff(), unavailable=reason)
     merger = Merger(repository.objects)
     try:
         tree, conflicts = three_way_merge(
@@ -160,13 +155,13 @@ def _merged_view(repository: Repository, base: Snapshot, head_commit: Commit,
             merger=merger,
         )
     except ImpactError as exc:
-        return View("merged", base, None, SnapshotDiff(), unavailable=str(exc))
+        return View(ViewName.MERGED, base, None, SnapshotDiff(), unavailable=str(exc))
     repository.scratch.add_object(tree)
     conflicted = frozenset(p.decode() for p in conflicts)
-    merged = _snapshot(repository, tree.id.decode(), "merged", conflicted)
-    return View("merged", base, merged, diff_snapshots(base, merged),
+    merged = _snapshot(repository, tree.id.decode(), ViewName.MERGED, conflicted)
+    return View(ViewName.MERGED, base, merged, diff_snapshots(base, merged),
                 conflicts=tuple(sorted(conflicted)),
-                tip=_commit_snapshot(repository, tip.sha, "target_tip"))
+                tip=_commit_snapshot(repository, tip.sha, ViewName.TARGET_TIP))
 
 
 def open_views(
@@ -194,7 +189,7 @@ def open_views(
         raise BadUsage("--base and --head go together", "give both --base and --head")
 
     repository = open_repository(repo)
-    revisions: dict[str, Revision] = {}
+    revisions: dict[ViewName, Revision] = {}
     merge_bases: dict[str, list[str]] = {}
 
     if worktree:
@@ -204,14 +199,14 @@ def open_views(
         except UnknownRevision:
             head_parent = None
         if head_parent:
-            revisions["base"] = head_parent
-            base_snap = _commit_snapshot(repository, head_parent.sha, "base")
+            revisions[ViewName.BASE] = head_parent
+            base_snap = _commit_snapshot(repository, head_parent.sha, ViewName.BASE)
         else:
-            base_snap = _snapshot(repository, EMPTY_TREE, "base")
+            base_snap = _snapshot(repository, EMPTY_TREE, ViewName.BASE)
         entries = worktree_entries(repository)
         tree_id = write_tree(repository, entries)
         head_commit = _worktree_commit(repository, head_parent, tree_id)
-        head_snap = _snapshot(repository, tree_id, "head")
+        head_snap = _snapshot(repository, tree_id, ViewName.HEAD)
         head_rev = head_parent  # the merged view merges from HEAD's history
     else:
         if commit:
@@ -219,10 +214,10 @@ def open_views(
             head_rev = repository.resolve(commit)
             parents = repository.commit(head_rev.sha).parents
             if parents:
-                revisions["base"] = Revision(f"{commit}^", parents[0].decode())
-                base_snap = _commit_snapshot(repository, parents[0].decode(), "base")
+                revisions[ViewName.BASE] = Revision(f"{commit}^", parents[0].decode())
+                base_snap = _commit_snapshot(repository, parents[0].decode(), ViewName.BASE)
             else:
-                base_snap = _snapshot(repository, EMPTY_TREE, "base")
+                base_snap = _snapshot(repository, EMPTY_TREE, ViewName.BASE)
         else:
             if range:
                 form = InputForm.RANGE
@@ -232,18 +227,18 @@ def open_views(
                 left, right = base or "", head or ""
             base_given = repository.resolve(left)
             head_rev = repository.resolve(right)
-            revisions["base"] = base_given
+            revisions[ViewName.BASE] = base_given
             mb = repository.merge_base(base_given, head_rev)
-            merge_bases["base..head"] = repository.merge_bases(base_given.sha, head_rev.sha)
-            base_snap = _commit_snapshot(repository, mb, "base")
-        revisions["head"] = head_rev
+            merge_bases[BASE_TO_HEAD] = repository.merge_bases(base_given.sha, head_rev.sha)
+            base_snap = _commit_snapshot(repository, mb, ViewName.BASE)
+        revisions[ViewName.HEAD] = head_rev
         head_commit = repository.commit(head_rev.sha)
-        head_snap = _commit_snapshot(repository, head_rev.sha, "head")
+        head_snap = _commit_snapshot(repository, head_rev.sha, ViewName.HEAD)
 
-    views = [View("head", base_snap, head_snap, diff_snapshots(base_snap, head_snap))]
+    views = [View(ViewName.HEAD, base_snap, head_snap, diff_snapshots(base_snap, head_snap))]
     if target_tip:
         tip = repository.resolve(target_tip)
-        revisions["target_tip"] = tip
+        revisions[ViewName.TARGET_TIP] = tip
         views.append(_merged_view(repository, base_snap, head_commit, head_rev, tip, merge_bases))
     skipped = tuple((f"work-tree folder {path}", kind) if path.endswith("/") else
                     (f"work-tree file {path}", f"{kind}, not a regular file: skipped unread")

@@ -28,15 +28,13 @@ from impact.graph.records import (
     Variant,
     VariantLaunch,
 )
-from impact.kinds import FactKind, Language, SurfaceKind
+from impact.kinds import DescriptorType, FactKind, Language, LaunchKind, SurfaceKind
 
-ROCKE_LAUNCH, KPACK_LAUNCH = "rocke", "kpack"  # a variant launch's `kind`
 DESCRIPTOR_FILE = "descriptor-file"  # the node kind of a descriptor file
-_KDP, _UKD = "kdp", "ukd"  # descriptor types, as the file name gives them
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-def descriptor_type(path: str) -> str | None:
+def descriptor_type(path: str) -> DescriptorType | None:
     """The type a descriptor's file name gives it (impact/descriptors decides), imported
     on first use: the descriptor readers load yaml and jsonschema, and a report on a
     change outside every surface needs neither."""
@@ -79,7 +77,7 @@ class DescriptorGraph:
             edge(file_node, node, "contains")
             for launch in fact.data.get("launches", []):
                 source, builder = launch.get("source"), launch.get("builder")
-                if launch.get("kind") != ROCKE_LAUNCH or not isinstance(source, str):
+                if launch.get("kind") != LaunchKind.ROCKE or not isinstance(source, str):
                     continue
                 edge(node, module_node(source), "ships")
                 if isinstance(builder, str):
@@ -143,10 +141,10 @@ class DescriptorGraph:
         descriptors = set(self.nodes.index().paths(SurfaceKind.DESCRIPTOR))
         for path in self.files():
             kind = descriptor_type(path)
-            if path not in descriptors or kind not in (_KDP, _UKD):
+            if path not in descriptors or kind not in (DescriptorType.KDP, DescriptorType.UKD):
                 continue
             declared = self._declared.get(path, [])
-            if kind == _UKD:
+            if kind == DescriptorType.UKD:
                 for record in declared:
                     if isinstance(record, Variant) and record.ukd_id:
                         standalone[record.ukd_id] = (record.name, path, record.line)

@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from impact.graph.core import Nodes, module_name_for, symbol_node
-from impact.graph.descriptors import KPACK_LAUNCH, DescriptorGraph
+from impact.graph.descriptors import DescriptorGraph
 from impact.graph.pairing import (
     closest,
     equal_names,
@@ -47,7 +47,7 @@ from impact.graph.records import (
     SignatureEntry,
     Unread,
 )
-from impact.kinds import FactKind, Language
+from impact.kinds import FactKind, Language, LaunchKind
 
 CPP_FILE = "cpp-file"  # the node kind of a C++ file
 
@@ -301,7 +301,7 @@ class KernelGraph:
         seen: dict[tuple[Any, ...], KpackSignature] = {}
         for variant in self.descriptors.variants():
             for launch in variant.launches:
-                if launch.kind != KPACK_LAUNCH or launch.signature is None:
+                if launch.kind != LaunchKind.KPACK or launch.signature is None:
                     continue
                 entries = tuple(ListEntry(e.get("kind"), e.get("size"), str(e.get("name")),
                                           variant.line) for e in launch.signature)

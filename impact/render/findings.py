@@ -3,7 +3,8 @@
 Maintainers: a pure regrouping of the report's row data for the renderers; it decides
 nothing (statuses, charging and verdicts are already in the rows) and writes no words.
 A row seen in the head view and again in the merged view is one finding naming both
-views; findings come most severe first.
+views; findings come most severe first. The report's strings become enum members here,
+once (a finding's status, lane and views, each side's role): renderers compare members.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from impact.rows import Role, Status
+from impact.kinds import ViewName
+from impact.rows import Lane, Role, Status
 
 SEVERITY = {Status.MISMATCH: 0, Status.CHANGED: 1, Status.INERT: 2, Status.OUTSIDE: 3}
-_VIEW_ORDER = {"head": 0, "merged": 1}
+_VIEW_ORDER = {ViewName.HEAD: 0, ViewName.MERGED: 1}
 
 
 @dataclass(frozen=True)
@@ -25,16 +27,16 @@ class Finding:
     sides of the first view's row, changed copies first."""
 
     contract: str
-    status: str
+    status: Status
     subject: str
     reason: str
     details: Mapping[str, Any]
-    lane: str
+    lane: Lane
     preexisting: bool
-    views: tuple[str, ...]
+    views: tuple[ViewName, ...]
     row_ids: tuple[str, ...]
     archs: tuple[str, ...]
-    sides: tuple[Mapping[str, Any], ...]
+    sides: tuple[Mapping[str, Any], ...]  # each side's `role` a Role
     evidence: tuple[Mapping[str, Any], ...]
     device_test: str
 
@@ -51,6 +53,32 @@ class Finding:
         """Both sides are named with lines: the finding is [verified], else [inferred]."""
         return len({s["file"] for s in self.sides}) > 1 and all(s["line"] for s in self.sides)
 
+    @property
+    def anchor(self) -> Mapping[str, Any] | None:
+        """Where a code-scanning result or an annotation sits: the changed copy at the
+        newest revision, else any changed copy, else the first counterpart (a pre-existing
+        finding names no changed copy), else none."""
+        changed = self.changed_sides
+        newest = tuple(side for side in changed if side["revision"] != ViewName.BASE)
+        return next((sides[0] for sides in (newest, changed, self.sides) if sides), None)
+
+    @property
+    def related(self) -> list[Mapping[str, Any]]:
+        """Every copy the finding names but its anchor, once per file and line."""
+        anchor = self.anchor
+        seen = {(anchor["file"], anchor["line"])} if anchor else set()
+        out = []
+        for side in self.sides:
+            if (side["file"], side["line"]) not in seen:
+                seen.add((side["file"], side["line"]))
+                out.append(side)
+        return out
+
+
+def where(side: Mapping[str, Any]) -> str:
+    """A side as `file:line`, or the file alone when no line is known."""
+    return f"{side['file']}:{side['line']}" if side["line"] else str(side["file"])
+
 
 def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return (row["contract"], row["status"], row["subject"], row["reason"],
@@ -65,17 +93,18 @@ def findings(report: Mapping[str, Any]) -> list[Finding]:
         groups.setdefault(_key(row), []).append(row)
     out = []
     for rows in groups.values():
-        rows = sorted(rows, key=lambda r: _VIEW_ORDER.get(r["view"], 9))
+        rows = sorted(rows, key=lambda r: _VIEW_ORDER[ViewName(r["view"])])
         first = rows[0]
-        sides = sorted(first["sides"], key=lambda s: (s["role"] != Role.CHANGED, s["file"],
-                                                      s["line"]))
+        sides = sorted(({**s, "role": Role(s["role"])} for s in first["sides"]),
+                       key=lambda s: (s["role"] != Role.CHANGED, s["file"], s["line"]))
         out.append(Finding(
-            contract=first["contract"], status=first["status"], subject=first["subject"],
-            reason=first["reason"], details=first["details"], lane=first["lane"],
-            preexisting=first["preexisting"], views=tuple(r["view"] for r in rows),
+            contract=first["contract"], status=Status(first["status"]),
+            subject=first["subject"], reason=first["reason"], details=first["details"],
+            lane=Lane(first["lane"]), preexisting=first["preexisting"],
+            views=tuple(ViewName(r["view"]) for r in rows),
             row_ids=tuple(r["id"] for r in rows),
             archs=tuple(sorted({a for r in rows for a in r["archs"]})),
             sides=tuple(sides), evidence=tuple(first["evidence"]),
             device_test=first["device_test"]))
-    return sorted(out, key=lambda f: (f.preexisting, SEVERITY.get(Status(f.status), 9),
-                                      f.lane != "IMPACT", f.contract, f.subject))
+    return sorted(out, key=lambda f: (f.preexisting, SEVERITY[f.status], f.lane != Lane.IMPACT,
+                                      f.contract, f.subject))

@@ -3,9 +3,9 @@
 Maintainers: a pure rendering of `findings(report)`; it decides nothing. One line per
 finding (`::error` for a mismatch, `::warning` for changed, `::notice` for inert,
 outside or pre-existing), anchored on the changed copy and naming every other copy in
-the message, then the verdict as a last `::error` (BREAKS) or `::notice` line. Values
-are escaped as the Actions runner parses them: `%`, CR and LF in the message; those and
-`:` and `,` in a property.
+the message (`words.finding_message`, as SARIF has it, with the views), then the verdict
+as a last `::error` (BREAKS) or `::notice` line. Values are escaped as the Actions
+runner parses them: `%`, CR and LF in the message; those and `:` and `,` in a property.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from impact.render.findings import Finding, findings
-from impact.render.sarif import anchor_side, other_sides, where
-from impact.render.words import pack_time_line, reason_text, verdict_line
-from impact.rows import Role, Status
+from impact.render.findings import Finding, findings, where
+from impact.render.words import annotation_title, finding_message, pack_time_line, verdict_line
+from impact.rollup import Outcome
+from impact.rows import Status
 
 COMMANDS = {Status.MISMATCH: "error", Status.CHANGED: "warning", Status.INERT: "notice",
             Status.OUTSIDE: "notice"}
@@ -39,34 +39,20 @@ def command(name: str, message: str, **properties: str) -> str:
 
 
 def _annotation(finding: Finding) -> str:
-    anchor = anchor_side(finding)
-    related = other_sides(finding, anchor)
-    text = reason_text(finding.reason, finding.details) + "."
-    counterparts = [where(s) for s in related if s["role"] != Role.CHANGED]
-    others = [where(s) for s in related if s["role"] == Role.CHANGED]
-    if counterparts:
-        label = "Counterpart" if len(counterparts) == 1 else "Counterparts"
-        text += f" {label}: " + ", ".join(counterparts) + "."
-    if others:
-        text += " Also changed: " + ", ".join(others) + "."
-    text += f" ({' and '.join(finding.views)} view{'s' if len(finding.views) > 1 else ''})"
-    if finding.lane != "IMPACT":
-        text += f" Left to the {finding.lane} lane."
-    name = COMMANDS[Status(finding.status)]
-    if finding.preexisting:
-        name = "notice"
-        text += " Pre-existing: not charged to this change."
+    anchor = finding.anchor
+    text = finding_message(finding, lambda _i, side: where(side), views=True)
+    name = "notice" if finding.preexisting else COMMANDS[finding.status]
     props: dict[str, str] = {}
     if anchor is not None:
         props["file"] = str(anchor["file"])
         if anchor["line"]:
             props["line"] = str(anchor["line"])
-    props["title"] = f"impact {finding.contract}: {finding.status} ({finding.subject})"
+    props["title"] = annotation_title(finding)
     return command(name, text, **props)
 
 
 def _verdict(report: Mapping[str, Any]) -> str:
-    name = "error" if report["verdict"]["kind"] == "BREAKS" else "notice"
+    name = "error" if Outcome(report["verdict"]["kind"]) == Outcome.BREAKS else "notice"
     message = verdict_line(report["verdict"]) + "\n" + pack_time_line(report["pack_time"])
     return command(name, message, title="impact")
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from impact.render.findings import Finding, findings
-from impact.render.text import finding_run, where
+from impact.render.findings import Finding, findings, where
+from impact.render.text import finding_run
 from impact.render.words import (
     CARD_BREAK_RUNS,
     CARD_INFERRED,
@@ -41,7 +41,7 @@ from impact.render.words import (
     reason_text,
     views_text,
 )
-from impact.rows import Lane, Status
+from impact.rows import Confirms, Lane, Status
 
 MAX_FINDINGS = 5
 
@@ -89,8 +89,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     shown = [f for f in every if not f.preexisting and f.lane == Lane.IMPACT
              and f.status in (Status.MISMATCH, Status.CHANGED)]
     breaks = sum(1 for f in shown if f.status == Status.MISMATCH)
-    runs = [r for r in report["device_runs"] if r.get("confirms", "change") == "change"]
-    break_runs = [r for r in report["device_runs"] if r.get("confirms") == "break"]
+    confirms = [(Confirms(r.get("confirms", Confirms.CHANGE)), r) for r in report["device_runs"]]
+    runs = [r for purpose, r in confirms if purpose == Confirms.CHANGE]
+    break_runs = [r for purpose, r in confirms if purpose == Confirms.BREAK]
     lines = [card_header(report["verdict"], len(runs), breaks),
              pack_time_line(report["pack_time"]), ""]
     for number, finding in enumerate(shown[:MAX_FINDINGS], start=1):

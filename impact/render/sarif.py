@@ -1,13 +1,14 @@
 """SARIF 2.1.0 for code scanning: one result per finding, anchored on the changed copy.
 
 Maintainers: a pure rendering of `findings(report)`; it decides nothing. Each result's
-`ruleId` is the contract, its message the reason's sentence from words.py with every
-other copy linked as a related location, its level the status's (a pre-existing finding
-is a note), and its `partialFingerprints` the finding's stable row id, so code scanning
-tracks it across pushes. The driver's version is the report's (`tool_version()` when it
-was built). Rules carry the check's docstring (what `impact explain` prints). The
-verdict, the archs, the exit code and the revisions' shas sit in the run's properties.
-`tests/test_sarif.py` validates the output against the official SARIF 2.1.0 schema.
+`ruleId` is the contract, its message the finding's (`words.finding_message`, as the
+GitHub annotations have it) with every other copy linked as a related location, its
+level the status's (a pre-existing finding is a note), and its `partialFingerprints` the
+finding's stable row id, so code scanning tracks it across pushes. The driver's version
+is the report's (`tool_version()` when it was built). Rules carry the check's docstring
+(what `impact explain` prints). The verdict, the archs, the exit code and the revisions'
+shas sit in the run's properties. `tests/test_sarif.py` validates the output against the
+official SARIF 2.1.0 schema.
 """
 
 from __future__ import annotations
@@ -19,9 +20,15 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from impact.render.findings import Finding, findings
-from impact.render.words import pack_time_line, reason_text, verdict_line
-from impact.rows import Role, Status
+from impact.render.findings import Finding, findings, where
+from impact.render.words import (
+    SRCROOT_TEXT,
+    finding_message,
+    pack_time_line,
+    side_label,
+    verdict_line,
+)
+from impact.rows import Status
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -43,10 +50,6 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
-def where(side: Mapping[str, Any]) -> str:
-    return f"{side['file']}:{side['line']}" if side["line"] else str(side["file"])
-
-
 def _location(side: Mapping[str, Any]) -> dict[str, Any]:
     # A whole-file side (line 0) is anchored on line 1: code scanning needs a region.
     return {"physicalLocation": {
@@ -54,57 +57,14 @@ def _location(side: Mapping[str, Any]) -> dict[str, Any]:
         "region": {"startLine": max(int(side["line"]), 1)}}}
 
 
-def anchor_side(finding: Finding) -> Mapping[str, Any] | None:
-    """The changed copy at the newest revision, else any changed copy, else the first
-    counterpart (a pre-existing finding names no changed copy), else none."""
-    changed = finding.changed_sides
-    for side in changed:
-        if side["revision"] != "base":
-            return side
-    if changed:
-        return changed[0]
-    return finding.sides[0] if finding.sides else None
-
-
-def other_sides(finding: Finding, anchor: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
-    """Every other copy the finding names, once per file and line."""
-    seen = {(anchor["file"], anchor["line"])} if anchor else set()
-    out = []
-    for side in finding.sides:
-        if (side["file"], side["line"]) in seen:
-            continue
-        seen.add((side["file"], side["line"]))
-        out.append(side)
-    return out
-
-
-def _side_label(side: Mapping[str, Any]) -> str:
-    role = "counterpart" if side["role"] != Role.CHANGED else "changed copy"
-    symbol = f" {side['symbol']}" if side["symbol"] else ""
-    return f"{role}{symbol} ({side['revision']})"
-
-
 def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
-    anchor = anchor_side(finding)
-    related = other_sides(finding, anchor)
-    text = _escape(reason_text(finding.reason, finding.details)) + "."
-    counterparts = [(i, s) for i, s in enumerate(related, 1) if s["role"] != Role.CHANGED]
-    others = [(i, s) for i, s in enumerate(related, 1) if s["role"] == Role.CHANGED]
-    if counterparts:
-        label = "Counterpart" if len(counterparts) == 1 else "Counterparts"
-        text += f" {label}: " + ", ".join(f"[{_escape(where(s))}]({i})"
-                                          for i, s in counterparts) + "."
-    if others:
-        text += " Also changed: " + ", ".join(f"[{_escape(where(s))}]({i})"
-                                              for i, s in others) + "."
-    if finding.lane != "IMPACT":
-        text += f" Left to the {finding.lane} lane."
-    if finding.preexisting:
-        text += " Pre-existing: not charged to this change."
+    anchor, related = finding.anchor, finding.related
+    text = finding_message(finding, lambda i, side: f"[{_escape(where(side))}]({i})",
+                           say=_escape)
     result: dict[str, Any] = {
         "ruleId": finding.contract,
         "ruleIndex": rule_index,
-        "level": "note" if finding.preexisting else LEVELS[Status(finding.status)],
+        "level": "note" if finding.preexisting else LEVELS[finding.status],
         "message": {"text": text},
         "partialFingerprints": {FINGERPRINT: finding.row_ids[0]},
         "properties": {
@@ -118,7 +78,7 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
         result["locations"] = [_location(anchor)]
     if related:
         result["relatedLocations"] = [
-            {**_location(side), "id": i, "message": {"text": _side_label(side)}}
+            {**_location(side), "id": i, "message": {"text": side_label(side)}}
             for i, side in enumerate(related, 1)]
     return result
 
@@ -152,7 +112,7 @@ def rule(contract: str) -> dict[str, Any]:
 
 
 def _srcroot(repository: str) -> dict[str, Any]:
-    base: dict[str, Any] = {"description": {"text": "The root of the repository analysed."}}
+    base: dict[str, Any] = {"description": {"text": SRCROOT_TEXT}}
     path = PurePosixPath(repository)
     if path.is_absolute():
         base["uri"] = path.as_uri().rstrip("/") + "/"

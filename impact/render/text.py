@@ -11,28 +11,47 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from impact.kinds import SurfaceKind
-from impact.render.findings import Finding, findings
+from impact.kinds import InputForm, SurfaceKind, ViewName
+from impact.render.findings import Finding, findings, where
 from impact.render.words import (
+    CONFLICTED,
+    CONTRACT_ROWS,
+    MERGE_BASES_HEADING,
     MORE_DETAIL,
+    NO_CONTRACT_ROWS,
     NO_FINDINGS,
     NO_ROWS,
+    PACK_TABLES_HEADING,
+    PREEXISTING_FLAG,
+    REVISIONS_HEADING,
     TEXT_RUNS,
+    VIEW_TITLES,
+    WORKTREE_HEAD,
     action_text,
+    basis_text,
     confirms_text,
+    conflicts_text,
     device_run_text,
     inert_text,
+    input_text,
+    lane_tag_text,
     lanes_text,
+    left_to_lane_text,
+    merge_bases_text,
     pack_time_line,
     plan_text,
     preexisting_text,
     printable,
     reason_text,
+    report_heading,
     step_text,
+    surface_map_text,
     verdict_line,
+    view_paths_text,
+    view_unavailable_text,
     views_text,
 )
-from impact.rows import Lane, Status
+from impact.rows import Confirms, Lane, Status
 
 
 def _short(sha: str | None) -> str:
@@ -40,12 +59,9 @@ def _short(sha: str | None) -> str:
 
 
 def _view_lines(view: dict[str, Any]) -> list[str]:
-    title = {
-        "head": "head view (merge base -> head)",
-        "merged": "merged view (merge base -> head merged onto the target tip)",
-    }[view["name"]]
+    title = VIEW_TITLES[ViewName(view["name"])]
     if view["unavailable"]:
-        return [f"{title}: could not be computed: {view['unavailable']}"]
+        return [view_unavailable_text(title, view["unavailable"])]
     rows = (
         [("A", p) for p in view["added"]]
         + [("D", p) for p in view["removed"]]
@@ -54,9 +70,8 @@ def _view_lines(view: dict[str, Any]) -> list[str]:
     )
     rows.sort(key=lambda row: row[1])
     count = len(rows)
-    head = f"{title}: {count} path{'s' if count != 1 else ''} changed"
-    head += f" (tree {_short(view['old_tree'])} -> {_short(view['new_tree'])})"
-    lines = [head]
+    lines = [view_paths_text(title, count, _short(view["old_tree"]),
+                                   _short(view["new_tree"]))]
     conflicts = set(view["conflicts"])
     surface = {row["path"]: row for row in view["surfaces"]}
 
@@ -64,21 +79,16 @@ def _view_lines(view: dict[str, Any]) -> list[str]:
         path = shown.split(" -> ")[-1]
         row = surface.get(path)
         label = row["kind"] if row else SurfaceKind.OUTSIDE
-        if row and row["lane"] not in (Lane.IMPACT, "NONE"):
-            label += f", {row['lane']} lane"
-        return f"[{label}]" + (" [conflicted]" if path in conflicts else "")
+        if row and Lane(row["lane"]) not in (Lane.IMPACT, Lane.NONE):
+            label += lane_tag_text(Lane(row["lane"]))
+        return f"[{label}]" + (f" {CONFLICTED}" if path in conflicts else "")
 
     lines += [f"  {kind} {path}  {tag(path)}" for kind, path in rows]
     for path in sorted(conflicts - {p for _, p in rows}):
-        lines.append(f"  C {path}  [conflicted]")
+        lines.append(f"  C {path}  {CONFLICTED}")
     if conflicts:
-        lines.append(f"  {len(conflicts)} conflicted; every other path merged cleanly")
+        lines.append(f"  {conflicts_text(len(conflicts))}")
     return lines
-
-
-def where(side: Mapping[str, Any]) -> str:
-    """A side as `file:line`, or the file alone when no line is known."""
-    return f"{side['file']}:{side['line']}" if side["line"] else side["file"]
 
 
 def _places(sides: tuple[Mapping[str, Any], ...]) -> list[str]:
@@ -152,18 +162,18 @@ def _detail_lines(report: dict[str, Any]) -> list[str]:
     """Roughly the full report: revisions, merge bases, views, rows, pack-time tables."""
     args = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in report["input"]["arguments"].items())
     surface = report["surface_map"]
-    lines = [f"impact {report['tool']['version']} report on {report['repository']}",
-             f"input: {report['input']['form']} ({args})",
-             f"surface map: {surface['name']} ({surface['source']}; {surface['reason']})", "",
-             "revisions:"]
+    lines = [report_heading(report["tool"]["version"], report["repository"]),
+             input_text(report["input"]["form"], args),
+             surface_map_text(surface["name"], surface["source"], surface["reason"]), "",
+             REVISIONS_HEADING]
     for role, rev in report["revisions"].items():
         lines.append(f"  {role:<11} {rev['sha']}  ({rev['spelled']})")
-    if report["input"]["form"] == "worktree":
-        lines.append(f"  {'head':<11} the working tree and index (uncommitted work)")
+    if InputForm(report["input"]["form"]) == InputForm.WORKTREE:
+        lines.append(f"  {ViewName.HEAD:<11} {WORKTREE_HEAD}")
     if report["merge_bases"]:
-        lines.append("merge bases:")
+        lines.append(MERGE_BASES_HEADING)
         for pair, shas in report["merge_bases"].items():
-            lines.append(f"  {pair:<17} {', '.join(shas) if shas else 'none'}")
+            lines.append(f"  {pair:<17} {merge_bases_text(shas)}")
     for view in report["views"]:
         lines += ["", *_view_lines(view)]
     lines += ["", *_row_lines(report["rows"])]
@@ -171,16 +181,16 @@ def _detail_lines(report: dict[str, Any]) -> list[str]:
         lines += ["", TEXT_RUNS]
         for run in report["device_runs"]:
             lines.append(f"  {device_run_text(run['target'], run['archs'], run['subjects'])} "
-                         f"({confirms_text(run.get('confirms', 'change'))})")
+                         f"({confirms_text(Confirms(run.get('confirms', Confirms.CHANGE)))})")
             if "tests" in run:
                 if run["tests"] or run["bench"] or not run.get("note"):
                     lines.append(f"    {plan_text(run['tests'], run['bench'])}")
                 if run.get("basis"):
-                    lines.append(f"    from {run['basis']}")
+                    lines.append(f"    {basis_text(run['basis'])}")
                 if run.get("note"):
                     lines.append(f"    {run['note']}")
     if report["pack_time"]["findings"]:
-        lines += ["", "support-predicate tables (pack time):"]
+        lines += ["", PACK_TABLES_HEADING]
         lines += [f"  {f['status']}: {f['family']}: {f['kind']} {f['field']}={f['value']}: "
                   f"{f['detail']}" for f in report["pack_time"]["findings"]]
     return lines
@@ -189,18 +199,19 @@ def _detail_lines(report: dict[str, Any]) -> list[str]:
 def _row_lines(rows: list[dict[str, Any]]) -> list[str]:
     """Rows grouped by view and contract; lane rows last, named as left to their lane."""
     if not rows:
-        return ["contract rows: none (no changed file is on the runtime surface)"]
-    lines = ["contract rows:"]
-    ordered = sorted(rows, key=lambda r: (r["lane"] != Lane.IMPACT, r["view"], r["contract"],
-                                          r["subject"]))
+        return [NO_CONTRACT_ROWS]
+    lines = [CONTRACT_ROWS]
+    lanes = [(Lane(row["lane"]), row) for row in rows]
+    ordered = sorted(lanes, key=lambda pair: (pair[0] != Lane.IMPACT, pair[1]["view"],
+                                              pair[1]["contract"], pair[1]["subject"]))
     group = None
-    for row in ordered:
-        key = (row["view"], row["contract"], row["lane"])
+    for lane, row in ordered:
+        key = (row["view"], row["contract"], lane)
         if key != group:
             group = key
-            lane = "" if row["lane"] == Lane.IMPACT else f", left to the {row['lane']} lane"
-            lines.append(f"  [{row['view']}] {row['contract']}{lane}")
-        flag = " (pre-existing)" if row["preexisting"] else ""
+            left = "" if lane == Lane.IMPACT else left_to_lane_text(lane)
+            lines.append(f"  [{row['view']}] {row['contract']}{left}")
+        flag = PREEXISTING_FLAG if row["preexisting"] else ""
         archs = f" [{', '.join(row['archs'])}]" if row["archs"] else ""
         says = reason_text(row["reason"], row["details"])
         lines.append(f"    {row['status']}{flag}: {row['subject']}: {says}{archs}")

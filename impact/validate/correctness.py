@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from impact.validate.verdict import Severity, StageStatus
+
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 
 
@@ -195,28 +197,31 @@ def compare(base: list[Outcome], head: list[Outcome]) -> Comparison:
                 continue
             before = b.cases.get(case) if b.present else None
             if not b.present:
-                findings.append(_finding("blocker", f"{case} fails on head, in the target "
+                findings.append(_finding(Severity.BLOCKER, f"{case} fails on head, in the target "
                                          f"{h.target} the change added"))
             elif before == PASSED:
-                findings.append(_finding("blocker", f"{case} passes on base and fails on head"))
+                findings.append(_finding(Severity.BLOCKER,
+                                         f"{case} passes on base and fails on head"))
             elif before == FAILED:
-                findings.append(_finding("note", f"{case} fails on base and on head "
+                findings.append(_finding(Severity.NOTE, f"{case} fails on base and on head "
                                          "(not caused by the change)"))
             else:
-                findings.append(_finding("note", f"{case} fails on head and did not run on "
-                                         "base (new or renamed case)"))
-    if any(f["severity"] == "blocker" for f in findings):
-        return Comparison("fail", "a test that passed on base fails on head", findings,
+                findings.append(_finding(Severity.NOTE, f"{case} fails on head and did not run "
+                                         "on base (new or renamed case)"))
+    if any(f["severity"] == Severity.BLOCKER for f in findings):
+        return Comparison(StageStatus.FAIL, "a test that passed on base fails on head", findings,
                           head_executed, head_passed)
     if problems:
-        return Comparison("fail", "; ".join(problems), findings, head_executed, head_passed)
+        return Comparison(StageStatus.FAIL, "; ".join(problems), findings, head_executed,
+                          head_passed)
     if head_executed < 1:
-        return Comparison("skip", "no head test executed (zero executed is never a pass)",
+        return Comparison(StageStatus.SKIP,
+                          "no head test executed (zero executed is never a pass)",
                           findings, head_executed, head_passed)
     if head_passed < 1:
-        return Comparison("skip", "no head test passed; every failure is also on base",
+        return Comparison(StageStatus.SKIP, "no head test passed; every failure is also on base",
                           findings, head_executed, head_passed)
-    return Comparison("pass", f"{head_executed} head test(s) executed, no new failure",
+    return Comparison(StageStatus.PASS, f"{head_executed} head test(s) executed, no new failure",
                       findings, head_executed, head_passed)
 
 
@@ -232,15 +237,17 @@ def policy(base: list[Outcome], head: list[Outcome]) -> tuple[str, str, list[dic
                 continue
             now = h.cases.get(case)
             if now is None:
-                findings.append(_finding("should-fix", f"{case} ran on base and is gone on head",
+                findings.append(_finding(Severity.SHOULD_FIX,
+                                         f"{case} ran on base and is gone on head",
                                          "test_policy"))
             elif now == SKIPPED:
-                findings.append(_finding("should-fix", f"{case} ran on base and is skipped on "
-                                         "head", "test_policy"))
+                findings.append(_finding(Severity.SHOULD_FIX,
+                                         f"{case} ran on base and is skipped on head",
+                                         "test_policy"))
     if findings:
-        return "fail", "the change silences tests that ran on base", findings
-    return "pass", "no test that ran on base is skipped or gone on head", []
+        return StageStatus.FAIL, "the change silences tests that ran on base", findings
+    return StageStatus.PASS, "no test that ran on base is skipped or gone on head", []
 
 
-def _finding(severity: str, detail: str, stage: str = "correctness") -> dict[str, str]:
+def _finding(severity: Severity, detail: str, stage: str = "correctness") -> dict[str, str]:
     return {"severity": severity, "stage": stage, "detail": detail}

@@ -18,7 +18,7 @@ import jsonschema
 
 from impact.contracts import load_schema
 from impact.errors import BadUsage
-from impact.validate.verdict import decide, fill_stages
+from impact.validate.verdict import Severity, decide, fill_stages
 
 SCHEMA = "validation_report.schema.json"
 SCHEMA_VERSION = 1
@@ -45,7 +45,7 @@ def finish(document: dict[str, Any]) -> dict[str, Any]:
     """Fill the stages, decide the verdict, check the schema (a misfit never stays PASS)."""
     document["stages"] = fill_stages(document.get("stages", {}))
     findings = sorted(document.get("findings", []),
-                      key=lambda f: ({"blocker": 0, "should-fix": 1}.get(f["severity"], 2),
+                      key=lambda f: (list(Severity).index(Severity(f["severity"])),
                                      f["stage"], f["detail"]))
     document["findings"] = findings
     verdict, code, why = decide(document["stages"], findings, document.get("runtime_identity"))

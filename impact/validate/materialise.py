@@ -15,6 +15,8 @@ from pathlib import Path
 from dulwich.patch import write_tree_diff
 
 from impact.git import Snapshot, Views, open_views
+from impact.kinds import ViewName
+from impact.validate.verdict import StageStatus
 
 CACHE_VARS = ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "AITER_JIT_DIR",
               "FLYDSL_RUNTIME_CACHE_DIR", "XDG_CACHE_HOME", "PYTHONPYCACHEPREFIX")
@@ -41,18 +43,18 @@ def open_for_validation(repo: str, base: str, head: str, target_tip: str | None)
 
 def merge_sim(views: Views) -> MergeSim:
     """The merged view as a stage: a conflict or an impossible merge fails it."""
-    tip = views.revisions["target_tip"]
-    merged = views.view("merged")
+    tip = views.revisions[ViewName.TARGET_TIP]
+    merged = views.view(ViewName.MERGED)
     if merged is None or merged.new is None:
         why = merged.unavailable if merged is not None else "no merged view"
-        return MergeSim("fail", f"head cannot be merged onto {tip.spelled}: {why}",
+        return MergeSim(StageStatus.FAIL, f"head cannot be merged onto {tip.spelled}: {why}",
                         tip.spelled, tip.sha, None, ())
     if merged.conflicts:
-        return MergeSim("fail", f"head conflicts with {tip.spelled} in "
+        return MergeSim(StageStatus.FAIL, f"head conflicts with {tip.spelled} in "
                         f"{len(merged.conflicts)} path(s)", tip.spelled, tip.sha, None,
                         merged.conflicts)
-    return MergeSim("pass", f"head merges cleanly onto {tip.spelled}", tip.spelled, tip.sha,
-                    merged.new, ())
+    return MergeSim(StageStatus.PASS, f"head merges cleanly onto {tip.spelled}", tip.spelled,
+                    tip.sha, merged.new, ())
 
 
 def patch_bytes(views: Views) -> tuple[bytes, str]:
@@ -65,7 +67,8 @@ def patch_bytes(views: Views) -> tuple[bytes, str]:
     import subprocess
 
     assert views.repository is not None
-    base, head = views.revisions["base"].sha, views.revisions["head"].sha
+    base = views.revisions[ViewName.BASE].sha
+    head = views.revisions[ViewName.HEAD].sha
     git = shutil.which("git")
     if git and base and head:
         done = subprocess.run(

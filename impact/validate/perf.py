@@ -13,6 +13,7 @@ largest of 3 %, the control deviation (between the two base rounds) and the base
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 import statistics
@@ -21,8 +22,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from impact.kinds import ViewName
+from impact.validate.verdict import Severity, StageStatus
+
 MIN_THRESHOLD = 0.03
-ROUNDS = ("base", "head", "base")
+
+
+class PerfStatus(enum.StrEnum):
+    """How one bench label's head compares with its base rounds."""
+
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    UNCHANGED = "unchanged"
+    INCOMPARABLE = "incomparable"  # a side measured nothing
+
+ROUNDS = (ViewName.BASE, ViewName.HEAD, ViewName.BASE)
 _PLAIN = re.compile(r"^\s*(?P<label>[^:{}]+?)\s*:\s*(?P<us>[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?\d+)?)"
                     r"\s*us\s*$")
 
@@ -52,10 +66,11 @@ def parse_bench(text: str) -> dict[str, list[float]]:
 
 def classify(base1: list[float], head: list[float], base2: list[float]) -> dict[str, Any]:
     """One label's row from its three rounds."""
-    row: dict[str, Any] = {"samples": {"base": len(base1) + len(base2), "head": len(head)}}
+    row: dict[str, Any] = {"samples": {ViewName.BASE: len(base1) + len(base2),
+                                       ViewName.HEAD: len(head)}}
     if not head or not (base1 and base2):
-        missing = "head" if not head else "base"
-        row.update(status="incomparable", reason=f"no measurement on {missing}")
+        missing = ViewName.HEAD if not head else ViewName.BASE
+        row.update(status=PerfStatus.INCOMPARABLE, reason=f"no measurement on {missing}")
         return row
     base_all = base1 + base2
     base_median = statistics.median(base_all)
@@ -65,8 +80,8 @@ def classify(base1: list[float], head: list[float], base2: list[float]) -> dict[
     spread = (max(base_all) - min(base_all)) / base_median
     threshold = max(MIN_THRESHOLD, control, spread)
     change = (head_median - base_median) / base_median
-    status = ("regression" if change > threshold else
-              "improvement" if change < -threshold else "unchanged")
+    status = (PerfStatus.REGRESSION if change > threshold else
+              PerfStatus.IMPROVEMENT if change < -threshold else PerfStatus.UNCHANGED)
     row.update(status=status, base_median=base_median, head_median=head_median,
                gain=base_median / head_median, change_pct=round(change * 100, 3),
                noise_floor=round(control * 100, 3), control_deviation=round(control * 100, 3),
@@ -111,7 +126,7 @@ def compare_rounds(rounds: list[BenchRun]) -> tuple[str, str, list[dict[str, Any
     rows, findings). A failed round makes it fail (an environment fact, not blame)."""
     errors = [f"{r.side} round of '{r.command}': {r.error}" for r in rounds if r.error]
     if errors:
-        return "fail", "; ".join(errors), [], []
+        return StageStatus.FAIL, "; ".join(errors), [], []
     rows: list[dict[str, Any]] = []
     by_command: dict[str, list[BenchRun]] = {}
     for r in rounds:
@@ -121,17 +136,19 @@ def compare_rounds(rounds: list[BenchRun]) -> tuple[str, str, list[dict[str, Any
         for label in sorted(set(base1) | set(head) | set(base2)):
             row = classify(base1.get(label, []), head.get(label, []), base2.get(label, []))
             rows.append({"label": label, "command": command, **row})
-    findings = [{"severity": "should-fix", "stage": "perf",
+    findings = [{"severity": Severity.SHOULD_FIX, "stage": "perf",
                  "detail": f"{r['label']}: head is {r['change_pct']:g}% slower than base "
                            f"(threshold {r['threshold_pct']:g}%)"}
-                for r in rows if r["status"] == "regression"]
-    findings += [{"severity": "note", "stage": "perf",
+                for r in rows if r["status"] == PerfStatus.REGRESSION]
+    findings += [{"severity": Severity.NOTE, "stage": "perf",
                   "detail": f"{r['label']}: {r['reason']}"}
-                 for r in rows if r["status"] == "incomparable"]
-    comparable = [r for r in rows if r["status"] != "incomparable"]
-    if findings and any(f["severity"] == "should-fix" for f in findings):
-        return "fail", f"{len([r for r in rows if r['status'] == 'regression'])} label(s) " \
-                       "regressed", rows, findings
+                 for r in rows if r["status"] == PerfStatus.INCOMPARABLE]
+    comparable = [r for r in rows if r["status"] != PerfStatus.INCOMPARABLE]
+    regressed = [r for r in rows if r["status"] == PerfStatus.REGRESSION]
+    if findings and any(f["severity"] == Severity.SHOULD_FIX for f in findings):
+        return StageStatus.FAIL, f"{len(regressed)} label(s) regressed", rows, findings
     if not comparable:
-        return "skip", "the bench printed no measurement both sides share", rows, findings
-    return "pass", f"{len(comparable)} label(s) compared, no regression", rows, findings
+        return (StageStatus.SKIP, "the bench printed no measurement both sides share", rows,
+                findings)
+    return (StageStatus.PASS, f"{len(comparable)} label(s) compared, no regression", rows,
+            findings)

@@ -24,10 +24,13 @@ from typing import Any
 
 from impact.contracts import load_schema
 from impact.errors import BadUsage
+from impact.git import BASE_TO_HEAD
+from impact.kinds import ViewName
 from impact.validate import correctness, identity, materialise, perf
 from impact.validate.claim import Claim, Thresholds, claim_gpu
 from impact.validate.document import SCHEMA_VERSION, clear, finish, write_json
 from impact.validate.gpus import RecordedBackend, detect_backend
+from impact.validate.verdict import StageStatus
 
 
 @dataclass
@@ -115,20 +118,20 @@ def plan_package(plan: dict[str, Any] | None, given: str | None) -> tuple[str | 
 def _bind(options: Options, plan: dict[str, Any]) -> None:
     """The report must be about exactly this base and head (and tip)."""
     revs = plan["revisions"]
-    for role in ("base", "head"):
+    for role in (ViewName.BASE, ViewName.HEAD):
         if role not in revs:
             raise BadUsage(f"the report names no {role} revision",
                            "validate a report made with --base and --head")
     options.repo = options.repo or plan["repository"]
-    options.base = options.base or revs["base"]["sha"]
-    options.head = options.head or revs["head"]["sha"]
-    if not options.target_tip and "target_tip" in revs:
-        options.target_tip = revs["target_tip"]["sha"]
+    options.base = options.base or revs[ViewName.BASE]["sha"]
+    options.head = options.head or revs[ViewName.HEAD]["sha"]
+    if not options.target_tip and ViewName.TARGET_TIP in revs:
+        options.target_tip = revs[ViewName.TARGET_TIP]["sha"]
 
 
 def _check_binding(views_revs: dict[str, Any], plan: dict[str, Any]) -> None:
     revs = plan["revisions"]
-    for role in ("base", "head", "target_tip"):
+    for role in (ViewName.BASE, ViewName.HEAD, ViewName.TARGET_TIP):
         if role in revs and role in views_revs and revs[role]["sha"] != views_revs[role].sha:
             raise BadUsage(f"the report is about {role} {revs[role]['sha'][:12]}, not "
                            f"{views_revs[role].sha[:12]}",
@@ -187,11 +190,11 @@ def validate(options: Options) -> dict[str, Any]:
     stages["merge_sim"] = _stage(merge.status, merge.reason, target=merge.target,
                                  target_sha=merge.target_sha, conflicts=list(merge.conflicts))
     patch, patch_source = materialise.patch_bytes(views)
-    head_view = views.view("head")
+    head_view = views.view(ViewName.HEAD)
     assert head_view is not None
     paths = list(head_view.diff.paths)
     test_paths = [p for p in paths if "test" in p.rsplit("/", 1)[-1].lower()]
-    stages["diff_scan"] = _stage("info", "candidates, not verdicts", paths=len(paths),
+    stages["diff_scan"] = _stage(StageStatus.INFO, "candidates, not verdicts", paths=len(paths),
                                  test_paths=len(test_paths))
     timings["merge_sim"] = time.monotonic() - clock
 
@@ -212,13 +215,16 @@ def validate(options: Options) -> dict[str, Any]:
         detail = claim.detail()
         detail["seconds"] = round(timings["gpu_claim"], 3)
         if claim.gpu is None:
-            stages["gpu_claim"] = {"status": "skip", "reason": claim.reason, "detail": detail}
+            stages["gpu_claim"] = {"status": StageStatus.SKIP, "reason": claim.reason,
+                                   "detail": detail}
         elif recorded:
-            stages["gpu_claim"] = {"status": "skip", "reason": "recorded samples stand in for "
-                                   f"the GPU ({os.environ.get('IMPACT_GPU_SAMPLES')}): tests "
+            stages["gpu_claim"] = {"status": StageStatus.SKIP,
+                                   "reason": "recorded samples stand in for the GPU "
+                                   f"({os.environ.get('IMPACT_GPU_SAMPLES')}): tests "
                                    "only, a recording is not a device", "detail": detail}
         else:
-            stages["gpu_claim"] = {"status": "pass", "reason": claim.reason, "detail": detail}
+            stages["gpu_claim"] = {"status": StageStatus.PASS, "reason": claim.reason,
+                                   "detail": detail}
         coverage, coverage_basis = identity.arch_coverage(
             claim.gpu.arch if claim.gpu else None, result["head_executed"], not recorded)
         gpu = claim.gpu
@@ -230,15 +236,15 @@ def validate(options: Options) -> dict[str, Any]:
             "tool": {"name": "impact", "version": _version()},
             "repo": {
                 "path": str(views.location),
-                "base": views.revisions["base"].sha,
-                "head": views.revisions["head"].sha,
-                "target_tip": views.revisions["target_tip"].sha,
-                "merge_base": (views.merge_bases.get("base..head") or [None])[0],
+                "base": views.revisions[ViewName.BASE].sha,
+                "head": views.revisions[ViewName.HEAD].sha,
+                "target_tip": views.revisions[ViewName.TARGET_TIP].sha,
+                "merge_base": (views.merge_bases.get(BASE_TO_HEAD) or [None])[0],
                 "patch_sha256": hashlib.sha256(patch).hexdigest(),
                 "patch_source": patch_source,
                 "patch_paths": paths,
-                "base_dir": result["dirs"].get("base"),
-                "head_dir": result["dirs"].get("head"),
+                "base_dir": result["dirs"].get(ViewName.BASE),
+                "head_dir": result["dirs"].get(ViewName.HEAD),
             },
             "environment": {
                 "host": socket.gethostname(),
@@ -293,18 +299,20 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
                               "runner": "none", "runner_reason": "no target named"}
     clock = time.monotonic()
     base_snap = _tip_tree(views)
-    sides = {"base": materialise.materialise("base", base_snap, scratch)}
+    sides = {ViewName.BASE: materialise.materialise(ViewName.BASE, base_snap, scratch)}
     if merge.tree is not None:
-        sides["head"] = materialise.materialise("head", merge.tree, scratch)
+        sides[ViewName.HEAD] = materialise.materialise(ViewName.HEAD, merge.tree, scratch)
     result["dirs"] = {name: str(side.root) for name, side in sides.items()}
     timings["materialise"] = time.monotonic() - clock
     hook = identity.install_hook(scratch / "hook")
 
     clock = time.monotonic()
-    if "head" not in sides:
-        stages["runtime_compat"] = _stage("skip", "no merged head tree to check (merge_sim failed)")
+    if ViewName.HEAD not in sides:
+        stages["runtime_compat"] = _stage(StageStatus.SKIP,
+                                          "no merged head tree to check (merge_sim failed)")
     elif not options.package:
-        stages["runtime_compat"] = _stage("skip", "no package named: pass --package NAME, or "
+        stages["runtime_compat"] = _stage(StageStatus.SKIP,
+                                          "no package named: pass --package NAME, or "
                                           "name `package` in the map's [[device_tests]], so "
                                           "the import check can prove which tree runs")
     else:
@@ -316,62 +324,66 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
             if origin is None or not Path(origin).resolve().is_relative_to(side.root.resolve()):
                 bad.append(f"{name}: {options.package} resolves to {origin or error}, "
                            f"outside {side.root}")
-        stages["runtime_compat"] = (_stage("fail", "; ".join(bad), origins=origins) if bad else
-                                    _stage("pass", f"{options.package} resolves inside each "
-                                           "side's scratch folder", origins=origins))
+        stages["runtime_compat"] = (
+            _stage(StageStatus.FAIL, "; ".join(bad), origins=origins) if bad else
+            _stage(StageStatus.PASS, f"{options.package} resolves inside each side's scratch "
+                   "folder", origins=origins))
     timings["runtime_compat"] = time.monotonic() - clock
 
     blocked = []
     if claim.gpu is None:
         blocked.append(f"no GPU claimed ({claim.degraded_mode})")
-    if stages["runtime_compat"]["status"] != "pass":
+    if stages["runtime_compat"]["status"] != StageStatus.PASS:
         blocked.append(f"runtime_compat is {stages['runtime_compat']['status']}")
     if not tests:
         blocked.append("no test target: the plan names none")
     if blocked:
         why = "; ".join(blocked)
-        stages["correctness"] = _stage("skip", why)
-        stages["test_policy"] = _stage("skip", why)
-        stages["perf"] = _stage("skip", why if bench else f"no bench command named; {why}")
+        stages["correctness"] = _stage(StageStatus.SKIP, why)
+        stages["test_policy"] = _stage(StageStatus.SKIP, why)
+        stages["perf"] = _stage(StageStatus.SKIP,
+                                why if bench else f"no bench command named; {why}")
         return result
 
     clock = time.monotonic()
-    outcomes: dict[str, list[correctness.Outcome]] = {}
+    outcomes: dict[ViewName, list[correctness.Outcome]] = {}
     logs = scratch / "logs"
     logs.mkdir()
-    for name in ("base", "head"):
+    for name in (ViewName.BASE, ViewName.HEAD):
         side = sides[name]
         env = _env(side, hook, claim, options.package, scratch / name / "identity")
         outcomes[name] = [correctness.run_target(options.python, side.root, t, env, logs, name,
                                                  options.timeout) for t in tests]
     timings["correctness"] = time.monotonic() - clock
-    comparison = correctness.compare(outcomes["base"], outcomes["head"])
+    at_base, at_head = outcomes[ViewName.BASE], outcomes[ViewName.HEAD]
+    comparison = correctness.compare(at_base, at_head)
     findings += comparison.findings
     result["head_executed"] = comparison.head_executed
-    runners = sorted({o.runner for o in outcomes["head"]})
+    runners = sorted({o.runner for o in at_head})
     result["runner"] = runners[0] if len(runners) == 1 else "mixed"
-    result["runner_reason"] = "; ".join(o.runner_reason for o in outcomes["head"])
+    result["runner_reason"] = "; ".join(o.runner_reason for o in at_head)
     stages["correctness"] = _stage(
         comparison.status, comparison.reason,
-        base=[o.to_json() for o in outcomes["base"]], head=[o.to_json() for o in outcomes["head"]],
-        stats=_total(outcomes["head"]), seconds=round(timings["correctness"], 3))
-    status, reason, policy_findings = correctness.policy(outcomes["base"], outcomes["head"])
+        base=[o.to_json() for o in at_base], head=[o.to_json() for o in at_head],
+        stats=_total(at_head), seconds=round(timings["correctness"], 3))
+    status, reason, policy_findings = correctness.policy(at_base, at_head)
     findings += policy_findings
     stages["test_policy"] = _stage(status, reason)
     if comparison.head_executed:
-        result["identity"] = identity.read_identity(scratch / "head" / "identity",
-                                                    sides["head"].tree_id)
+        head_side = sides[ViewName.HEAD]
+        result["identity"] = identity.read_identity(scratch / ViewName.HEAD / "identity",
+                                                    head_side.tree_id)
         loaded = (result["identity"] or {}).get("module_path")
-        if loaded and not Path(loaded).resolve().is_relative_to(sides["head"].root.resolve()):
+        if loaded and not Path(loaded).resolve().is_relative_to(head_side.root.resolve()):
             # the import check passed, yet the test process ran another copy: nothing it
             # proved is about this head (an environment fact, blamed on no one)
             stages["runtime_compat"] = _stage(
-                "fail", f"the head test process imported {options.package} from {loaded}, "
-                f"outside {sides['head'].root}", **stages["runtime_compat"]["detail"])
+                StageStatus.FAIL, f"the head test process imported {options.package} from "
+                f"{loaded}, outside {head_side.root}", **stages["runtime_compat"]["detail"])
 
     clock = time.monotonic()
     if not bench:
-        stages["perf"] = _stage("skip", "no bench command named")
+        stages["perf"] = _stage(StageStatus.SKIP, "no bench command named")
     else:
         rounds = []
         for i, name in enumerate(perf.ROUNDS):
@@ -396,7 +408,7 @@ def _tip_tree(views: Any) -> Any:
     from impact.git import open_snapshot
 
     assert views.repository is not None
-    return open_snapshot(views.repository.path, views.revisions["target_tip"].sha)[1]
+    return open_snapshot(views.repository.path, views.revisions[ViewName.TARGET_TIP].sha)[1]
 
 
 def _total(outcomes: list[correctness.Outcome]) -> dict[str, int]:

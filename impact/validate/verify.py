@@ -9,6 +9,7 @@ or output with no readable test counts is never a PASS.
 
 from __future__ import annotations
 
+import enum
 import os
 import re
 import shlex
@@ -25,13 +26,24 @@ from pathlib import Path
 from typing import Any
 
 from impact.errors import BadUsage, ImpactError
+from impact.kinds import ViewName
 from impact.validate import identity, perf
 from impact.validate.claim import claim_gpu
 from impact.validate.document import clear, schema_problems, write_json
 from impact.validate.gpus import Backend, GpuSample, RecordedBackend, detect_backend
 
 SCHEMA = "verify.schema.json"
-EXIT = {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 2}
+
+
+class VerifyVerdict(enum.StrEnum):
+    """What one command on a claimed GPU showed."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    INCONCLUSIVE = "INCONCLUSIVE"
+
+
+EXIT = {VerifyVerdict.PASS: 0, VerifyVerdict.FAIL: 1, VerifyVerdict.INCONCLUSIVE: 2}
 _SUMMARY = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)")
 
 
@@ -83,7 +95,7 @@ def repo_state(folder: Path) -> list[dict[str, Any]]:
         views = open_views(folder, worktree=True)
     except ImpactError:
         return []
-    head = views.revisions.get("base")
+    head = views.revisions.get(ViewName.BASE)
     return [{"path": str(views.location), "sha": head.sha if head else None,
              "dirty": views.head.tree_id != views.base.tree_id}]
 
@@ -180,24 +192,26 @@ def _verify(options: VerifyOptions, out: Path, log: Path, started: str,
     }
     problems = schema_problems(document, SCHEMA)
     if problems:
-        document.update(verdict="INCONCLUSIVE", process_exit_code=2,
+        document.update(verdict=VerifyVerdict.INCONCLUSIVE,
+                        process_exit_code=EXIT[VerifyVerdict.INCONCLUSIVE],
                         reason=f"the artifact does not fit its schema: {problems[0]}")
     write_json(document, out)
     return document
 
 
 def _verdict(claimed: bool, recorded: bool, run: dict[str, Any],
-             counts: dict[str, int] | None) -> tuple[str, str]:
+             counts: dict[str, int] | None) -> tuple[VerifyVerdict, str]:
     if not claimed:
-        return "INCONCLUSIVE", "no idle GPU claimed (NO_GPU)"
+        return VerifyVerdict.INCONCLUSIVE, "no idle GPU claimed (NO_GPU)"
     if recorded:
-        return "INCONCLUSIVE", "recorded samples stand in for the GPU: a recording is not a device"
+        return (VerifyVerdict.INCONCLUSIVE,
+                "recorded samples stand in for the GPU: a recording is not a device")
     if run["timed_out"]:
-        return "INCONCLUSIVE", "the command timed out"
+        return VerifyVerdict.INCONCLUSIVE, "the command timed out"
     if run["exit"] != 0 or (counts and (counts["failed"] or counts["errors"])):
-        return "FAIL", f"the command exited {run['exit']}" + (
+        return VerifyVerdict.FAIL, f"the command exited {run['exit']}" + (
             f" with {counts['failed']} failed, {counts['errors']} errors" if counts else "")
     if counts is None or counts["passed"] < 1:
-        return "INCONCLUSIVE", "exit 0, but the output shows no passed test (unchecked " \
-                               "correctness is not a result)"
-    return "PASS", f"{counts['passed']} passed on the claimed GPU"
+        return VerifyVerdict.INCONCLUSIVE, ("exit 0, but the output shows no passed test "
+                                            "(unchecked correctness is not a result)")
+    return VerifyVerdict.PASS, f"{counts['passed']} passed on the claimed GPU"

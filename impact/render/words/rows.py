@@ -1,18 +1,15 @@
-"""Every sentence a row or an evidence hop says, for every format, from one table.
+"""The sentence of every row's reason and every evidence hop, and how a template is filled.
 
-Maintainers: keyed by the enumerations of `impact/reasons.py`; each template
-names the `details` (or hop `args`) values it reads as `{name}`. Lists are
-joined with commas; a field named `counts` (or `..._counts`) holds a list of
-integers, written as a range when it runs on ("9 to 15"), else "9 or 12" /
-"9, 11 or 13": checks pass the numbers, never a joined string. Checks never
-write these words; renderers never write others. Add to your check's group only.
-The phrases the reports wrap around rows (actions, the card's header and
-labels, the summary lines) are at the end of this file.
+Maintainers: keyed by the enumerations of `impact/reasons.py` (a member without a
+sentence here fails the tests); each template names the `details` (or hop `args`) values
+it reads as `{name}`. Lists are joined with commas; a field named `counts` (or
+`..._counts`) holds a list of integers, written as a range when it runs on ("9 to 15"),
+else "9 or 12" / "9, 11 or 13": checks pass the numbers, never a joined string. Checks
+never write these words. Add to your check's group only.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from string import Formatter
 from typing import Any
@@ -307,30 +304,6 @@ STEPS: dict[Step, str] = {
 }
 
 
-def verdict_line(verdict: Mapping[str, Any]) -> str:
-    """`Runtime impact: ...` from the report's verdict data."""
-    text = str(verdict["kind"])
-    if text == "NEEDS-DEVICE":
-        text += " " + ", ".join(verdict["archs"])
-    lanes = list(verdict["other_lanes"])
-    if lanes:
-        text += f" (left to the {' and '.join(lanes)} lane{'s' if len(lanes) > 1 else ''})"
-    return f"Runtime impact: {text}"
-
-
-def pack_time_line(pack_time: Mapping[str, Any]) -> str:
-    """`Pack-time: ...` from the report's pack-time data."""
-    if pack_time["kind"] == "NOT-RUN":
-        return "Pack-time: NOT RUN (no emit file; run with --run-emit)"
-    if pack_time["kind"] == "CLEAN":
-        return "Pack-time: CLEAN"
-    if pack_time["kind"] == "INCOMPLETE":
-        pending = pack_time.get("unfinished", [])
-        return (f"Pack-time: INCOMPLETE ({len(pending)} predicate probe(s) did not finish: "
-                f"{', '.join(pending)})")
-    return f"Pack-time: NEW {pack_time['new']}, FIRST-SHIPPED {pack_time['first_shipped']}"
-
-
 def counts_text(counts: Any) -> str:
     """A set of counts: "9", "9 or 12", "9, 11 or 13", and a run of three or more
     "9 to 15"."""
@@ -346,27 +319,6 @@ def counts_text(counts: Any) -> str:
 
 def _is_counts(name: str) -> bool:
     return name == "counts" or name.endswith("_counts")
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match.group(0)
-    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char, f"\\x{ord(char):02x}")
-
-
-def printable(value: Any) -> Any:
-    """`value` with every string in it (keys too) free of control characters, written as
-    escapes: a path holding a newline and a forged `Runtime impact: NONE` line cannot
-    print that line into a report a person or a script reads line by line."""
-    if isinstance(value, str):
-        return _CONTROL.sub(_escape, value)
-    if isinstance(value, dict):
-        return {printable(k): printable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [printable(v) for v in value]
-    return value
 
 
 def _value(value: Any) -> str:
@@ -405,142 +357,3 @@ def reason_text(reason: str, details: Mapping[str, Any]) -> str:
 def step_text(step: str, args: Mapping[str, Any]) -> str:
     """The sentence of one evidence hop, filled from its args."""
     return _say(STEPS[Step(step)], args)
-
-
-# ------------------------------------------------------------------ report phrases
-# What the text report and the review card say around the rows' own sentences. Each
-# takes data the report already holds; none decides anything.
-
-VIEW_NAMES = {"head": "head", "merged": "merged"}
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
-
-
-def views_text(views: tuple[str, ...] | list[str]) -> str:
-    """Where a finding was seen, when more than one view: "head and merged views"."""
-    return f"{_and([VIEW_NAMES.get(v, v) for v in views])} views" if len(views) > 1 else ""
-
-
-def archs_text(archs: tuple[str, ...] | list[str]) -> str:
-    return ", ".join(archs) if archs else "no architecture named"
-
-
-def device_run_text(target: str, archs: tuple[str, ...] | list[str],
-                    subjects: tuple[str, ...] | list[str] = (), *, code: bool = False) -> str:
-    """One device run: the test a map or profile names, else the shipped variants that
-    reach the subjects (or "it", the finding's own subject, when none are given)."""
-    q = "`" if code else ""
-    if target:
-        what = f"{q}{target}{q}"
-        if subjects:
-            what += " (for " + ", ".join(f"{q}{s}{q}" for s in subjects) + ")"
-    else:
-        what = ("the shipped variants reaching "
-                + (", ".join(f"{q}{s}{q}" for s in subjects) if subjects else "it"))
-    return f"{what} on {archs_text(archs)}"
-
-
-ACTION_MISMATCH = "make the copies agree"
-ACTION_DEVICE = "device run: {run}"
-
-
-def action_text(status: str, run: str) -> str:
-    """What to do about a finding: agree the copies (mismatch), or the device run (else)."""
-    return ACTION_MISMATCH if status == "mismatch" else ACTION_DEVICE.format(run=run)
-
-
-def preexisting_text(count: int) -> str:
-    return f"{count} pre-existing, not charged"
-
-
-def inert_text(count: int) -> str:
-    return f"{count} with no runtime effect (comments, docstrings or layout only)"
-
-
-def lanes_text(lanes: Mapping[str, list[str]], *, code: bool = False) -> str:
-    """Rows left to other reviewers: "Left to other lanes: BUILD (a, b); DEPS (c)"."""
-    q = "`" if code else ""
-    parts = [f"{lane} ({', '.join(f'{q}{s}{q}' for s in subjects)})"
-             for lane, subjects in sorted(lanes.items())]
-    return "Left to other lanes: " + "; ".join(parts)
-
-
-NO_FINDINGS = "No runtime contract needs attention."
-NO_ROWS = "No changed file is on the runtime surface."
-MORE_DETAIL = "(--verbose adds the revisions, the changed paths, every copy and the evidence)"
-
-
-# The review card (the IMPACT lane of an automated PR review).
-CARD_MARK_BREAK = "🔴"      # a mismatch with both sides traced
-CARD_MARK_WARN = "⚠️"       # a changed row, or a mismatch not fully traced
-CARD_MARK_NOTE = "📝"       # anything else
-CARD_VERIFIED = "[verified]"
-CARD_INFERRED = "[inferred]"
-
-
-def card_header(verdict: Mapping[str, Any], runs: int, breaks: int) -> str:
-    """`Impact (static): <verdict> — <n> device runs named; <m> BREAKS`."""
-    text = str(verdict["kind"])
-    if text == "NEEDS-DEVICE":
-        text += " " + ",".join(verdict["archs"])
-    return (f"Impact (static): {text} — {runs} device run{'s' if runs != 1 else ''} named; "
-            f"{breaks} BREAKS")
-
-
-def card_problem(changed: list[str], counterparts: list[str], views: str) -> str:
-    text = "; ".join([*(f"{c} (changed)" for c in changed),
-                      *(f"{c} (counterpart)" for c in counterparts)])
-    return f"**Problem:** {text}" + (f", in the {views}" if views else "")
-
-
-def card_impact(reason: str, archs: tuple[str, ...] | list[str]) -> str:
-    return f"**Impact:** {reason} (on {archs_text(archs)})."
-
-
-def card_action_author() -> str:
-    return ("**Action:** **Author must** make every copy of this contract agree before "
-            "merging.")
-
-
-def card_action_ask_agree() -> str:
-    return ("**Action:** **Reviewer should ask** whether every copy of this contract still "
-            "agrees: only one side could be traced.")
-
-
-def card_action_ask_run(run: str) -> str:
-    return f"**Action:** **Reviewer should ask** for the device run that settles it: {run}."
-
-
-def card_more(count: int) -> str:
-    return f"… and {count} more finding{'s' if count != 1 else ''} in the full report."
-
-
-CARD_RUNS = "Device runs that would settle the changed findings:"
-
-
-def card_preexisting(count: int) -> str:
-    return f"Pre-existing, not charged to this change: {count}."
-
-
-# --- The device-run plan (impact validate's input): tests and bench commands per run ---
-
-CARD_BREAK_RUNS = "Device runs that would confirm the breaks:"
-TEXT_RUNS = "device runs (impact validate --from-report runs their tests and bench commands):"
-
-
-def plan_text(tests: list[str], bench: list[str], *, code: bool = False) -> str:
-    """`tests: a, b; bench: cmd`, or that the map names none."""
-    q = "`" if code else ""
-    parts = []
-    if tests:
-        parts.append("tests: " + ", ".join(f"{q}{t}{q}" for t in tests))
-    if bench:
-        parts.append("bench: " + ", ".join(f"{q}{b}{q}" for b in bench))
-    return "; ".join(parts) if parts else "no test or bench named by the surface map"
-
-
-def confirms_text(confirms: str) -> str:
-    """What a passing run would settle: the change is safe, or the break is real."""
-    return "confirms the break" if confirms == "break" else "settles the change"

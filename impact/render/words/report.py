@@ -1,0 +1,361 @@
+"""What a report says around its rows' own sentences, in every format, and the sentences
+the report document itself holds.
+
+Maintainers: each phrase takes data the report already holds; none decides anything. The
+report document (impact/document.py) writes the coverage, emit and device-run sentences at
+the end of this file into the report; the renderers print them as they are. The report's
+strings become enum members where a phrase compares them (`Outcome(verdict["kind"])`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from impact.kinds import ViewName
+from impact.render.words.rows import reason_text
+from impact.rollup import Outcome, PackOutcome
+from impact.rows import Confirms, Lane, Role, Status
+
+if TYPE_CHECKING:
+    from impact.render.findings import Finding
+
+def verdict_line(verdict: Mapping[str, Any]) -> str:
+    """`Runtime impact: ...` from the report's verdict data."""
+    kind = Outcome(verdict["kind"])
+    text = str(kind)
+    if kind == Outcome.NEEDS_DEVICE:
+        text += " " + ", ".join(verdict["archs"])
+    lanes = list(verdict["other_lanes"])
+    if lanes:
+        text += f" (left to the {' and '.join(lanes)} lane{'s' if len(lanes) > 1 else ''})"
+    return f"Runtime impact: {text}"
+
+
+def pack_time_line(pack_time: Mapping[str, Any]) -> str:
+    """`Pack-time: ...` from the report's pack-time data."""
+    kind = PackOutcome(pack_time["kind"])
+    if kind == PackOutcome.NOT_RUN:
+        return "Pack-time: NOT RUN (no emit file; run with --run-emit)"
+    if kind == PackOutcome.CLEAN:
+        return "Pack-time: CLEAN"
+    if kind == PackOutcome.INCOMPLETE:
+        pending = pack_time.get("unfinished", [])
+        return (f"Pack-time: INCOMPLETE ({len(pending)} predicate probe(s) did not finish: "
+                f"{', '.join(pending)})")
+    return f"Pack-time: NEW {pack_time['new']}, FIRST-SHIPPED {pack_time['first_shipped']}"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group(0)
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char, f"\\x{ord(char):02x}")
+
+
+def printable(value: Any) -> Any:
+    """`value` with every string in it (keys too) free of control characters, written as
+    escapes: a path holding a newline and a forged `Runtime impact: NONE` line cannot
+    print that line into a report a person or a script reads line by line."""
+    if isinstance(value, str):
+        return _CONTROL.sub(_escape, value)
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable(v) for v in value]
+    return value
+
+
+
+# ------------------------------------------------------------------ around the rows
+# What the text report and the review card say around the rows' own sentences.
+
+VIEW_NAMES = {ViewName.HEAD: "head", ViewName.MERGED: "merged"}
+VIEW_TITLES = {
+    ViewName.HEAD: "head view (merge base -> head)",
+    ViewName.MERGED: "merged view (merge base -> head merged onto the target tip)",
+}
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
+
+
+def views_text(views: tuple[ViewName, ...] | list[ViewName]) -> str:
+    """Where a finding was seen, when more than one view: "head and merged views"."""
+    return f"{_and([VIEW_NAMES[v] for v in views])} views" if len(views) > 1 else ""
+
+
+def archs_text(archs: tuple[str, ...] | list[str]) -> str:
+    return ", ".join(archs) if archs else "no architecture named"
+
+
+def device_run_text(target: str, archs: tuple[str, ...] | list[str],
+                    subjects: tuple[str, ...] | list[str] = (), *, code: bool = False) -> str:
+    """One device run: the test a map or profile names, else the shipped variants that
+    reach the subjects (or "it", the finding's own subject, when none are given)."""
+    q = "`" if code else ""
+    if target:
+        what = f"{q}{target}{q}"
+        if subjects:
+            what += " (for " + ", ".join(f"{q}{s}{q}" for s in subjects) + ")"
+    else:
+        what = ("the shipped variants reaching "
+                + (", ".join(f"{q}{s}{q}" for s in subjects) if subjects else "it"))
+    return f"{what} on {archs_text(archs)}"
+
+
+ACTION_MISMATCH = "make the copies agree"
+ACTION_DEVICE = "device run: {run}"
+
+
+def action_text(status: Status, run: str) -> str:
+    """What to do about a finding: agree the copies (mismatch), or the device run (else)."""
+    return ACTION_MISMATCH if status == Status.MISMATCH else ACTION_DEVICE.format(run=run)
+
+
+def preexisting_text(count: int) -> str:
+    return f"{count} pre-existing, not charged"
+
+
+def inert_text(count: int) -> str:
+    return f"{count} with no runtime effect (comments, docstrings or layout only)"
+
+
+def lanes_text(lanes: Mapping[str, list[str]], *, code: bool = False) -> str:
+    """Rows left to other reviewers: "Left to other lanes: BUILD (a, b); DEPS (c)"."""
+    q = "`" if code else ""
+    parts = [f"{lane} ({', '.join(f'{q}{s}{q}' for s in subjects)})"
+             for lane, subjects in sorted(lanes.items())]
+    return "Left to other lanes: " + "; ".join(parts)
+
+
+def finding_message(finding: Finding, cite: Callable[[int, Mapping[str, Any]], str], *,
+                    say: Callable[[str], str] = str, views: bool = False) -> str:
+    """A finding as one message, a GitHub annotation's or a SARIF result's: its reason's
+    sentence (through `say`: SARIF escapes it), every other copy it names (its `related`
+    sides, numbered from 1, each as `cite` writes it: a place, or a link to a related
+    location), its views when `views`, the lane it is left to and whether it is
+    pre-existing."""
+    text = say(reason_text(finding.reason, finding.details)) + "."
+    related = list(enumerate(finding.related, 1))
+    counterparts = [cite(i, side) for i, side in related if side["role"] != Role.CHANGED]
+    others = [cite(i, side) for i, side in related if side["role"] == Role.CHANGED]
+    if counterparts:
+        label = "Counterpart" if len(counterparts) == 1 else "Counterparts"
+        text += f" {label}: " + ", ".join(counterparts) + "."
+    if others:
+        text += " Also changed: " + ", ".join(others) + "."
+    if views:
+        text += f" ({' and '.join(finding.views)} view{'s' if len(finding.views) > 1 else ''})"
+    if finding.lane != Lane.IMPACT:
+        text += f" Left to the {finding.lane} lane."
+    if finding.preexisting:
+        text += " Pre-existing: not charged to this change."
+    return text
+
+
+NO_FINDINGS = "No runtime contract needs attention."
+NO_ROWS = "No changed file is on the runtime surface."
+MORE_DETAIL = "(--verbose adds the revisions, the changed paths, every copy and the evidence)"
+
+
+# The review card (the IMPACT lane of an automated PR review).
+CARD_MARK_BREAK = "🔴"      # a mismatch with both sides traced
+CARD_MARK_WARN = "⚠️"       # a changed row, or a mismatch not fully traced
+CARD_MARK_NOTE = "📝"       # anything else
+CARD_VERIFIED = "[verified]"
+CARD_INFERRED = "[inferred]"
+
+
+def card_header(verdict: Mapping[str, Any], runs: int, breaks: int) -> str:
+    """`Impact (static): <verdict> — <n> device runs named; <m> BREAKS`."""
+    kind = Outcome(verdict["kind"])
+    text = str(kind)
+    if kind == Outcome.NEEDS_DEVICE:
+        text += " " + ",".join(verdict["archs"])
+    return (f"Impact (static): {text} — {runs} device run{'s' if runs != 1 else ''} named; "
+            f"{breaks} BREAKS")
+
+
+def card_problem(changed: list[str], counterparts: list[str], views: str) -> str:
+    text = "; ".join([*(f"{c} (changed)" for c in changed),
+                      *(f"{c} (counterpart)" for c in counterparts)])
+    return f"**Problem:** {text}" + (f", in the {views}" if views else "")
+
+
+def card_impact(reason: str, archs: tuple[str, ...] | list[str]) -> str:
+    return f"**Impact:** {reason} (on {archs_text(archs)})."
+
+
+def card_action_author() -> str:
+    return ("**Action:** **Author must** make every copy of this contract agree before "
+            "merging.")
+
+
+def card_action_ask_agree() -> str:
+    return ("**Action:** **Reviewer should ask** whether every copy of this contract still "
+            "agrees: only one side could be traced.")
+
+
+def card_action_ask_run(run: str) -> str:
+    return f"**Action:** **Reviewer should ask** for the device run that settles it: {run}."
+
+
+def card_more(count: int) -> str:
+    return f"… and {count} more finding{'s' if count != 1 else ''} in the full report."
+
+
+CARD_RUNS = "Device runs that would settle the changed findings:"
+
+
+def card_preexisting(count: int) -> str:
+    return f"Pre-existing, not charged to this change: {count}."
+
+
+# --- The device-run plan (impact validate's input): tests and bench commands per run ---
+
+CARD_BREAK_RUNS = "Device runs that would confirm the breaks:"
+TEXT_RUNS = "device runs (impact validate --from-report runs their tests and bench commands):"
+
+
+def plan_text(tests: list[str], bench: list[str], *, code: bool = False) -> str:
+    """`tests: a, b; bench: cmd`, or that the map names none."""
+    q = "`" if code else ""
+    parts = []
+    if tests:
+        parts.append("tests: " + ", ".join(f"{q}{t}{q}" for t in tests))
+    if bench:
+        parts.append("bench: " + ", ".join(f"{q}{b}{q}" for b in bench))
+    return "; ".join(parts) if parts else "no test or bench named by the surface map"
+
+
+def confirms_text(confirms: Confirms) -> str:
+    """What a passing run would settle: the change is safe, or the break is real."""
+    return "confirms the break" if confirms == Confirms.BREAK else "settles the change"
+
+
+def annotation_title(finding: Finding) -> str:
+    """A GitHub annotation's title: `impact <contract>: <status> (<subject>)`."""
+    return f"impact {finding.contract}: {finding.status} ({finding.subject})"
+
+
+def side_label(side: Mapping[str, Any]) -> str:
+    """A related location's label in SARIF: `counterpart NAME (base)`, `changed copy (head)`."""
+    what = "counterpart" if side["role"] != Role.CHANGED else "changed copy"
+    symbol = f" {side['symbol']}" if side["symbol"] else ""
+    return f"{what}{symbol} ({side['revision']})"
+
+
+# ------------------------------------------------------------------ in the document
+# Sentences impact/document.py writes into the report itself (the JSON holds them as
+# they are): what was skipped and why, the emit fold, the device runs' notes.
+
+GIVEN = "given"  # where an emit file or a surface map came from when the caller named it
+EMIT_FOLD = "emit fold"
+NO_EMIT_FILE = "no emit file given (--emit or --run-emit)"
+NO_TARGET_TIP = "no --target-tip given"
+FOLD_APPLIED = "applied"
+FOLD_OFF_UNTRUSTED = "off: the head is not trusted (--untrusted-head)"
+
+
+def view_text(view: ViewName) -> str:
+    """A view as coverage names what was skipped: "merged view"."""
+    return f"{view} view"
+
+
+def revision_text(revision: ViewName) -> str:
+    """A revision whose children left no result, as Pack-time names it: "head revision"."""
+    return f"{revision} revision"
+
+
+def check_text(contract: str) -> str:
+    return f"{contract} check"
+
+
+def map_lacks_files_text(map_name: str) -> str:
+    """Why a check did not run: the map classifies none of the files it reads."""
+    return f"the {map_name} surface map has none of the files it reads"
+
+
+def device_test_basis(map_name: str, index: int, pattern: str, path: str) -> str:
+    """Which `[[device_tests]]` entry named a run's tests or bench, for which file."""
+    return f"{map_name} device_tests[{index}] '{pattern}' matched {path}"
+
+
+def no_device_test_text(files: list[str]) -> str:
+    return f"the surface map names no device test for {', '.join(files) or 'its subjects'}"
+
+
+def not_in_head_text(tests: list[str]) -> str:
+    """Tests an entry names that the head tree lacks (never emitted as a run's tests)."""
+    return "not in the head tree, so not emitted: " + ", ".join(tests)
+
+
+# ------------------------------------------------------------------ the verbose text
+# What `impact report --verbose` says of the revisions, the views and every row.
+
+REVISIONS_HEADING = "revisions:"
+WORKTREE_HEAD = "the working tree and index (uncommitted work)"
+MERGE_BASES_HEADING = "merge bases:"
+CONFLICTED = "[conflicted]"
+CONTRACT_ROWS = "contract rows:"
+NO_CONTRACT_ROWS = "contract rows: none (no changed file is on the runtime surface)"
+PREEXISTING_FLAG = " (pre-existing)"
+PACK_TABLES_HEADING = "support-predicate tables (pack time):"
+SRCROOT_TEXT = "The root of the repository analysed."  # SARIF's %SRCROOT%
+
+
+def report_heading(version: str, repository: str) -> str:
+    return f"impact {version} report on {repository}"
+
+
+def input_text(form: str, arguments: str) -> str:
+    return f"input: {form} ({arguments})"
+
+
+def surface_map_text(name: str, source: str, reason: str) -> str:
+    return f"surface map: {name} ({source}; {reason})"
+
+
+def merge_bases_text(shas: list[str]) -> str:
+    return ", ".join(shas) if shas else "none"
+
+
+def view_unavailable_text(title: str, why: str) -> str:
+    return f"{title}: could not be computed: {why}"
+
+
+def view_paths_text(title: str, count: int, old_tree: str, new_tree: str) -> str:
+    return (f"{title}: {count} path{'s' if count != 1 else ''} changed "
+            f"(tree {old_tree} -> {new_tree})")
+
+
+def lane_tag_text(lane: Lane) -> str:
+    """A changed path's lane beside its surface kind, when another lane reviews it."""
+    return f", {lane} lane"
+
+
+def conflicts_text(count: int) -> str:
+    return f"{count} conflicted; every other path merged cleanly"
+
+
+def left_to_lane_text(lane: Lane) -> str:
+    """A group of rows another lane reviews."""
+    return f", left to the {lane} lane"
+
+
+def basis_text(basis: str) -> str:
+    """Where a device run's tests came from (`device_test_basis`, joined)."""
+    return f"from {basis}"
+
+
+# ------------------------------------------------------------------ progress
+# What `impact report` says on the terminal as each stage starts (impact/api.py).
+
+STAGE_REVISIONS = "reading the revisions"
+STAGE_EMIT_FILE = "reading the emit file"
+STAGE_EMITTER = "running the emitter"
+STAGE_CHECKS = "checking the contracts"
