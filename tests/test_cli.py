@@ -329,3 +329,19 @@ def test_progress_on_a_real_terminal(tmp_path: Path) -> None:
     assert code == EXIT_NONE and out == "Runtime impact: BREAKS\n"
     assert b"impact: checking the contracts..." in seen, seen
     assert seen.endswith(b"\r\x1b[K")
+
+
+# ------------------------------------------------------------ emit
+
+
+@pytest.mark.parametrize("argv", [["--jobs", "0"], ["--shard", "3/2"]])
+def test_bad_emit_options_are_one_line_and_exit_3(build, tmp_path, capsys, argv) -> None:
+    repo = build(SCENARIO)
+    try:  # argparse's own refusals end in SystemExit, ours in the exit code
+        code = main(["emit", "--repo", str(repo.path), "--base", "base", "--head",
+                     "head", "-o", str(tmp_path / "x.json"), *argv])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == EXIT_BAD_INPUT
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.json").exists()
