@@ -1,15 +1,17 @@
 """The tests' one way to a report: the library entry (impact/api.py) on a scenario repository,
-and the checks on a scenario's in-memory views (tests/memory.py).
+the same report built from a scenario's trees in memory, and the checks on in-memory views.
 
 Why: a test asks what `impact report` says about a change; it needs the document, its rows
 and verdict, or the error the change is refused with, never the command line's argument
 parsing, stdout or stderr (those are the subject of the CLI's own tests, tests/test_*cli*.py,
-the only tests that call `impact.cli.main`).
+the only tests that call `impact.cli.main`). A test of what the checks and the document say
+needs no git at all: handed a `Scenario` (no target commits), a report is built from its
+base and head trees in memory (tests/memory.py), with `memory` for its repository.
 
 Maintainers: builds on `impact.api` (through the module, so a test may stand in for
-`api.report`, as tests/test_fact_cache.py does) and on `impact.errors.failure` for what a
-way in shows of an error; decides nothing a report says. Touches only the repository or
-the views it is handed.
+`api.report`, as tests/test_fact_cache.py does), on `impact.document.build_report` for the
+in-memory report and on `impact.errors.failure` for what a way in shows of an error;
+decides nothing a report says. Touches only the repository or the views it is handed.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ import memory
 from impact import api
 from impact.checks import Check, CheckContext
 from impact.contracts import REPORT_SCHEMA, validate
+from impact.document import build_report
 from impact.errors import ImpactError, failure
 from impact.fixtures import BuiltRepository, Change, Scenario
 from impact.fixtures.edits import Edit
 from impact.git import Views
 from impact.rows import Row
-from impact.surface import SurfaceMap, load_surface_map
+from impact.surface import SurfaceMap, load_surface_map, map_for_views
 
 Repository = BuiltRepository | str | os.PathLike[str]
 Document = dict[str, Any]
@@ -54,12 +57,20 @@ def _path(repo: Repository) -> str:
     return str(repo.path if isinstance(repo, BuiltRepository) else repo)
 
 
-def run(repo: Repository, **options: Any) -> api.Report:
-    """`impact.api.report` on `repo` with `options` (its keyword arguments); on base ->
-    head when no option names the change."""
+def run(source: Repository | Scenario, **options: Any) -> api.Report:
+    """`impact.api.report` on the repository `source` with `options` (its keyword
+    arguments), on base -> head when no option names the change; or the report of the
+    scenario `source` built in memory (`options`: at most `surface_map`)."""
+    if isinstance(source, Scenario):
+        return _in_memory(source, **options)
     if not any(options.get(form) for form in FORMS):
         options = {"base": "base", "head": "head", **options}
-    return api.report(_path(repo), **options)
+    return api.report(_path(source), **options)
+
+
+def _in_memory(source: Scenario, *, surface_map: str | None = None) -> api.Report:
+    views = memory.scenario_views(source)
+    return api.Report(build_report(views, {}, map_for_views(surface_map, views)))
 
 
 def as_json(found: api.Report) -> Document:
@@ -70,21 +81,22 @@ def as_json(found: api.Report) -> Document:
     return document
 
 
-def report(repo: Repository, **options: Any) -> Document:
+def report(source: Repository | Scenario, **options: Any) -> Document:
     """The JSON report document of the change `options` name (see `run`)."""
-    return as_json(run(repo, **options))
+    return as_json(run(source, **options))
 
 
-def coded_report(repo: Repository, **options: Any) -> tuple[int, Document]:
+def coded_report(source: Repository | Scenario, **options: Any) -> tuple[int, Document]:
     """The exit code `impact report` ends with (decided by impact.rollup) and the JSON
     report document."""
-    found = run(repo, **options)
+    found = run(source, **options)
     return found.exit_code, as_json(found)
 
 
-def rendered(repo: Repository, fmt: str, *, verbose: bool = False, **options: Any) -> str:
+def rendered(source: Repository | Scenario, fmt: str, *, verbose: bool = False,
+             **options: Any) -> str:
     """The report in format `fmt`, as `impact report --format fmt` prints it."""
-    return run(repo, **options).render(fmt, verbose=verbose)
+    return run(source, **options).render(fmt, verbose=verbose)
 
 
 def refusal(call: Callable[[], object]) -> tuple[int, str]:
@@ -99,11 +111,12 @@ def refusal(call: Callable[[], object]) -> tuple[int, str]:
     raise AssertionError(f"{call} refused nothing")
 
 
-def outcome(repo: Repository, fmt: str = "json", **options: Any) -> tuple[int, str, str]:
+def outcome(source: Repository | Scenario, fmt: str = "json", **options: Any,
+            ) -> tuple[int, str, str]:
     """What a way in shows for the report: its exit code, the report in `fmt` and no error;
     or, for a refused input, the error's code, no report and the error line."""
     try:
-        found = run(repo, **options)
+        found = run(source, **options)
     except ImpactError as exc:
         line, code = failure(exc)
         return code, "", line + "\n"
