@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 from conftest import add_orphan_branch
+from test_surface import MINIMAL
 
 from impact.cli import main
 from impact.contracts import REPORT_SCHEMA, validate
-from impact.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_NONE
+from impact.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_NEEDS_DEVICE, EXIT_NONE
 from impact.fixtures import Change, Scenario
 
 SCENARIO = Scenario(
@@ -183,6 +184,30 @@ def test_the_report_says_which_map_it_picked_and_why(build, capsys) -> None:
     main(["report", "--repo", str(repo.path), "--commit", "base", "--format", "json"])
     surface = json.loads(capsys.readouterr().out)["surface_map"]
     assert surface["name"] == "hipdnn" and surface["reason"].startswith("the tree holds ")
+
+
+def test_cli_surface_map_option(build, capsys, tmp_path: Path) -> None:
+    repo = build(Scenario(base={"src/a.py": "A = 1\n"},
+                          head=(Change("h", write={"src/a.py": "A = 2\n", "doc.md": "d\n"}),)))
+    own = tmp_path / "own.toml"
+    own.write_bytes(MINIMAL)
+    argv = ["report", "--repo", str(repo.path), "--commit", "head", "--format", "json"]
+    # src/a.py is on this map's surface and its content changed: a device run must settle it.
+    assert main([*argv, "--surface-map", str(own)]) == EXIT_NEEDS_DEVICE
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE all-archs"
+    assert doc["surface_map"]["name"] == "mine"
+    assert doc["views"][0]["surfaces"] == [
+        {"path": "doc.md", "kind": "outside", "lane": "NONE"},
+        {"path": "src/a.py", "kind": "kernels", "lane": "IMPACT"},
+    ]
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"name = 1\n")
+    assert main([*argv, "--surface-map", str(bad)]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is malformed" in err[0]
+    assert main([*argv, "--surface-map", "no-such-map"]) == EXIT_BAD_INPUT
+    assert "neither a built-in map nor a file" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------ version, quiet, progress
