@@ -24,7 +24,7 @@ from typing import Any
 import memory
 
 from impact import api
-from impact.checks import Check, CheckContext
+from impact.checks import Check, CheckContext, charged
 from impact.contracts import REPORT_SCHEMA, validate
 from impact.document import build_report
 from impact.errors import ImpactError, failure
@@ -145,7 +145,7 @@ def verdict(document: Document) -> str:
     return document["verdict"]["line"].removeprefix("Runtime impact: ")
 
 
-def charged(document: Document, status: str) -> list[Document]:
+def charged_rows(document: Document, status: str) -> list[Document]:
     """The rows of `status` charged to the change (not there before it)."""
     return [r for r in document["rows"] if r["status"] == status and not r["preexisting"]]
 
@@ -166,11 +166,14 @@ def context(source: Scenario | Views, surface: SurfaceMap | None = None) -> Chec
 
 
 def check_rows(checks: Check | Iterable[Check], source: Scenario | Views,
-               surface: SurfaceMap | None = None) -> list[Row]:
-    """The rows `checks` give on `source` (see `context`), in the checks' order."""
+               surface: SurfaceMap | None = None, *, charge: bool = False) -> list[Row]:
+    """The rows `checks` give on `source` (see `context`), in the checks' order; with
+    `charge`, each charged as the report charges it (`impact.checks.charged`: a row on
+    copies the change left untouched is pre-existing)."""
     ctx = context(source, surface)
-    return [row for check in ([checks] if isinstance(checks, Check) else checks)
+    rows = [row for check in ([checks] if isinstance(checks, Check) else checks)
             for row in check.check(ctx)]
+    return [charged(row) for row in rows] if charge else rows
 
 
 def by_subject(rows: Iterable[Row], view: str = "head") -> dict[str, str]:

@@ -5,7 +5,8 @@ completeness, and parsing only what the change reaches."""
 
 from __future__ import annotations
 
-from harness import charged, report, scenario
+from harness import charged_rows, report, scenario
+from memory import tree_with
 
 from impact.fixtures import edits as e
 from impact.fixtures.tree import tree_files
@@ -25,13 +26,6 @@ POSITIONAL_CALLER = "\n\ndef rms_norm_positional(out, x, weight, eps):\n" \
                     "    rms_norm(out, x, weight, eps, 0)\n    return out\n"
 
 
-def with_(base: dict[str, bytes], *edits: e.Edit) -> dict[str, bytes]:
-    files = dict(base)
-    for edit in edits:
-        edit(files)
-    return files
-
-
 def insert_scale() -> tuple[e.Edit, ...]:
     """`scale` inserted before the defaulted `use_model_sensitive_rmsnorm` on every side:
     stub, py::arg list and C++ declaration agree with each other."""
@@ -49,9 +43,9 @@ def insert_scale() -> tuple[e.Edit, ...]:
 
 
 def test_an_insertion_that_shifts_a_positional_caller_breaks() -> None:
-    base = with_(AITER, e.append(UTILS, POSITIONAL_CALLER))
+    base = tree_with(AITER, e.append(UTILS, POSITIONAL_CALLER))
     doc = report(scenario(base, *insert_scale()))
-    rows = charged(doc, "mismatch")
+    rows = charged_rows(doc, "mismatch")
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     assert any(r["reason"] == "caller-shifted-by-insertion" for r in rows), rows
     shifted = next(r for r in rows if r["reason"] == "caller-shifted-by-insertion")
@@ -62,12 +56,12 @@ def test_an_insertion_that_shifts_a_positional_caller_breaks() -> None:
 
 
 def test_the_same_insertion_with_the_caller_updated_does_not_break() -> None:
-    base = with_(AITER, e.append(UTILS, POSITIONAL_CALLER))
+    base = tree_with(AITER, e.append(UTILS, POSITIONAL_CALLER))
     doc = report(scenario(base, *insert_scale(),
                  e.replace(UTILS, "rms_norm(out, x, weight, eps, 0)",
                            "rms_norm(out, x, weight, eps, 1.0, 0)")))
     assert doc["verdict"]["kind"] != "BREAKS", doc["rows"]
-    assert not charged(doc, "mismatch")
+    assert not charged_rows(doc, "mismatch")
 
 
 def test_a_caller_that_no_longer_fits_the_stub_breaks() -> None:
@@ -80,16 +74,16 @@ def test_a_caller_that_no_longer_fits_the_stub_breaks() -> None:
                      '          py::arg("epsilon"));')),
                  e.replace(NORM_H, RMS_DECL, "              double epsilon);")))
     # utils.rms_norm_into still passes use_model_sensitive_rmsnorm=0 by keyword.
-    assert any(r["reason"] == "caller-does-not-fit-stub" for r in charged(doc, "mismatch"))
+    assert any(r["reason"] == "caller-does-not-fit-stub" for r in charged_rows(doc, "mismatch"))
 
 
 def test_a_mismatch_on_untouched_copies_stays_preexisting() -> None:
     """The base already has layer_norm's default on one side; the change touches the same
     files for rms_norm only, consistently: layer_norm's row is not the change's."""
-    base = with_(AITER, e.replace(OPS, 'py::arg("x_bias") = std::nullopt);',
+    base = tree_with(AITER, e.replace(OPS, 'py::arg("x_bias") = std::nullopt);',
                                   'py::arg("x_bias"));'))
     doc = report(scenario(base, *insert_scale()))
-    layer = [r for r in charged(doc, "mismatch") if "layernorm2d_fwd" in r["subject"]]
+    layer = [r for r in charged_rows(doc, "mismatch") if "layernorm2d_fwd" in r["subject"]]
     assert not layer, layer
     assert doc["verdict"]["kind"] != "BREAKS", doc["rows"]
 
@@ -103,7 +97,7 @@ def test_pairing_follows_the_qualified_name_not_any_function_of_that_name() -> N
     doc = report(scenario(AITER, e.append(NORM_H, internal)))
     # Another namespace's rms_norm, a member, and a 4-argument overload beside the
     # 5-argument one: none is a second copy that disagrees.
-    assert not charged(doc, "mismatch"), doc["rows"]
+    assert not charged_rows(doc, "mismatch"), doc["rows"]
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE"
 
 
@@ -118,7 +112,7 @@ def test_a_binding_of_another_extension_is_not_the_stubs() -> None:
     doc = report(scenario(AITER,
                  e.append("csrc/pybind/norm_gfx1250_pybind.cu", variant),
                  e.edit_json("aiter/jit/optCompilerConfig.json", add_module)))
-    assert not charged(doc, "mismatch"), doc["rows"]
+    assert not charged_rows(doc, "mismatch"), doc["rows"]
 
 
 def test_op_names_come_only_from_binding_sites(monkeypatch, fresh_session) -> None:
@@ -154,7 +148,7 @@ def test_a_comment_fix_in_a_file_the_parser_cannot_read_is_none() -> None:
     kernel = ("// launch helper\n__global__ void k(int* x) { x[0] = 1; }\n"
               "void launch(int* x) { k<<<dim3(1), dim3(64), 0>>>(x); }\n"
               "#define BROKEN(\n")
-    base = with_(AITER, e.append("csrc/kernels/launch.cuh", kernel))
+    base = tree_with(AITER, e.append("csrc/kernels/launch.cuh", kernel))
     doc = report(scenario(base, e.replace("csrc/kernels/launch.cuh", "// launch helper",
                                                 "// the launch helper")))
     assert doc["verdict"]["kind"] == "NONE", doc["rows"]
@@ -164,14 +158,14 @@ def test_a_comment_fix_in_a_file_the_parser_cannot_read_is_none() -> None:
 def test_an_edit_to_the_unparsed_file_beyond_comments_is_changed() -> None:
     kernel = ("__global__ void k(int* x) { x[0] = 1; }\n"
               "void launch(int* x) { k<<<dim3(1), dim3(64), 0>>>(x); }\n#define BROKEN(\n")
-    base = with_(AITER, e.append("csrc/kernels/launch.cuh", kernel))
+    base = tree_with(AITER, e.append("csrc/kernels/launch.cuh", kernel))
     doc = report(scenario(base, e.replace("csrc/kernels/launch.cuh", "dim3(64)",
                                                 "dim3(128)")))
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
 
 
 def test_prebuilt_kernels_and_tuned_configs_are_on_the_surface() -> None:
-    base = with_(AITER, e.append("hsa/gfx942/fmha_v3_fwd/fwd.co", "\x7fELF-old"),
+    base = tree_with(AITER, e.append("hsa/gfx942/fmha_v3_fwd/fwd.co", "\x7fELF-old"),
                  e.append("aiter/configs/tuned_gemm.csv", "M,N,K,kernel\n1,2,3,a\n"))
     prebuilt = e.replace("hsa/gfx942/fmha_v3_fwd/fwd.co", "old", "new")
     doc = report(scenario(base, prebuilt))
@@ -186,14 +180,14 @@ def test_a_stub_file_that_stops_parsing_is_changed_not_a_removed_op() -> None:
     not 'missing their Python side' (fail closed: changed)."""
     doc = report(scenario(AITER, e.append(NORM, "\ndef broken(:\n")))
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
-    assert not charged(doc, "mismatch")
+    assert not charged_rows(doc, "mismatch")
 
 
 def test_the_fix_of_a_mismatch_the_base_had_is_changed_not_none() -> None:
     """flash-attention 4a948e9c94: the base's copies disagreed; the change makes them
     agree. Not BREAKS, and not NONE either: calls that failed now run."""
-    base = with_(AITER, e.replace(NORM_H, RMS_DECL, "              double epsilon);"))
+    base = tree_with(AITER, e.replace(NORM_H, RMS_DECL, "              double epsilon);"))
     doc = report(scenario(base, e.replace(NORM_H, "              double epsilon);",
                                                 RMS_DECL)))
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
-    assert any(r["reason"] == "mismatch-resolved" for r in charged(doc, "changed"))
+    assert any(r["reason"] == "mismatch-resolved" for r in charged_rows(doc, "changed"))

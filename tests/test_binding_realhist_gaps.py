@@ -11,7 +11,7 @@ import pytest
 from dulwich.index import commit_tree
 from dulwich.objects import Blob, Commit
 from dulwich.repo import Repo
-from harness import charged, report, scenario
+from harness import charged_rows, report, scenario
 
 from impact.fixtures import BuiltRepository, Change, Scenario
 from impact.fixtures import edits as e
@@ -67,10 +67,10 @@ def test_a_submodule_pointer_bump_reads_changed(tmp_path, tree, path) -> None:
     repo = _pointer_bump(tmp_path / "repo", tree_files(tree), path)
     doc = report(repo, commit="HEAD")
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
-    naming = [r for r in charged(doc, "changed")
+    naming = [r for r in charged_rows(doc, "changed")
               if r["subject"] == path or path in {s["file"] for s in r["sides"]}]
     assert naming, doc["rows"]
-    assert not charged(doc, "mismatch")
+    assert not charged_rows(doc, "mismatch")
 
 
 def test_a_pointer_outside_the_map_is_not_taken_for_the_kernel_library(tmp_path) -> None:
@@ -163,7 +163,7 @@ def test_fa3_gains_an_argument_on_every_side_of_its_own(build) -> None:
                 e.replace(FA3_CPP, "Tensor v) -> Tensor[]", "Tensor v, float softcap) -> Tensor[]"),
                 e.replace(FA3_PY, "fwd(q, k, v)", "fwd(q, k, v, 0.0)"))
     doc = report(repo, commit="head")
-    assert not charged(doc, "mismatch"), doc["rows"]
+    assert not charged_rows(doc, "mismatch"), doc["rows"]
     assert doc["verdict"]["kind"] != "BREAKS"
     bindings = [r for r in doc["rows"] if r["contract"] == "bindings"]
     assert bindings, doc["rows"]
@@ -175,7 +175,7 @@ def test_fa2_gains_an_argument_on_every_side_of_its_own(build) -> None:
                 e.replace(FA2_CPP, "const float p_dropout)", "const float p_dropout, bool causal)"),
                 e.replace(FA2_PY, "fwd(q, k, v, dropout_p)", "fwd(q, k, v, dropout_p, False)"))
     doc = report(repo, commit="head")
-    assert not charged(doc, "mismatch"), doc["rows"]
+    assert not charged_rows(doc, "mismatch"), doc["rows"]
     bindings = [r for r in doc["rows"] if r["contract"] == "bindings"]
     assert bindings and all("hopper" not in _folders(r) for r in bindings), bindings
 
@@ -187,7 +187,7 @@ def test_a_break_in_fa3_names_fa3_copies_only(build) -> None:
     repo = _two(build,
                 e.replace(FA3_CPP, "Tensor v) -> Tensor[]", "Tensor v, float softcap) -> Tensor[]"))
     doc = report(repo, commit="head")
-    rows = charged(doc, "mismatch")
+    rows = charged_rows(doc, "mismatch")
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     assert all(_folders(r) <= {"hopper"} for r in rows), rows
 
@@ -198,7 +198,7 @@ def test_a_break_in_fa2_names_fa2_copies_only(build) -> None:
     repo = _two(build,
                 e.replace(FA2_CPP, "const float p_dropout)", "const float p_dropout, bool causal)"))
     doc = report(repo, commit="head")
-    rows = charged(doc, "mismatch")
+    rows = charged_rows(doc, "mismatch")
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     assert all("hopper" not in _folders(r) for r in rows), rows
     assert {s["file"] for r in rows for s in r["sides"]} <= {FA2_CPP, FA2_PY}, rows
@@ -227,7 +227,7 @@ def test_a_dsl_compiler_pin_change_reads_changed(build) -> None:
     )),)))
     doc = report(repo.path, commit="head")
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
-    assert any(r["subject"] == CUTE_PINS for r in charged(doc, "changed")), doc["rows"]
+    assert any(r["subject"] == CUTE_PINS for r in charged_rows(doc, "changed")), doc["rows"]
     # The tests' own pyproject is no pin of what runs.
     repo = build(Scenario(base=base, head=(Change("test options", edits=(
         e.replace("tests/pyproject.toml", "-q", "-v"),)),)))
@@ -249,7 +249,7 @@ def test_a_comment_inside_a_call_does_not_charge_the_calls_old_mismatch(build) -
     """flash-attention 00756db9: a comment added after one argument of a call whose count
     the base's C++ already disagreed with. The call passes what it passed (its arguments'
     digest is of their syntax trees, so a comment among them is layout): the file's
-    change is layout only, and the base's mismatch is never charged to it."""
+    change is layout only, and the base's mismatch is never charged_rows to it."""
     base = _short_caller()
     repo = build(Scenario(base=base, head=(Change("comment", edits=(
         e.replace(FA2_PY, "        v,\n    )", "        v,  # the values\n    )"),)),)))
@@ -257,10 +257,10 @@ def test_a_comment_inside_a_call_does_not_charge_the_calls_old_mismatch(build) -
     assert doc["verdict"]["kind"] == "NONE", doc["rows"]
     assert [(r["status"], r["reason"]) for r in doc["rows"]] == [
         ("inert", "only-layout-changed")], doc["rows"]
-    assert not charged(doc, "mismatch")
+    assert not charged_rows(doc, "mismatch")
 
 
-def test_a_call_that_passes_another_count_ischarged(build) -> None:
+def test_a_call_that_passes_another_count_is_charged(build) -> None:
     """The same call now passing 5: it moved, and 5 fits no list."""
     base = _short_caller()
     repo = build(Scenario(base=base, head=(Change("one more", edits=(
@@ -268,7 +268,7 @@ def test_a_call_that_passes_another_count_ischarged(build) -> None:
     )),)))
     doc = report(repo.path, commit="head")
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
-    rows = charged(doc, "mismatch")
+    rows = charged_rows(doc, "mismatch")
     assert {(s["file"], s["role"]) for r in rows for s in r["sides"]} >= {(FA2_PY, "changed")}
 
 
@@ -288,7 +288,7 @@ def test_a_repeated_identical_call_reads_changed_not_none(build) -> None:
     doc = report(repo, commit="head")
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
     assert any(r["contract"] == "bindings" and FA2_PY in {s["file"] for s in r["sides"]}
-               for r in charged(doc, "changed")), doc["rows"]
+               for r in charged_rows(doc, "changed")), doc["rows"]
 
 
 def test_a_fake_twin_signature_change_reads_changed_not_none(build) -> None:

@@ -11,10 +11,20 @@ import pytest
 from conftest import add_orphan_branch
 from test_surface import MINIMAL
 
+from impact import api
 from impact.cli import main
 from impact.contracts import REPORT_SCHEMA, validate
-from impact.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_NEEDS_DEVICE, EXIT_NONE
+from impact.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BREAKS,
+    EXIT_INTERNAL,
+    EXIT_NEEDS_DEVICE,
+    EXIT_NONE,
+)
 from impact.fixtures import Change, Scenario
+from impact.fixtures.edits import GFX950_DENSE_PACK
+from impact.render.json_format import with_words
+from impact.session import Session
 
 SCENARIO = Scenario(
     # requirements.txt: the hipdnn map must classify some path, or the report refuses it.
@@ -237,8 +247,6 @@ def _breaking(build):
 
 def test_quiet_prints_the_verdict_line_alone_exit_code_unchanged(build, capsys,
                                                                   tmp_path: Path) -> None:
-    from impact.errors import EXIT_BREAKS
-
     repo = _breaking(build)
     argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head"]
     assert main(argv) == EXIT_BREAKS
@@ -254,6 +262,47 @@ def test_quiet_prints_the_verdict_line_alone_exit_code_unchanged(build, capsys,
         main([*argv, "--quiet", "--verbose"])
     assert exc.value.code == EXIT_BAD_INPUT
     _one_line_error(capsys.readouterr().err, "not allowed with")
+
+
+# ------------------------------------------------------------ explain
+
+
+def test_explain_prints_the_docstring(capsys) -> None:
+    assert main(["explain", "surface"]) == 0
+    assert "What it checks:" in capsys.readouterr().out
+    assert main(["explain", "nonsense"]) == 3
+    assert "no contract named" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ what the library entry gives
+
+
+def test_report_is_the_document_the_command_line_prints(build, capsys, tmp_path) -> None:
+    repo = _breaking(build).path
+    found = api.report(repo, base="base", head="head", session=Session(tmp_path / "lib"))
+    argv = ["report", "--repo", str(repo), "--base", "base", "--head", "head",
+            "--cache-dir", str(tmp_path / "cli")]
+    for fmt in api.FORMATS:
+        assert main([*argv, "--format", fmt]) == found.exit_code == EXIT_BREAKS
+        assert capsys.readouterr().out == found.render(fmt), fmt
+    # The JSON is the document with its sentences (what the report schema describes).
+    assert json.loads(found.render("json")) == json.loads(json.dumps(with_words(found.document)))
+    assert found.verdict == found.document["verdict"] and found.verdict["kind"] == "BREAKS"
+    assert found.rows == found.document["rows"] and found.rows
+    assert found.verdict_line() == "Runtime impact: BREAKS"
+    verbose = found.render("text", verbose=True)
+    assert main([*argv, "--verbose"]) == EXIT_BREAKS
+    assert capsys.readouterr().out == verbose != found.render("text")
+
+
+def test_read_facts_is_what_impact_facts_prints(build, capsys) -> None:
+    from impact.factsdoc import facts_json
+
+    repo = _breaking(build).path
+    document = api.read_facts(repo, paths=[GFX950_DENSE_PACK], rev="base")
+    assert main(["facts", "--repo", str(repo), "--rev", "base", GFX950_DENSE_PACK,
+                 "--no-cache"]) == 0
+    assert capsys.readouterr().out == facts_json(document)
 
 
 class _FakeTTY:
@@ -370,3 +419,25 @@ def test_bad_emit_options_are_one_line_and_exit_3(build, tmp_path, capsys, argv)
     assert code == EXIT_BAD_INPUT
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert not (tmp_path / "x.json").exists()
+
+
+# ------------------------------------------------------------ the Action's logged command
+
+
+def test_the_command_line_the_action_logs_gives_the_actions_report(build, tmp_path) -> None:
+    """The step log shows `impact report ...` so a reader can run it again: that command
+    line writes what the action's in-process report renders, in each format it writes."""
+    from test_github_action import BREAKS_PR, _pull_request
+
+    from impact import api
+    from impact.integrations import github_action
+
+    built = build(BREAKS_PR)
+    _pull_request(built, tmp_path)
+    pr = github_action.read_event(tmp_path / "event.json")
+    found = api.report(built.path, **github_action.report_options(pr))
+    for fmt in ("json", "markdown", "sarif"):
+        target = tmp_path / f"cli.{fmt}"
+        assert main(github_action.report_argv(pr, str(built.path), str(target), fmt)) == \
+            found.exit_code
+        assert target.read_text(encoding="utf-8") == found.render(fmt), fmt

@@ -30,6 +30,7 @@ import test_check_bindings as bindings
 import test_check_kernargs as kernargs
 import test_verdicts as verdicts
 from harness import as_json
+from memory import tree_with
 
 from impact import api, extract, shortcuts
 from impact import document as report_module
@@ -190,7 +191,7 @@ def test_enough_scenarios_across_the_three_trees() -> None:
                          ids=[c[0] for c in kernargs.CASES])
 def test_kernel_argument_scenario_reads_the_same(name, base, head, build, capsys,
                                                   tmp_path) -> None:
-    scenario = Scenario(base=kernargs.tree_with(*base), head=(Change("head", edits=head),))
+    scenario = Scenario(base=tree_with(kernargs.TREE, *base), head=(Change("head", edits=head),))
     repo = build(scenario)
     three = ThreeWays(tmp_path, capsys)
     doc = as_json(three(str(repo.path), base="base", head="head"))

@@ -10,7 +10,6 @@ refused one, the test that needs it is skipped and says so.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import resource
@@ -24,12 +23,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from harness import rendered
 
 import emit
 from emit.children import Limits
 from emit.emitfile import write_emit_file
 from emit.runner import run_emit
-from impact.cli import main
 from impact.contracts import validate
 from impact.fixtures import Change, Scenario, build_repository
 from impact.fixtures import edits as e
@@ -163,11 +162,7 @@ class HostileRun:
         self.survivors = processes_with(self.marker)
         self.emit_file = self.root / "emit.json"
         write_emit_file(self.document, self.emit_file)
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            main(["report", "--repo", str(repo_path), "--base", "base", "--head", "head",
-                  "--emit", str(self.emit_file), "--format", "json"])
-        self.report = out.getvalue()
+        self.report = rendered(repo_path, "json", emit=str(self.emit_file))
         try:
             self.accepted, _ = self.listener.accept()
         except BlockingIOError:
