@@ -56,6 +56,7 @@ def test_every_variant_builds_at_both_revisions(build, tmp_path) -> None:
     assert report["pack_time"]["line"] == "Pack-time: CLEAN"
 
 
+@pytest.mark.slow  # children spawned
 def test_ir_changing_body_edit_stays_changed(build, tmp_path) -> None:
     # A different constant in the kernel body: same arguments, different IR. (A change
     # below f32 precision, such as dropping the last digits, lowers to equal IR and folds.)
@@ -64,6 +65,7 @@ def test_ir_changing_body_edit_stays_changed(build, tmp_path) -> None:
     assert report["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE gfx950"
 
 
+@pytest.mark.slow  # children spawned
 def test_refactor_with_equal_ir_folds_to_none(build, tmp_path) -> None:
     # The same value through a local name: the code differs, the emitted IR does not. (The
     # tiled module: no launch-surface profile names it, so no host-side rule keeps it.)
@@ -99,6 +101,7 @@ def test_a_map_without_emitter_conventions_builds_nothing_and_folds_nothing(
     assert found["pack_time"]["line"].startswith("Pack-time: INCOMPLETE")
 
 
+@pytest.mark.slow  # children spawned
 def test_companion_launch_with_changed_arguments_does_not_fold(build, tmp_path) -> None:
     edit = e.replace(UNIFIED, 'b.param("num_seqs", I32)', 'b.param("num_seqs", I64)')
     _, report = emit_and_report(build, tmp_path, Change("reduce", edits=(edit,)))
@@ -106,6 +109,7 @@ def test_companion_launch_with_changed_arguments_does_not_fold(build, tmp_path) 
     assert not any(r["subject"] == UNIFIED and r["status"] == "inert" for r in report["rows"])
 
 
+@pytest.mark.slow  # children spawned
 def test_child_environment_is_allow_listed(build, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "fake-token-for-the-test")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
@@ -143,6 +147,7 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow  # children spawned
 def test_timeout_ends_the_whole_process_group(build, tmp_path) -> None:
     marker = f"impact-grandchild-{os.getpid()}"
     hang = e.replace(TILED, SLOW_BUILDER,
@@ -158,6 +163,7 @@ def test_timeout_ends_the_whole_process_group(build, tmp_path) -> None:
     assert not any(r["status"] == "inert" and r["subject"] == TILED for r in report["rows"])
 
 
+@pytest.mark.slow  # children spawned
 def test_family_budget_cuts_a_hanging_builder_and_keeps_the_rest(build, tmp_path) -> None:
     hang = e.replace(TILED, SLOW_BUILDER, "    import time\n    time.sleep(600)\n" + SLOW_BUILDER)
     document, _ = emit_and_report(build, tmp_path, Change("hang", edits=(hang,)),
@@ -213,6 +219,7 @@ def test_not_json_is_refused(views_and_file) -> None:
     assert "cannot be read as JSON" in err
 
 
+@pytest.mark.slow  # children spawned
 def test_pack_time_new_finding(build, tmp_path) -> None:
     # The primary (segment) predicate starts refusing a non-positive head count that the
     # reduce predicate still accepts.
@@ -227,6 +234,7 @@ def test_pack_time_new_finding(build, tmp_path) -> None:
     assert signs and signs[0]["field"] == "num_query_heads" and signs[0]["status"] == "new"
 
 
+@pytest.mark.slow  # children spawned
 def test_pack_time_first_shipped_finding(build, tmp_path) -> None:
     flawed = dict(TREE)
     e.replace(TILED, SLOW_BUILDER, "    if spec.block_n > 64:\n"
@@ -239,6 +247,7 @@ def test_pack_time_first_shipped_finding(build, tmp_path) -> None:
     assert {f["status"] for f in report["pack_time"]["findings"]} == {"first-shipped"}
 
 
+@pytest.mark.slow  # children spawned
 def test_progress_bar_counts_families(build, tmp_path) -> None:
     import io
 
@@ -249,6 +258,7 @@ def test_progress_bar_counts_families(build, tmp_path) -> None:
     assert "base " in shown and "head " in shown and " families" in shown
 
 
+@pytest.mark.slow  # children spawned
 def test_host_side_launch_surface_edit_never_folds(build, tmp_path) -> None:
     # attention_dense_block is the profile's launch_block: equal IR proves nothing about it.
     edit = e.replace(e.GFX950_DENSE, "    return (spec.num_waves * 64, 1, 1)",
@@ -258,6 +268,7 @@ def test_host_side_launch_surface_edit_never_folds(build, tmp_path) -> None:
     assert report["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE gfx950"
 
 
+@pytest.mark.slow  # children spawned
 def test_untrusted_head_never_folds_and_the_emit_file_is_hashed(build, tmp_path) -> None:
     """The refactor that folds to NONE when the head is trusted stays changed when it is
     not (its own code produced the evidence), and the report records the sha256 of the

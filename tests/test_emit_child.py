@@ -270,6 +270,7 @@ def test_packer_pinned_to_cpp_fails_every_variant(tmp_path):
     assert all(f["status"] == "failed" for f in doc["families"])
 
 
+@pytest.mark.slow  # a builder left to hang until its budget cuts it
 def test_builder_that_never_returns_is_cut_at_its_budget(tmp_path):
     tree = copy_tree(tmp_path / "tree")
     edit(tree, TILED, "    elem = BF16 if spec.dtype", "    import time\n    time.sleep(1000)\n"

@@ -20,6 +20,9 @@ from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.session import Session
 
+# Every test here runs the emitter's children (an emit with the cache, one without).
+pytestmark = pytest.mark.slow
+
 COMMON = f"{e.KERNELS}/common"
 DENSE_SPEC = f"{COMMON}/attention_dense_spec.py"
 TUNE = f"{e.KERNELS}/gfx950/tiled_tune.json"

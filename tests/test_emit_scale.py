@@ -25,6 +25,9 @@ from impact.fixtures.tree import rocke_tree_files
 from impact.git import open_views
 from impact.surface import load_surface_map
 
+# Every test here runs the emitter's children (several emits of the fixture tree).
+pytestmark = pytest.mark.slow
+
 TREE = rocke_tree_files()
 TILED = f"{e.KERNELS}/gfx950/attention_tiled_2d.py"
 COMMENT = Change("comment", edits=(e.edit_comment(e.GFX950_DENSE),))

@@ -170,6 +170,7 @@ def _param_names(func: Callable[..., Any]) -> set[str]:
 SCENARIO_TESTS = [*_cases(verdicts), *_cases(bindings)]
 
 
+@pytest.mark.slow  # five reports of every scenario
 @pytest.mark.parametrize(("test", "params"), SCENARIO_TESTS)
 def test_scenario_reads_the_same_cold_warm_and_uncached(test, params, build, capsys, tmp_path,
                                                         monkeypatch) -> None:
@@ -187,6 +188,7 @@ def test_enough_scenarios_across_the_three_trees() -> None:
     assert len([c for c in SCENARIO_TESTS if "test_check_bindings" in c.id]) >= 10
 
 
+@pytest.mark.slow  # five reports of every scenario
 @pytest.mark.parametrize(("name", "base", "head"), [c[:3] for c in kernargs.CASES],
                          ids=[c[0] for c in kernargs.CASES])
 def test_kernel_argument_scenario_reads_the_same(name, base, head, build, capsys,

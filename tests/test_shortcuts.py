@@ -51,12 +51,14 @@ def _same_both_ways(build, base: dict, head: tuple, target: tuple = ()) -> dict:
     return json.loads(runs[0][1])
 
 
+@pytest.mark.slow  # two reports of every case of the table
 @pytest.mark.parametrize("case", b.CASES, ids=[c.name for c in b.CASES])
 def test_every_scenario_b_case_reads_the_same_both_ways(build, case: b.Case) -> None:
     doc = _same_both_ways(build, TREE_B, case.head)
     assert doc["verdict"]["kind"]
 
 
+@pytest.mark.slow  # two reports of every case of the table
 @pytest.mark.parametrize("case", [c for c in b.CASES if c.race],
                          ids=[c.name for c in b.CASES if c.race])
 def test_every_race_reads_the_same_with_a_target_tip(build, case: b.Case) -> None:
