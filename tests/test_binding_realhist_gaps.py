@@ -13,7 +13,7 @@ from dulwich.objects import Blob, Commit
 from dulwich.repo import Repo
 from harness import charged_rows, report, scenario
 
-from impact.fixtures import BuiltRepository, Change, Scenario
+from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import tree_files
 
@@ -139,30 +139,34 @@ def attention(q, k, v):
 }
 
 
-def _two(build, *edits: e.Edit) -> BuiltRepository:
-    return build(scenario(TWO_EXTENSIONS, *edits))
+def _two(*edits: e.Edit) -> Scenario:
+    return scenario(TWO_EXTENSIONS, *edits)
+
+
+SOFTCAP_IN_FA3_SCHEMA = e.replace(FA3_CPP, "Tensor v) -> Tensor[]",
+                                  "Tensor v, float softcap) -> Tensor[]")
+CAUSAL_IN_FA2_CPP = e.replace(FA2_CPP, "const float p_dropout)",
+                              "const float p_dropout, bool causal)")
 
 
 def _folders(row: dict) -> set[str]:
     return {s["file"].split("/")[0] for s in row["sides"]}
 
 
-def test_the_base_tree_has_no_problem(build) -> None:
+def test_the_base_tree_has_no_problem() -> None:
     """Each extension's copies agree with themselves: a comment edit reads nothing wrong
     (so what the tests below see is the change's, not the tree's)."""
-    doc = report(_two(build, e.replace(FA2_CPP, '"FA2 forward"', '"forward (FA2)"')),
-                 commit="head")
+    doc = report(_two(e.replace(FA2_CPP, '"FA2 forward"', '"forward (FA2)"')))
     assert not [r for r in doc["rows"] if r["status"] == "mismatch"], doc["rows"]
 
 
-def test_fa3_gains_an_argument_on_every_side_of_its_own(build) -> None:
+def test_fa3_gains_an_argument_on_every_side_of_its_own() -> None:
     """FA3's schema, C++ function and caller all gain `softcap`; FA2's 4-argument `fwd` is
     another extension's op and is never compared with any of them."""
-    repo = _two(build,
-                e.replace(FA3_CPP, "at::Tensor v) {", "at::Tensor v, double softcap) {"),
-                e.replace(FA3_CPP, "Tensor v) -> Tensor[]", "Tensor v, float softcap) -> Tensor[]"),
-                e.replace(FA3_PY, "fwd(q, k, v)", "fwd(q, k, v, 0.0)"))
-    doc = report(repo, commit="head")
+    change = _two(e.replace(FA3_CPP, "at::Tensor v) {", "at::Tensor v, double softcap) {"),
+                  SOFTCAP_IN_FA3_SCHEMA,
+                  e.replace(FA3_PY, "fwd(q, k, v)", "fwd(q, k, v, 0.0)"))
+    doc = report(change)
     assert not charged_rows(doc, "mismatch"), doc["rows"]
     assert doc["verdict"]["kind"] != "BREAKS"
     bindings = [r for r in doc["rows"] if r["contract"] == "bindings"]
@@ -170,34 +174,31 @@ def test_fa3_gains_an_argument_on_every_side_of_its_own(build) -> None:
     assert all(_folders(r) <= {"hopper"} for r in bindings), bindings
 
 
-def test_fa2_gains_an_argument_on_every_side_of_its_own(build) -> None:
-    repo = _two(build,
-                e.replace(FA2_CPP, "const float p_dropout)", "const float p_dropout, bool causal)"),
-                e.replace(FA2_PY, "fwd(q, k, v, dropout_p)", "fwd(q, k, v, dropout_p, False)"))
-    doc = report(repo, commit="head")
+def test_fa2_gains_an_argument_on_every_side_of_its_own() -> None:
+    change = _two(CAUSAL_IN_FA2_CPP,
+                  e.replace(FA2_PY, "fwd(q, k, v, dropout_p)", "fwd(q, k, v, dropout_p, False)"))
+    doc = report(change)
     assert not charged_rows(doc, "mismatch"), doc["rows"]
     bindings = [r for r in doc["rows"] if r["contract"] == "bindings"]
     assert bindings and all("hopper" not in _folders(r) for r in bindings), bindings
 
 
-def test_a_break_in_fa3_names_fa3_copies_only(build) -> None:
+def test_a_break_in_fa3_names_fa3_copies_only() -> None:
     """The schema gains an argument its C++ function lacks: a real break, whose sides are
     FA3's own; FA2's `fwd` (4 arguments, which the new schema count happens to equal) is
     not offered as the counterpart that fits."""
-    repo = _two(build,
-                e.replace(FA3_CPP, "Tensor v) -> Tensor[]", "Tensor v, float softcap) -> Tensor[]"))
-    doc = report(repo, commit="head")
+    change = _two(SOFTCAP_IN_FA3_SCHEMA)
+    doc = report(change)
     rows = charged_rows(doc, "mismatch")
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     assert all(_folders(r) <= {"hopper"} for r in rows), rows
 
 
-def test_a_break_in_fa2_names_fa2_copies_only(build) -> None:
+def test_a_break_in_fa2_names_fa2_copies_only() -> None:
     """FA2's C++ gains an argument its positional caller does not pass (pybind keeps no
     defaults): a break between FA2's caller and FA2's function only."""
-    repo = _two(build,
-                e.replace(FA2_CPP, "const float p_dropout)", "const float p_dropout, bool causal)"))
-    doc = report(repo, commit="head")
+    change = _two(CAUSAL_IN_FA2_CPP)
+    doc = report(change)
     rows = charged_rows(doc, "mismatch")
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     assert all("hopper" not in _folders(r) for r in rows), rows
@@ -217,21 +218,21 @@ dependencies = [
 """
 
 
-def test_a_dsl_compiler_pin_change_reads_changed(build) -> None:
+def test_a_dsl_compiler_pin_change_reads_changed() -> None:
     """flash-attention 0251105a: only layout moved in the CuTe Python files, but the pin
     of the DSL compiler every FA4 kernel is generated with did change: not NONE."""
     base = {**tree_files("flash_attention_tree"), CUTE_PINS: PINS_TEXT,
             "tests/pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-q'\n"}
-    repo = build(Scenario(base=base, head=(Change("relax the pin", edits=(
+    change = Scenario(base=base, head=(Change("relax the pin", edits=(
         e.replace(CUTE_PINS, "nvidia-cutlass-dsl==4.6.0.dev0", "nvidia-cutlass-dsl>=4.6.2"),
-    )),)))
-    doc = report(repo.path, commit="head")
+    )),))
+    doc = report(change)
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
     assert any(r["subject"] == CUTE_PINS for r in charged_rows(doc, "changed")), doc["rows"]
     # The tests' own pyproject is no pin of what runs.
-    repo = build(Scenario(base=base, head=(Change("test options", edits=(
-        e.replace("tests/pyproject.toml", "-q", "-v"),)),)))
-    assert report(repo.path, commit="head")["verdict"]["kind"] == "N/A"
+    change = Scenario(base=base, head=(Change("test options", edits=(
+        e.replace("tests/pyproject.toml", "-q", "-v"),)),))
+    assert report(change)["verdict"]["kind"] == "N/A"
 
 
 # -- a comment in a call that already did not fit -------------------------------------------
@@ -245,28 +246,28 @@ def _short_caller() -> dict[str, str]:
         "out = flash_attn_gpu.fwd(\n        q,\n        k,\n        v,\n    )")}
 
 
-def test_a_comment_inside_a_call_does_not_charge_the_calls_old_mismatch(build) -> None:
+def test_a_comment_inside_a_call_does_not_charge_the_calls_old_mismatch() -> None:
     """flash-attention 00756db9: a comment added after one argument of a call whose count
     the base's C++ already disagreed with. The call passes what it passed (its arguments'
     digest is of their syntax trees, so a comment among them is layout): the file's
-    change is layout only, and the base's mismatch is never charged_rows to it."""
+    change is layout only, and the base's mismatch is never charged to it."""
     base = _short_caller()
-    repo = build(Scenario(base=base, head=(Change("comment", edits=(
-        e.replace(FA2_PY, "        v,\n    )", "        v,  # the values\n    )"),)),)))
-    doc = report(repo.path, commit="head")
+    change = Scenario(base=base, head=(Change("comment", edits=(
+        e.replace(FA2_PY, "        v,\n    )", "        v,  # the values\n    )"),)),))
+    doc = report(change)
     assert doc["verdict"]["kind"] == "NONE", doc["rows"]
     assert [(r["status"], r["reason"]) for r in doc["rows"]] == [
         ("inert", "only-layout-changed")], doc["rows"]
     assert not charged_rows(doc, "mismatch")
 
 
-def test_a_call_that_passes_another_count_is_charged(build) -> None:
+def test_a_call_that_passes_another_count_is_charged() -> None:
     """The same call now passing 5: it moved, and 5 fits no list."""
     base = _short_caller()
-    repo = build(Scenario(base=base, head=(Change("one more", edits=(
+    change = Scenario(base=base, head=(Change("one more", edits=(
         e.replace(FA2_PY, "        v,\n    )", "        v,\n        0.0,\n        True,\n    )"),
-    )),)))
-    doc = report(repo.path, commit="head")
+    )),))
+    doc = report(change)
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     rows = charged_rows(doc, "mismatch")
     assert {(s["file"], s["role"]) for r in rows for s in r["sides"]} >= {(FA2_PY, "changed")}
@@ -275,30 +276,30 @@ def test_a_call_that_passes_another_count_is_charged(build) -> None:
 # -- an op file the file-level check hands over is never dropped ----------------------------
 
 
-def test_a_repeated_identical_call_reads_changed_not_none(build) -> None:
+def test_a_repeated_identical_call_reads_changed_not_none() -> None:
     """flash-attention 3a7694c0: a guarded call added that states exactly what a call
     already in the same function states (a repeat), beside code no fact names. The
     facts differ only by that repeat: the file-level check hands the file over, and the
     bindings check must not drop it as unchanged."""
-    repo = _two(build, e.replace(
+    change = _two(e.replace(
         FA2_PY, "    out = flash_attn_gpu.fwd(q, k, v, dropout_p)\n",
         "    out = flash_attn_gpu.fwd(q, k, v, dropout_p)\n"
         "    if out[0].isnan().any():\n"
         "        out = flash_attn_gpu.fwd(q, k, v, dropout_p)\n"))
-    doc = report(repo, commit="head")
+    doc = report(change)
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
     assert any(r["contract"] == "bindings" and FA2_PY in {s["file"] for s in r["sides"]}
                for r in charged_rows(doc, "changed")), doc["rows"]
 
 
-def test_a_fake_twin_signature_change_reads_changed_not_none(build) -> None:
+def test_a_fake_twin_signature_change_reads_changed_not_none() -> None:
     """A fake twin (what torch.compile traces instead of the op) gains a parameter; no
     stub, call or binding moves."""
     fake = ('\n\n@torch.library.register_fake("flash_attn_3::fwd")\n'
             "def _fwd_fake(q, k, v):\n    return [q.new_empty(q.shape)]\n")
     base = {**TWO_EXTENSIONS, FA3_PY: TWO_EXTENSIONS[FA3_PY] + fake}
-    repo = build(Scenario(base=base, head=(Change("fake gains softcap", edits=(
+    change = Scenario(base=base, head=(Change("fake gains softcap", edits=(
         e.replace(FA3_PY, "def _fwd_fake(q, k, v):", "def _fwd_fake(q, k, v, softcap=0.0):"),
-    )),)))
-    doc = report(repo.path, commit="head")
+    )),))
+    doc = report(change)
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
