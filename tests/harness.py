@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import memory
@@ -44,11 +44,9 @@ the branches a scenario repository has."""
 
 # --- scenarios ----------------------------------------------------------------------------
 
-def scenario(base: dict[str, Any], *edits: Edit, target: Sequence[Edit] = ()) -> Scenario:
-    """`base` with one head commit applying `edits` (and, if given, one target commit
-    applying `target`): the shape most scenario tests need."""
-    return Scenario(base=base, head=(Change("change", edits=tuple(edits)),),
-                    target=(Change("target", edits=tuple(target)),) if target else ())
+def scenario(base: dict[str, Any], *edits: Edit) -> Scenario:
+    """`base` with one head commit applying `edits`: the shape most scenario tests need."""
+    return Scenario(base=base, head=(Change("change", edits=edits),))
 
 
 # --- a report through the library entry ---------------------------------------------------
@@ -57,15 +55,26 @@ def _path(repo: Repository) -> str:
     return str(repo.path if isinstance(repo, BuiltRepository) else repo)
 
 
+def _named(options: dict[str, Any]) -> dict[str, Any]:
+    """`options`, on base -> head when none of them names the change."""
+    if any(options.get(form) for form in FORMS):
+        return options
+    return {"base": "base", "head": "head", **options}
+
+
+def _shown(exc: ImpactError) -> tuple[int, str]:
+    """The exit code and the error line (with its newline) a way in shows for `exc`."""
+    line, code = failure(exc)
+    return code, line + "\n"
+
+
 def run(source: Repository | Scenario, **options: Any) -> api.Report:
     """`impact.api.report` on the repository `source` with `options` (its keyword
     arguments), on base -> head when no option names the change; or the report of the
     scenario `source` built in memory (`options`: at most `surface_map`)."""
     if isinstance(source, Scenario):
         return _in_memory(source, **options)
-    if not any(options.get(form) for form in FORMS):
-        options = {"base": "base", "head": "head", **options}
-    return api.report(_path(source), **options)
+    return api.report(_path(source), **_named(options))
 
 
 def _in_memory(source: Scenario, *, surface_map: str | None = None) -> api.Report:
@@ -106,8 +115,7 @@ def refusal(call: Callable[[], object]) -> tuple[int, str]:
     try:
         call()
     except ImpactError as exc:
-        line, code = failure(exc)
-        return code, line + "\n"
+        return _shown(exc)
     raise AssertionError(f"{call} refused nothing")
 
 
@@ -118,17 +126,15 @@ def outcome(source: Repository | Scenario, fmt: str = "json", **options: Any,
     try:
         found = run(source, **options)
     except ImpactError as exc:
-        line, code = failure(exc)
-        return code, "", line + "\n"
+        code, error = _shown(exc)
+        return code, "", error
     return found.exit_code, found.render(fmt), ""
 
 
 def emit(repo: Repository, output: str | os.PathLike[str], **options: Any) -> Document:
     """`impact.api.emit` of `repo` into `output` (base -> head unless an option names the
     change); the emit document, read back from the file it wrote."""
-    if not any(options.get(form) for form in FORMS):
-        options = {"base": "base", "head": "head", **options}
-    api.emit(_path(repo), output=output, **options)
+    api.emit(_path(repo), output=output, **_named(options))
     with open(output, encoding="utf-8") as handle:
         return json.load(handle)
 
