@@ -1,4 +1,6 @@
-"""The command line: output formats, exit codes and one-line errors."""
+"""The command line: output formats, exit codes and one-line errors, the options' refusals,
+`impact explain`, and that it prints what the library entry gives (the report, the facts,
+the command the GitHub Action logs). Other tests reach reports through tests/harness.py."""
 
 from __future__ import annotations
 
