@@ -28,7 +28,9 @@ def add_orphan_branch(repo: BuiltRepository, other: BuiltRepository, name: str =
 
 class Build:
     """Builds a scenario: called, as a git repository in a fresh folder (for tests that need
-    a merged view, a worktree or a CLI run); `in_memory`, as views with no git at all."""
+    a merged view, a worktree, real git objects, or a report through the library entry or
+    the command line, which read a repository); `in_memory`, as views with no git at all
+    (tests/harness.py reports and runs checks on a Scenario that way)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root

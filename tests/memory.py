@@ -2,18 +2,17 @@
 
 A check's unit test that looks at one check's rows on the head view needs only the two
 trees, so it builds them here (the fixture tree's files with named edits applied) instead
-of writing a repository. This module must not touch git or the disk: a scenario with
-target commits needs git's three-way merge, so it is refused here and built on disk by the
-`build` fixture (tests/conftest.py) instead.
+of writing a repository; tests/harness.py runs checks and reports over them. This module
+must not touch git or the disk: a scenario with target commits needs git's three-way
+merge, so it is refused here and built on disk by the `build` fixture (tests/conftest.py)
+instead.
 """
 
 from __future__ import annotations
 
-from impact.checks.base import CheckContext
 from impact.fixtures import Scenario
 from impact.fixtures.edits import Edit, Files
 from impact.git import Snapshot, Views
-from impact.surface import SurfaceMap, load_surface_map
 
 
 def tree_with(files: dict[str, bytes], *edits: Edit) -> Files:
@@ -42,7 +41,3 @@ def scenario_views(scenario: Scenario) -> Views:
     base, head = scenario_trees(scenario)
     return Views.from_snapshots(Snapshot.from_files(base), Snapshot.from_files(head))
 
-
-def context(scenario: Scenario, surface: SurfaceMap | None = None) -> CheckContext:
-    """A CheckContext over the scenario's in-memory views (the hipDNN map by default)."""
-    return CheckContext(scenario_views(scenario), surface or load_surface_map())

@@ -1,11 +1,11 @@
 """The public surface: each name in impact.__all__ exists, once, and is in the package map
-with its real signature; the library entry gives what the command line gives, a Session
-shares what it should and writes only where it is asked to, and errors are raised."""
+with its real signature; a Session shares what it should and writes only where it is asked
+to, and errors are raised. (The command line prints what the library entry gives:
+tests/test_cli.py.)"""
 
 from __future__ import annotations
 
 import inspect
-import json
 import re
 import subprocess
 import sys
@@ -15,12 +15,10 @@ import pytest
 
 import impact
 from impact import api, checks, extract
-from impact.cli import main
 from impact.errors import EXIT_BREAKS, ImpactError, UnknownRevision
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
-from impact.render.json_format import with_words
 
 MAP = impact.__doc__ or ""
 BODY_EDIT = e.replace(e.GFX950_DENSE, "return (spec.num_waves * 64, 1, 1)",
@@ -75,25 +73,6 @@ def _repo(build, *, other: bool = False) -> Path:
                                                       "I32"),)),)
     target = (Change("body", edits=(OTHER_EDIT,)),) if other else ()
     return build(Scenario(base=rocke_tree_files(), head=heads, target=target)).path
-
-
-def test_report_is_the_document_the_command_line_prints(build, capsys, tmp_path) -> None:
-    repo = _repo(build)
-    found = impact.report(repo, base="base", head="head",
-                          session=impact.Session(tmp_path / "lib"))
-    argv = ["report", "--repo", str(repo), "--base", "base", "--head", "head",
-            "--cache-dir", str(tmp_path / "cli")]
-    for fmt in api.FORMATS:
-        assert main([*argv, "--format", fmt]) == found.exit_code == EXIT_BREAKS
-        assert capsys.readouterr().out == found.render(fmt), fmt
-    # The JSON is the document with its sentences (what the report schema describes).
-    assert json.loads(found.render("json")) == json.loads(json.dumps(with_words(found.document)))
-    assert found.verdict == found.document["verdict"] and found.verdict["kind"] == "BREAKS"
-    assert found.rows == found.document["rows"] and found.rows
-    assert found.verdict_line() == "Runtime impact: BREAKS"
-    verbose = found.render("text", verbose=True)
-    assert main([*argv, "--verbose"]) == EXIT_BREAKS
-    assert capsys.readouterr().out == verbose != found.render("text")
 
 
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -158,16 +137,6 @@ def test_errors_are_raised_with_their_exit_code(build, tmp_path) -> None:
     with pytest.raises(ImpactError, match="no contract named"):
         impact.explain("nope")
     assert impact.explain("kernargs") == inspect.cleandoc(checks.explain("kernargs") or "")
-
-
-def test_read_facts_is_what_impact_facts_prints(build, capsys) -> None:
-    from impact.factsdoc import facts_json
-
-    repo = _repo(build)
-    document = impact.read_facts(repo, paths=[e.GFX950_DENSE_PACK], rev="base")
-    assert main(["facts", "--repo", str(repo), "--rev", "base", e.GFX950_DENSE_PACK,
-                 "--no-cache"]) == 0
-    assert capsys.readouterr().out == facts_json(document)
 
 
 def test_write_output_is_whole_or_nothing(tmp_path) -> None:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from harness import report, scenario
 
-from impact.cli import main
-from impact.contracts import REPORT_SCHEMA, validate
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import tree_files
@@ -37,14 +34,6 @@ SILU_STUB = '@compile_ops("module_activation")\ndef silu_and_mul('
 SILU_STUB_DEVELOP = '@compile_ops("module_activation", develop=True)\ndef silu_and_mul('
 SILU_DECL = "void silu_and_mul(torch::Tensor& out, torch::Tensor& input);"
 SILU_DECL_AITER = "void silu_and_mul(aiter_tensor_t& out, aiter_tensor_t& input);"
-
-
-def report(build, capsys, base: dict[str, bytes], *edits: e.Edit) -> dict:
-    repo = build(Scenario(base=base, head=(Change("change", edits=edits),)))
-    main(["report", "--repo", str(repo.path), "--commit", "head", "--format", "json"])
-    doc = json.loads(capsys.readouterr().out)
-    validate(doc, REPORT_SCHEMA)
-    return doc
 
 
 def kinds(doc: dict) -> set[tuple[str, str]]:
@@ -111,27 +100,27 @@ CASES = [
 
 @pytest.mark.parametrize(("title", "base", "edits", "verdict", "row"), CASES,
                          ids=[c[0] for c in CASES])
-def test_binding_scenarios(build, capsys, title, base, edits, verdict, row) -> None:
-    doc = report(build, capsys, base, *edits)
+def test_binding_scenarios(build, title, base, edits, verdict, row) -> None:
+    doc = report(build(scenario(base, *edits)), commit="head")
     assert doc["verdict"]["kind"] == verdict, (title, doc["rows"])
     assert row in kinds(doc), (title, doc["rows"])
     assert doc["surface_map"]["name"] in ("aiter", "flash-attention")
 
 
-def test_changed_rows_read_all_archs(build, capsys) -> None:
-    doc = report(build, capsys, AITER, *CASES[3][2])
+def test_changed_rows_read_all_archs(build) -> None:
+    doc = report(build(scenario(AITER, *CASES[3][2])), commit="head")
     assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE all-archs"
 
 
-def test_a_binding_the_parser_cannot_read_is_changed(build, capsys) -> None:
+def test_a_binding_the_parser_cannot_read_is_changed(build) -> None:
     macro = "\n#define PASTE_PYBIND(NAME) m.def(#NAME, &aiter::NAME##_fwd);\n"
-    doc = report(build, capsys, AITER, e.append(OPS, macro))
+    doc = report(build(scenario(AITER, e.append(OPS, macro))), commit="head")
     assert ("bindings", "changed") in kinds(doc)
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE"
 
 
-def test_map_is_picked_by_markers_and_named(build, capsys) -> None:
-    doc = report(build, capsys, FA, e.append("README.md", "x\n"))
+def test_map_is_picked_by_markers_and_named(build) -> None:
+    doc = report(build(scenario(FA, e.append("README.md", "x\n"))), commit="head")
     assert doc["surface_map"]["name"] == "flash-attention"
     assert "flash_attn" in doc["surface_map"]["reason"] or "hopper" in doc["surface_map"]["reason"]
 
@@ -140,7 +129,6 @@ def test_only_the_change_and_what_restates_it_is_parsed(build, monkeypatch,
                                                         fresh_session) -> None:
     from impact.checks import CheckContext, run_checks
     from impact.extract import KIND_EXTRACTORS
-    from impact.git import open_views
     from impact.surface import load_surface_map
 
     parsed: list[str] = []
@@ -150,8 +138,7 @@ def test_only_the_change_and_what_restates_it_is_parsed(build, monkeypatch,
                             lambda p, s, m, real=real: parsed.append(p) or real(p, s, m))
     edit = e.replace(ACT, "def silu_and_mul(out: Tensor, input: Tensor) -> None: ...",
                      "def silu_and_mul(input: Tensor, out: Tensor) -> None: ...")
-    repo = build(Scenario(base=AITER, head=(Change("swap", edits=(edit,)),)))
-    views = open_views(repo.path, commit="head")
+    views = build.in_memory(Scenario(base=AITER, head=(Change("swap", edits=(edit,)),)))
     rows = run_checks(CheckContext(views, load_surface_map(None, views.head)))
     assert any(r.status == "mismatch" for r in rows)
     op_files = [p for p in AITER if p.startswith(("aiter/", "csrc/")) and p.endswith(
@@ -187,22 +174,23 @@ def test_a_missing_blob_is_a_changed_row_not_a_crash(build, fresh_session) -> No
     assert not any(r.status == "mismatch" and r.subject.endswith(":unbound") for r in rows)
 
 
-def test_a_stub_removed_while_its_binding_stays(build, capsys) -> None:
+def test_a_stub_removed_while_its_binding_stays(build) -> None:
     drop = (e.replace(ACT, '@compile_ops("module_activation")\n'
                       'def gelu_and_mul(out: Tensor, input: Tensor) -> None: ...\n', ""),
             e.replace("aiter/__init__.py", "    gelu_and_mul,\n", ""),
             e.replace("aiter/__init__.py", '    "gelu_and_mul",\n', ""))
-    doc = report(build, capsys, AITER, *drop)
+    doc = report(build(scenario(AITER, *drop)), commit="head")
     rows = [r for r in doc["rows"] if r["subject"] == "gelu_and_mul:python-missing"]
     assert rows and rows[0]["status"] == "mismatch" and doc["verdict"]["kind"] == "BREAKS"
 
 
-def test_a_kernel_body_edit_is_not_judged_by_the_bindings(build, capsys) -> None:
+def test_a_kernel_body_edit_is_not_judged_by_the_bindings(build) -> None:
     kernel = "csrc/kernels/activation_kernels.cu"
     text = AITER[kernel].decode()
     body_line = next(line for line in text.splitlines() if line.strip().startswith("(void)")
                      or "TORCH_CHECK" in line)
-    doc = report(build, capsys, AITER, e.replace(kernel, body_line, body_line + "\n    ;"))
+    edit = e.replace(kernel, body_line, body_line + "\n    ;")
+    doc = report(build(scenario(AITER, edit)), commit="head")
     assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE all-archs"
     assert ("surface", "changed") in kinds(doc)
 
@@ -211,8 +199,9 @@ def _abi_rows(doc: dict) -> list[dict]:
     return [r for r in doc["rows"] if r["reason"] == "tensor-abi-differs"]
 
 
-def test_the_tensor_abi_mismatch_names_the_stub_and_the_declaration(build, capsys) -> None:
-    doc = report(build, capsys, AITER, e.replace(ACT, SILU_STUB, SILU_STUB_DEVELOP))
+def test_the_tensor_abi_mismatch_names_the_stub_and_the_declaration(build) -> None:
+    edit = e.replace(ACT, SILU_STUB, SILU_STUB_DEVELOP)
+    doc = report(build(scenario(AITER, edit)), commit="head")
     (row,) = _abi_rows(doc)
     sides = {(s["file"], s["line"]) for s in row["sides"]}
     assert sides == {(ACT, 9), (ACT_H, 7)}, row["sides"]
@@ -228,8 +217,7 @@ def test_the_tensor_abi_mismatch_names_the_stub_and_the_declaration(build, capsy
     (e.replace(ACT, SILU_STUB, SILU_STUB_DEVELOP),
      e.replace(ACT_H, SILU_DECL, "void silu_and_mul(aiter_tensor_t& out, torch::Tensor& input);")),
 ], ids=["develop-not-a-literal", "both-tensor-kinds"])
-def test_no_tensor_abi_mismatch_where_the_flag_or_the_types_say_nothing(build, capsys,
-                                                                        edits) -> None:
-    doc = report(build, capsys, AITER, *edits)
+def test_no_tensor_abi_mismatch_where_the_flag_or_the_types_say_nothing(build, edits) -> None:
+    doc = report(build(scenario(AITER, *edits)), commit="head")
     assert _abi_rows(doc) == [], doc["rows"]
     assert doc["verdict"]["kind"] != "NONE"

@@ -6,8 +6,8 @@ import copy
 from typing import Any
 
 import pytest
+from harness import check_rows, scenario, status_set
 
-from impact.checks import CheckContext, charged
 from impact.checks.descriptor_symbol import DescriptorSymbolCheck
 from impact.checks.variant_set import (
     VariantSetCheck,
@@ -16,7 +16,7 @@ from impact.checks.variant_set import (
     family_key,
 )
 from impact.cpp import extract_cpp_facts
-from impact.fixtures import Change, Scenario
+from impact.fixtures import Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
 from impact.render.words import reason_text
@@ -112,14 +112,9 @@ def comment_in_pack() -> e.Edit:
     return e.replace(e.GFX950_DENSE_PACK, PACK_COMMENT, "// BSHD layout: innermost stride D.")
 
 
-def rows_of(build, *edits: e.Edit, base: dict[str, bytes] | None = None):
-    views = build.in_memory(Scenario(base=base or TREE, head=(Change("change", edits=edits),)))
-    ctx = CheckContext(views, load_surface_map())
-    return [charged(row) for check in CHECKS for row in check.check(ctx)]
-
-
-def statuses(rows, contract: str) -> set[str]:
-    return {str(r.status) for r in rows if r.contract == contract and r.view == "head"}
+def on_tree(*edits: e.Edit, base: dict[str, bytes] | None = None) -> Scenario:
+    """One change of `edits` on the fixture tree (or on `base`)."""
+    return scenario(base or TREE, *edits)
 
 
 SYMBOL, VARIANTS = DescriptorSymbolCheck.name, VariantSetCheck.name
@@ -144,15 +139,15 @@ CASES = [
 
 @pytest.mark.parametrize(("edits", "symbol", "variants"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])
-def test_statuses(build, edits, symbol, variants) -> None:
-    rows = rows_of(build, *edits)
-    assert statuses(rows, SYMBOL) == symbol, [r.reason for r in rows]
-    assert statuses(rows, VARIANTS) == variants, [r.reason for r in rows]
+def test_statuses(edits, symbol, variants) -> None:
+    rows = check_rows(CHECKS, on_tree(*edits), charge=True)
+    assert status_set(rows, SYMBOL) == symbol, [r.reason for r in rows]
+    assert status_set(rows, VARIANTS) == variants, [r.reason for r in rows]
     assert not any(r.preexisting for r in rows)
 
 
-def test_renamed_ued_symbol_names_both_sides(build) -> None:
-    rows = rows_of(build, rename_in_ued())
+def test_renamed_ued_symbol_names_both_sides() -> None:
+    rows = check_rows(CHECKS, on_tree(rename_in_ued()), charge=True)
     by_subject = {r.subject: r for r in rows}
     broken = by_subject[f"symbol:{RENAMED}"]
     assert broken.status == "mismatch"
@@ -161,36 +156,36 @@ def test_renamed_ued_symbol_names_both_sides(build) -> None:
     assert by_subject[f"symbol:{GRAPH_MATCH}"].status == "changed"
 
 
-def test_pack_rename_points_at_the_base_declaration(build) -> None:
-    [row] = rows_of(build, rename_in_pack())
+def test_pack_rename_points_at_the_base_declaration() -> None:
+    [row] = check_rows(CHECKS, on_tree(rename_in_pack()), charge=True)
     assert row.subject == f"symbol:{GRAPH_MATCH}"
     pack = [s for s in row.sides if s.file == e.GFX950_DENSE_PACK]
     assert pack and pack[0].revision == "base" and pack[0].line > 0
 
 
-def test_census_mismatch_names_the_variant(build) -> None:
-    [row] = rows_of(build, add_variant())
+def test_census_mismatch_names_the_variant() -> None:
+    [row] = check_rows(CHECKS, on_tree(add_variant()), charge=True)
     assert row.subject == f"census:{CENSUS}"
     assert row.details["unpinned"] == [ADDED] and row.details["not_shipped"] == []
     assert row.archs == ("gfx950",)
-    [row] = rows_of(build, unpin_last())
+    [row] = check_rows(CHECKS, on_tree(unpin_last()), charge=True)
     assert row.details["not_shipped"] == [] and row.details["unpinned"] == [LAST]
 
 
-def test_malformed_ued_is_changed_with_reason(build) -> None:
-    rows = rows_of(build, e.replace(UED, '"knobs": []', '"knobs": ['))
+def test_malformed_ued_is_changed_with_reason() -> None:
+    rows = check_rows(CHECKS, on_tree(e.replace(UED, '"knobs": []', '"knobs": [')), charge=True)
     [row] = rows
     assert row.subject == f"descriptor:{UED}" and row.status == "changed"
     assert "cannot be understood" in reason_text(row.reason, row.details)
 
 
-def test_new_pack_row_reaches_its_arch_and_names_the_gap(build) -> None:
-    [row] = rows_of(build, *add_pack(row=False))
+def test_new_pack_row_reaches_its_arch_and_names_the_gap() -> None:
+    [row] = check_rows(CHECKS, on_tree(*add_pack(row=False)), charge=True)
     assert row.subject == f"pack:{NEW_PACK}"
     assert row.archs == ("gfx950",) and row.details["missing"] == ["s_packs"]
 
 
-def test_half_fixing_a_preexisting_pack_gap_is_not_charged(build) -> None:
+def test_half_fixing_a_preexisting_pack_gap_is_not_charged() -> None:
     """The base ships a pack with neither registration; the change adds its
     target_sources entry only. The s_packs gap is the base's, on copies the change
     did not touch: listed, not charged."""
@@ -199,35 +194,35 @@ def test_half_fixing_a_preexisting_pack_gap_is_not_charged(build) -> None:
         edit(base)
     source = e.insert_after(e.ENGINE_CMAKE, "    packs/Gfx950UnifiedAttentionNative.cpp\n",
                             "    packs/Gfx950ConvFwdNative.cpp\n")
-    [row] = rows_of(build, source, base=base)
+    [row] = check_rows(CHECKS, on_tree(source, base=base), charge=True)
     assert (str(row.status), row.details["missing"], row.preexisting) == (
         "mismatch", ["s_packs"], True)
     assert e.ENGINE_CMAKE not in row.files
 
 
-def test_removing_a_registration_is_charged(build) -> None:
+def test_removing_a_registration_is_charged() -> None:
     base = dict(TREE)
     for edit in add_pack():
         edit(base)
     drop = e.replace(e.ENGINE_CMAKE, "    packs/Gfx950ConvFwdNative.cpp\n", "")
-    [row] = rows_of(build, drop, base=base)
+    [row] = check_rows(CHECKS, on_tree(drop, base=base), charge=True)
     assert (str(row.status), row.details["missing"], row.preexisting) == (
         "mismatch", ["target_sources"], False)
 
 
-def test_preexisting_symbol_mismatch_is_not_charged(build) -> None:
+def test_preexisting_symbol_mismatch_is_not_charged() -> None:
     base = dict(TREE)
     rename_in_ued()(base)
-    rows = rows_of(build, comment_in_pack(), base=base)
+    rows = check_rows(CHECKS, on_tree(comment_in_pack(), base=base), charge=True)
     assert [(r.subject, str(r.status), r.preexisting) for r in rows] == [
         (f"symbol:{RENAMED}", "mismatch", True)]
 
 
-def test_preexisting_census_gap_is_not_charged(build) -> None:
+def test_preexisting_census_gap_is_not_charged() -> None:
     base = dict(TREE)
     unpin_last()(base)
-    rows = rows_of(build, e.replace(CENSUS, "// Census of the", "// The census of the"),
-                   base=base)
+    comment = e.replace(CENSUS, "// Census of the", "// The census of the")
+    rows = check_rows(CHECKS, on_tree(comment, base=base), charge=True)
     assert [(r.subject, str(r.status), r.preexisting) for r in rows] == [
         (f"census:{CENSUS}", "mismatch", True)]
 
@@ -250,13 +245,13 @@ def test_docstring_headings(check) -> None:
         assert heading in doc, heading
 
 
-def test_sides_changed_only_where_the_string_changed(build) -> None:
-    rows = rows_of(build, rename_in_ued())
+def test_sides_changed_only_where_the_string_changed() -> None:
+    rows = check_rows(CHECKS, on_tree(rename_in_ued()), charge=True)
     broken = next(r for r in rows if r.subject == f"symbol:{RENAMED}")
     roles = {(s.file, s.role) for s in broken.sides}
     assert (UED, "changed") in roles  # it names the new string
     assert (e.GFX950_DENSE_PACK, "counterpart") in roles  # its siblings did not move
     base = dict(TREE)
     rename_in_ued()(base)
-    [row] = rows_of(build, comment_in_pack(), base=base)
+    [row] = check_rows(CHECKS, on_tree(comment_in_pack(), base=base), charge=True)
     assert {s.role for s in row.sides} == {"counterpart"}

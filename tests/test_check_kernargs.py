@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from harness import by_subject, check_rows
+from memory import tree_with
 
 from impact.checks import charged as charge
-from impact.checks.base import CheckContext
 from impact.checks.kernargs import KernargsCheck
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import open_views
 from impact.rows import Row, Status
-from impact.surface import load_surface_map
 
 # The AOT catalog family restates the gfx950 list a further time; its own tests live in
 # tests/test_verdicts.py, so these tables stay about the packs, pins and launch() calls.
@@ -96,29 +96,20 @@ TILED_DYNAMIC = (
 )
 
 
-def tree_with(*edits: e.Edit) -> dict[str, bytes]:
-    files = dict(TREE)
-    for edit in edits:
-        edit(files)
-    return files
-
-
 def rows_for(build, head: tuple[e.Edit, ...], *, base: tuple[e.Edit, ...] = (),
              target: tuple[e.Edit, ...] = ()) -> list[Row]:
-    scenario = Scenario(base=tree_with(*base), head=(Change("head", edits=head),),
-                        target=(Change("target", edits=target),) if target else ())
+    """The kernargs rows of `head` on the fixture tree with `base` applied (in memory), or
+    of `head` merged onto `target`."""
+    change = Scenario(base=tree_with(TREE, *base), head=(Change("head", edits=head),),
+                      target=(Change("target", edits=target),) if target else ())
     if target:  # a merged view needs git's three-way merge: build the repository
-        repo = build(scenario)
-        views = open_views(repo.path, base="base", head="head", target_tip="target")
+        repo = build(change)
+        source = open_views(repo.path, base="base", head="head", target_tip="target")
     else:
-        views = build.in_memory(scenario)
-    rows = list(KernargsCheck().check(CheckContext(views, load_surface_map())))
+        source = change
+    rows = check_rows(KernargsCheck(), source)
     assert all(r.contract == "kernargs" for r in rows)
     return rows
-
-
-def statuses(rows: list[Row], view: str = "head") -> dict[str, Status]:
-    return {r.subject: r.status for r in rows if r.view == view}
 
 
 # (name, base edits, head edits, expected {subject: status}; subjects not named get no row
@@ -155,7 +146,7 @@ CASES = [
 @pytest.mark.parametrize(("name", "base", "head", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_kernargs_table(build, name, base, head, expected) -> None:
     rows = rows_for(build, head, base=base)
-    assert statuses(rows) == expected
+    assert by_subject(rows) == expected
     for row in rows:
         assert charge(row).preexisting is False
         assert row.archs
@@ -173,8 +164,8 @@ def test_python_only_arguments_are_charged_to_the_change(build) -> None:
 def test_merged_view_race_is_a_mismatch_in_merged_only(build) -> None:
     target = (e.add_pack_argument(e.GFX950_DENSE_PACK, "window_left", after="q_ptr"),)
     rows = rows_for(build, everywhere("dropout_seed"), target=target)
-    assert M not in statuses(rows, "head").values()
-    merged = statuses(rows, "merged")
+    assert M not in by_subject(rows, "head").values()
+    merged = by_subject(rows, "merged")
     assert merged[LIST] == M
     assert merged[PIN_LIST] == C and merged[LAUNCH] == C
     assert not any(charge(r).preexisting for r in rows)
@@ -190,7 +181,7 @@ def test_reduce_list_is_compared_with_the_reduce_builder(build) -> None:
     (row,) = rows
     assert row.subject == REDUCE and row.status == M
     assert row.details["builder"].endswith(":build_unified_attention_reduce")
-    assert SEGMENT not in statuses(rows)
+    assert SEGMENT not in by_subject(rows)
 
 
 def test_unchanged_tree_has_no_rows(build) -> None:
@@ -346,7 +337,7 @@ def test_stream_is_a_launch_parameter_not_a_kernel_argument(build) -> None:
     assert [r for r in rows if r.status == M] == []
     dropped = STREAM_FIRST.replace(", seqlenKv);", ");")
     rows = rows_for(build, (launch_as(dropped),))
-    assert statuses(rows)[STREAM_LAUNCH] == M
+    assert by_subject(rows)[STREAM_LAUNCH] == M
 
 
 def test_kind_of_a_launch_argument_is_compared(build) -> None:

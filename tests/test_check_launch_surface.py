@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from harness import by_subject, check_rows
+from memory import tree_with
 
-from impact.checks import CheckContext
 from impact.checks.launch_surface import LaunchSurfaceCheck
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
-from impact.surface import load_surface_map
 
 CONFIGS = "projects/hipdnn/tools/IngestorGenerator/configs"
 P950 = f"{CONFIGS}/gfx950_attention_dense.profile.yaml"
@@ -42,24 +42,12 @@ GRID942_ALIASED = ("    return (tiling_mod.ceil_div(spec.seqlen_q, spec.block_m)
                    "spec.num_query_heads, spec.batch)\n")
 
 
-def tree(*edits: e.Edit) -> dict[str, bytes]:
-    files = rocke_tree_files()
-    for edit in edits:
-        edit(files)
-    return files
+CHECK = LaunchSurfaceCheck()
 
 
-def statuses(build, *edits: e.Edit, base: dict[str, bytes] | None = None,
-             delete: tuple[str, ...] = ()) -> dict[str, str]:
-    rows = rows_of(build, Change("edit", edits=edits, delete=delete), base=base)
-    assert all(r.contract == "launch-surface" for r in rows)
-    return {r.subject: str(r.status) for r in rows if r.view == "head"}
-
-
-def rows_of(build, *changes: Change, base: dict[str, bytes] | None = None):
-    views = build.in_memory(Scenario(base=base if base is not None else tree(), head=changes))
-    ctx = CheckContext(views, load_surface_map())
-    return list(LaunchSurfaceCheck().check(ctx))
+def on_tree(*changes: Change, base: dict[str, bytes] | None = None) -> Scenario:
+    """`changes` on the fixture tree (or on `base`)."""
+    return Scenario(base=base if base is not None else rocke_tree_files(), head=changes)
 
 
 def grid_edit() -> e.Edit:
@@ -152,18 +140,21 @@ CASES = [
 
 @pytest.mark.parametrize(("base_edits", "head_edits", "delete", "expected"),
                          [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_launch_surface_table(build, base_edits, head_edits, delete, expected) -> None:
-    got = statuses(build, *head_edits, base=tree(*base_edits), delete=delete)
+def test_launch_surface_table(base_edits, head_edits, delete, expected) -> None:
+    rows = check_rows(CHECK, on_tree(Change("edit", edits=head_edits, delete=delete),
+                                     base=tree_with(rocke_tree_files(), *base_edits)))
+    assert all(r.contract == "launch-surface" for r in rows)
+    got = by_subject(rows)
     for subject, status in expected.items():
         assert got.get(subject) == status, (subject, got)
 
 
-def test_no_change_no_rows(build) -> None:
-    assert rows_of(build, Change("readme", write={"README.md": "hello\n"})) == []
+def test_no_change_no_rows() -> None:
+    assert check_rows(CHECK, on_tree(Change("readme", write={"README.md": "hello\n"}))) == []
 
 
-def test_sides_evidence_and_details(build) -> None:
-    rows = rows_of(build, Change("both", edits=(grid_edit(), geometry_edit())))
+def test_sides_evidence_and_details() -> None:
+    rows = check_rows(CHECK, on_tree(Change("both", edits=(grid_edit(), geometry_edit()))))
     grid = next(r for r in rows if r.subject == GRID)
     assert grid.details["python_changed"] and grid.details["mirror_changed"]
     assert {(s.file, s.role) for s in grid.sides} == {(e.GFX950_DENSE, "changed"),
@@ -172,23 +163,23 @@ def test_sides_evidence_and_details(build) -> None:
     assert {h.file for h in grid.evidence} == {e.GFX950_DENSE, GEOMETRY950}
     assert grid.archs == ("gfx950",)
 
-    alone = rows_of(build, Change("mirror", edits=(geometry_edit(),)))
+    alone = check_rows(CHECK, on_tree(Change("mirror", edits=(geometry_edit(),))))
     block = next(r for r in alone if r.subject == BLOCK)
     assert not block.details["python_changed"] and block.details["mirror_changed"]
     assert {s.role for s in block.sides if s.file == e.GFX950_DENSE} == {"counterpart"}
 
 
-def test_reached_helper_is_a_hop(build) -> None:
-    rows = rows_of(build, Change("ceil", edits=(
-        e.replace(TILING, "return -(-a // b)", "return (a + b - 1) // b"),)))
+def test_reached_helper_is_a_hop() -> None:
+    rows = check_rows(CHECK, on_tree(Change("ceil", edits=(
+        e.replace(TILING, "return -(-a // b)", "return (a + b - 1) // b"),))))
     grid = next(r for r in rows if r.subject == GRID)
     assert [h.file for h in grid.evidence if h.file == TILING] == [TILING]
 
 
-def test_none_mirror_row_names_no_mirror(build) -> None:
-    rows = rows_of(build, Change("sig", edits=(e.replace(
+def test_none_mirror_row_names_no_mirror() -> None:
+    rows = check_rows(CHECK, on_tree(Change("sig", edits=(e.replace(
         e.GFX950_DENSE, '    sig.scalar("scale", F32)\n    if _has_shape_params',
-        '    sig.scalar("scale", F16)\n    if _has_shape_params'),)))
+        '    sig.scalar("scale", F16)\n    if _has_shape_params'),))))
     row = next(r for r in rows if r.subject == OPTIONAL)
     assert row.details["mirror"] is None
     assert [s.file for s in row.sides] == [e.GFX950_DENSE]
@@ -202,27 +193,27 @@ def test_docstring_has_the_five_headings() -> None:
     assert LaunchSurfaceCheck.name == "launch-surface"
 
 
-def test_a_break_the_base_had_names_no_changed_copy(build) -> None:
+def test_a_break_the_base_had_names_no_changed_copy() -> None:
     from impact.checks import charged
 
-    base = tree(e.append(P950, GHOST_ENTRY))
+    base = tree_with(rocke_tree_files(), e.append(P950, GHOST_ENTRY))
     for edits in ((e.replace(P950, "engine:", "engine:  ")), grid_edit()):
-        rows = rows_of(build, Change("touch", edits=(edits,)), base=base)
+        rows = check_rows(CHECK, on_tree(Change("touch", edits=(edits,)), base=base))
         ghost = next(r for r in rows if r.subject == f"{P950}:ghost")
         assert ghost.status == "mismatch"
         assert {s.role for s in ghost.sides} == {"counterpart"}
         assert charged(ghost).preexisting is True
 
 
-def test_a_break_names_as_changed_only_the_half_that_went_missing(build) -> None:
+def test_a_break_names_as_changed_only_the_half_that_went_missing() -> None:
     """The host function renamed away while its mirror is reworded: the row is the
     Python half's break, so that half is the changed copy and the mirror, which this
     break does not read, is a counterpart (the mirror's edit has its own file row)."""
     from impact.checks import charged
 
-    rows = rows_of(build, Change("rename and reword", edits=(
+    rows = check_rows(CHECK, on_tree(Change("rename and reword", edits=(
         e.rename_function(e.GFX950_DENSE, "attention_dense_grid", "attention_dense_launch_grid"),
-        geometry_edit())))
+        geometry_edit()))))
     grid = next(r for r in rows if r.subject == GRID)
     assert (grid.status, grid.reason) == ("mismatch", "python-source-function-missing")
     roles = {s.file: s.role for s in grid.sides}
@@ -230,14 +221,14 @@ def test_a_break_names_as_changed_only_the_half_that_went_missing(build) -> None
     assert charged(grid).preexisting is False
 
 
-def test_an_edited_entry_makes_the_break_it_names_the_changes(build) -> None:
+def test_an_edited_entry_makes_the_break_it_names_the_changes() -> None:
     """A profile entry edited to name a function the module lacks: the entry changed,
     and so did the Python half as the entry names it (found at the base, missing now)."""
     from impact.checks import charged
 
-    rows = rows_of(build, Change("rename in the profile", edits=(
+    rows = check_rows(CHECK, on_tree(Change("rename in the profile", edits=(
         e.replace(P950, f"{e.GFX950_DENSE}:attention_dense_grid",
-                  f"{e.GFX950_DENSE}:attention_dense_launch_grid"),)))
+                  f"{e.GFX950_DENSE}:attention_dense_launch_grid"),))))
     grid = next(r for r in rows if r.subject == GRID)
     assert grid.status == "mismatch"
     roles = {s.file: s.role for s in grid.sides}

@@ -1,4 +1,6 @@
-"""The command line: output formats, exit codes and one-line errors."""
+"""The command line: output formats, exit codes and one-line errors, the options' refusals,
+`impact explain`, and that it prints what the library entry gives (the report, the facts,
+the command the GitHub Action logs). Other tests reach reports through tests/harness.py."""
 
 from __future__ import annotations
 
@@ -9,11 +11,22 @@ from pathlib import Path
 
 import pytest
 from conftest import add_orphan_branch
+from test_surface import MINIMAL
 
+from impact import api
 from impact.cli import main
 from impact.contracts import REPORT_SCHEMA, validate
-from impact.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_NONE
+from impact.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BREAKS,
+    EXIT_INTERNAL,
+    EXIT_NEEDS_DEVICE,
+    EXIT_NONE,
+)
 from impact.fixtures import Change, Scenario
+from impact.fixtures.edits import GFX950_DENSE_PACK
+from impact.render.json_format import with_words
+from impact.session import Session
 
 SCENARIO = Scenario(
     # requirements.txt: the hipdnn map must classify some path, or the report refuses it.
@@ -185,6 +198,30 @@ def test_the_report_says_which_map_it_picked_and_why(build, capsys) -> None:
     assert surface["name"] == "hipdnn" and surface["reason"].startswith("the tree holds ")
 
 
+def test_cli_surface_map_option(build, capsys, tmp_path: Path) -> None:
+    repo = build(Scenario(base={"src/a.py": "A = 1\n"},
+                          head=(Change("h", write={"src/a.py": "A = 2\n", "doc.md": "d\n"}),)))
+    own = tmp_path / "own.toml"
+    own.write_bytes(MINIMAL)
+    argv = ["report", "--repo", str(repo.path), "--commit", "head", "--format", "json"]
+    # src/a.py is on this map's surface and its content changed: a device run must settle it.
+    assert main([*argv, "--surface-map", str(own)]) == EXIT_NEEDS_DEVICE
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE all-archs"
+    assert doc["surface_map"]["name"] == "mine"
+    assert doc["views"][0]["surfaces"] == [
+        {"path": "doc.md", "kind": "outside", "lane": "NONE"},
+        {"path": "src/a.py", "kind": "kernels", "lane": "IMPACT"},
+    ]
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"name = 1\n")
+    assert main([*argv, "--surface-map", str(bad)]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is malformed" in err[0]
+    assert main([*argv, "--surface-map", "no-such-map"]) == EXIT_BAD_INPUT
+    assert "neither a built-in map nor a file" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------ version, quiet, progress
 
 
@@ -212,8 +249,6 @@ def _breaking(build):
 
 def test_quiet_prints_the_verdict_line_alone_exit_code_unchanged(build, capsys,
                                                                   tmp_path: Path) -> None:
-    from impact.errors import EXIT_BREAKS
-
     repo = _breaking(build)
     argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head"]
     assert main(argv) == EXIT_BREAKS
@@ -229,6 +264,47 @@ def test_quiet_prints_the_verdict_line_alone_exit_code_unchanged(build, capsys,
         main([*argv, "--quiet", "--verbose"])
     assert exc.value.code == EXIT_BAD_INPUT
     _one_line_error(capsys.readouterr().err, "not allowed with")
+
+
+# ------------------------------------------------------------ explain
+
+
+def test_explain_prints_the_docstring(capsys) -> None:
+    assert main(["explain", "surface"]) == 0
+    assert "What it checks:" in capsys.readouterr().out
+    assert main(["explain", "nonsense"]) == 3
+    assert "no contract named" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ what the library entry gives
+
+
+def test_report_is_the_document_the_command_line_prints(build, capsys, tmp_path) -> None:
+    repo = _breaking(build).path
+    found = api.report(repo, base="base", head="head", session=Session(tmp_path / "lib"))
+    argv = ["report", "--repo", str(repo), "--base", "base", "--head", "head",
+            "--cache-dir", str(tmp_path / "cli")]
+    for fmt in api.FORMATS:
+        assert main([*argv, "--format", fmt]) == found.exit_code == EXIT_BREAKS
+        assert capsys.readouterr().out == found.render(fmt), fmt
+    # The JSON is the document with its sentences (what the report schema describes).
+    assert json.loads(found.render("json")) == json.loads(json.dumps(with_words(found.document)))
+    assert found.verdict == found.document["verdict"] and found.verdict["kind"] == "BREAKS"
+    assert found.rows == found.document["rows"] and found.rows
+    assert found.verdict_line() == "Runtime impact: BREAKS"
+    verbose = found.render("text", verbose=True)
+    assert main([*argv, "--verbose"]) == EXIT_BREAKS
+    assert capsys.readouterr().out == verbose != found.render("text")
+
+
+def test_read_facts_is_what_impact_facts_prints(build, capsys) -> None:
+    from impact.factsdoc import facts_json
+
+    repo = _breaking(build).path
+    document = api.read_facts(repo, paths=[GFX950_DENSE_PACK], rev="base")
+    assert main(["facts", "--repo", str(repo), "--rev", "base", GFX950_DENSE_PACK,
+                 "--no-cache"]) == 0
+    assert capsys.readouterr().out == facts_json(document)
 
 
 class _FakeTTY:
@@ -329,3 +405,41 @@ def test_progress_on_a_real_terminal(tmp_path: Path) -> None:
     assert code == EXIT_NONE and out == "Runtime impact: BREAKS\n"
     assert b"impact: checking the contracts..." in seen, seen
     assert seen.endswith(b"\r\x1b[K")
+
+
+# ------------------------------------------------------------ emit
+
+
+@pytest.mark.parametrize("argv", [["--jobs", "0"], ["--shard", "3/2"]])
+def test_bad_emit_options_are_one_line_and_exit_3(build, tmp_path, capsys, argv) -> None:
+    repo = build(SCENARIO)
+    try:  # argparse's own refusals end in SystemExit, ours in the exit code
+        code = main(["emit", "--repo", str(repo.path), "--base", "base", "--head",
+                     "head", "-o", str(tmp_path / "x.json"), *argv])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == EXIT_BAD_INPUT
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.json").exists()
+
+
+# ------------------------------------------------------------ the Action's logged command
+
+
+def test_the_command_line_the_action_logs_gives_the_actions_report(build, tmp_path) -> None:
+    """The step log shows `impact report ...` so a reader can run it again: that command
+    line writes what the action's in-process report renders, in each format it writes."""
+    from test_github_action import BREAKS_PR, _pull_request
+
+    from impact import api
+    from impact.integrations import github_action
+
+    built = build(BREAKS_PR)
+    _pull_request(built, tmp_path)
+    pr = github_action.read_event(tmp_path / "event.json")
+    found = api.report(built.path, **github_action.report_options(pr))
+    for fmt in ("json", "markdown", "sarif"):
+        target = tmp_path / f"cli.{fmt}"
+        assert main(github_action.report_argv(pr, str(built.path), str(target), fmt)) == \
+            found.exit_code
+        assert target.read_text(encoding="utf-8") == found.render(fmt), fmt

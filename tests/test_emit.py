@@ -8,13 +8,13 @@ import os
 from pathlib import Path
 
 import pytest
+from harness import coded_report, outcome, report
 
 from emit.children import Limits
 from emit.emitfile import emit_document, load_emit_file, write_emit_file
 from emit.jail import child_environment
 from emit.runner import run_emit
 from emit.trees import expected_trees
-from impact.cli import main
 from impact.contracts import validate
 from impact.errors import EXIT_BAD_INPUT
 from impact.fixtures import Change, Scenario
@@ -30,7 +30,7 @@ TILED_BUNDLE = f"{e.DESCRIPTORS}/gfx950_attention_tiled_2d/"
 SLOW_BUILDER = "    elem = BF16 if spec.dtype"
 
 
-def emit_and_report(build, capsys, tmp_path: Path, *changes: Change,
+def emit_and_report(build, tmp_path: Path, *changes: Change,
                     base: dict[str, bytes] | None = None, **limits) -> tuple[dict, dict]:
     repo = build(Scenario(base=base or TREE, head=changes))
     views = open_views(repo.path, base="base", head="head")
@@ -38,13 +38,13 @@ def emit_and_report(build, capsys, tmp_path: Path, *changes: Change,
     document = run_emit(views, surface, limits=Limits(**limits))
     out = tmp_path / "emit.json"
     write_emit_file(document, out)
-    assert main(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-                 "--emit", str(out), "--format", "json"]) in (0, 1, 2)
-    return document, json.loads(capsys.readouterr().out)
+    code, found = coded_report(repo, emit=str(out))
+    assert code in (0, 1, 2)
+    return document, found
 
 
-def test_every_variant_builds_at_both_revisions(build, capsys, tmp_path) -> None:
-    document, report = emit_and_report(build, capsys, tmp_path,
+def test_every_variant_builds_at_both_revisions(build, tmp_path) -> None:
+    document, report = emit_and_report(build, tmp_path,
                                        Change("c", edits=(e.edit_comment(e.GFX950_DENSE),)))
     validate(document, "emit.schema.json")
     for label in ("base", "head"):
@@ -56,27 +56,29 @@ def test_every_variant_builds_at_both_revisions(build, capsys, tmp_path) -> None
     assert report["pack_time"]["line"] == "Pack-time: CLEAN"
 
 
-def test_ir_changing_body_edit_stays_changed(build, capsys, tmp_path) -> None:
+@pytest.mark.slow  # children spawned
+def test_ir_changing_body_edit_stays_changed(build, tmp_path) -> None:
     # A different constant in the kernel body: same arguments, different IR. (A change
     # below f32 precision, such as dropping the last digits, lowers to equal IR and folds.)
     edit = e.replace(e.GFX950_DENSE, "LOG2E = 1.4426950408889634", "LOG2E = 1.5")
-    _, report = emit_and_report(build, capsys, tmp_path, Change("body", edits=(edit,)))
+    _, report = emit_and_report(build, tmp_path, Change("body", edits=(edit,)))
     assert report["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE gfx950"
 
 
-def test_refactor_with_equal_ir_folds_to_none(build, capsys, tmp_path) -> None:
+@pytest.mark.slow  # children spawned
+def test_refactor_with_equal_ir_folds_to_none(build, tmp_path) -> None:
     # The same value through a local name: the code differs, the emitted IR does not. (The
     # tiled module: no launch-surface profile names it, so no host-side rule keeps it.)
     edit = e.replace(TILED, '    elem = BF16 if spec.dtype == "bf16" else F16',
                      '    is_bf16 = spec.dtype == "bf16"\n    elem = BF16 if is_bf16 else F16')
-    _, report = emit_and_report(build, capsys, tmp_path, Change("refactor", edits=(edit,)))
+    _, report = emit_and_report(build, tmp_path, Change("refactor", edits=(edit,)))
     rows = [r for r in report["rows"] if r["subject"] == TILED]
     assert rows and all(r["status"] == "inert" for r in rows), rows
     assert report["verdict"]["line"] == "Runtime impact: NONE"
 
 
 def test_a_map_without_emitter_conventions_builds_nothing_and_folds_nothing(
-        build, capsys, tmp_path) -> None:
+        build, tmp_path) -> None:
     """Fail closed: with no [conventions.emitter] the child would not know what to call, so
     no child starts, both revisions read not-started, nothing folds (the refactor that
     folds with them stays changed) and Pack-time is INCOMPLETE, never CLEAN."""
@@ -93,22 +95,22 @@ def test_a_map_without_emitter_conventions_builds_nothing_and_folds_nothing(
         assert revision["work"]["children"] == 0
     out = tmp_path / "emit.json"
     write_emit_file(document, out)
-    main(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-          "--emit", str(out), "--format", "json"])
-    report = json.loads(capsys.readouterr().out)
-    rows = [r for r in report["rows"] if r["subject"] == TILED]
+    found = report(repo, emit=str(out))
+    rows = [r for r in found["rows"] if r["subject"] == TILED]
     assert rows and not any(r["status"] == "inert" for r in rows), rows
-    assert report["pack_time"]["line"].startswith("Pack-time: INCOMPLETE")
+    assert found["pack_time"]["line"].startswith("Pack-time: INCOMPLETE")
 
 
-def test_companion_launch_with_changed_arguments_does_not_fold(build, capsys, tmp_path) -> None:
+@pytest.mark.slow  # children spawned
+def test_companion_launch_with_changed_arguments_does_not_fold(build, tmp_path) -> None:
     edit = e.replace(UNIFIED, 'b.param("num_seqs", I32)', 'b.param("num_seqs", I64)')
-    _, report = emit_and_report(build, capsys, tmp_path, Change("reduce", edits=(edit,)))
+    _, report = emit_and_report(build, tmp_path, Change("reduce", edits=(edit,)))
     assert report["verdict"]["kind"] in ("NEEDS-DEVICE", "BREAKS")
     assert not any(r["subject"] == UNIFIED and r["status"] == "inert" for r in report["rows"])
 
 
-def test_child_environment_is_allow_listed(build, capsys, tmp_path, monkeypatch) -> None:
+@pytest.mark.slow  # children spawned
+def test_child_environment_is_allow_listed(build, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "fake-token-for-the-test")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
@@ -116,7 +118,7 @@ def test_child_environment_is_allow_listed(build, capsys, tmp_path, monkeypatch)
     dump = e.replace(TILED, SLOW_BUILDER, "    import os\n" + SLOW_BUILDER)
     name = e.replace(TILED, "    b = IRBuilder(spec.kernel_name())",
                      "    b = IRBuilder(spec.kernel_name() + '.' + '.'.join(sorted(os.environ)))")
-    document, _ = emit_and_report(build, capsys, tmp_path, Change("env", edits=(dump, name)))
+    document, _ = emit_and_report(build, tmp_path, Change("env", edits=(dump, name)))
     head = document["revisions"]["head"]["result"]
     symbols = [k["symbol"] for f in head["families"] for v in f["variants"] for k in v["kernels"]
                if f["source"].endswith("attention_tiled_2d")]
@@ -145,13 +147,14 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
-def test_timeout_ends_the_whole_process_group(build, capsys, tmp_path) -> None:
+@pytest.mark.slow  # children spawned
+def test_timeout_ends_the_whole_process_group(build, tmp_path) -> None:
     marker = f"impact-grandchild-{os.getpid()}"
     hang = e.replace(TILED, SLOW_BUILDER,
                      "    import subprocess, sys, time\n"
                      f"    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)',"
                      f" '{marker}'])\n    time.sleep(600)\n" + SLOW_BUILDER)
-    document, report = emit_and_report(build, capsys, tmp_path, Change("hang", edits=(hang,)),
+    document, report = emit_and_report(build, tmp_path, Change("hang", edits=(hang,)),
                                        timeout=8, family_budget=300)
     assert document["revisions"]["head"]["status"] == "timed-out"
     assert document["revisions"]["base"]["status"] == "done"
@@ -160,9 +163,10 @@ def test_timeout_ends_the_whole_process_group(build, capsys, tmp_path) -> None:
     assert not any(r["status"] == "inert" and r["subject"] == TILED for r in report["rows"])
 
 
-def test_family_budget_cuts_a_hanging_builder_and_keeps_the_rest(build, capsys, tmp_path) -> None:
+@pytest.mark.slow  # children spawned
+def test_family_budget_cuts_a_hanging_builder_and_keeps_the_rest(build, tmp_path) -> None:
     hang = e.replace(TILED, SLOW_BUILDER, "    import time\n    time.sleep(600)\n" + SLOW_BUILDER)
-    document, _ = emit_and_report(build, capsys, tmp_path, Change("hang", edits=(hang,)),
+    document, _ = emit_and_report(build, tmp_path, Change("hang", edits=(hang,)),
                                   family_budget=2)
     head = document["revisions"]["head"]
     assert head["status"] == "done"
@@ -196,51 +200,54 @@ def test_loader_accepts_what_the_writer_wrote(views_and_file) -> None:
     (lambda d: d["revisions"]["base"].update(status="fine"), "malformed"),
     (lambda d: d["revisions"]["head"]["trees"].update(x="0" * 40), "other trees"),
 ])
-def test_bad_emit_files_are_refused(views_and_file, capsys, mutate, needle) -> None:
+def test_bad_emit_files_are_refused(views_and_file, mutate, needle) -> None:
     repo, _, document, path = views_and_file
     bad = json.loads(json.dumps(document))
     mutate(bad)
     path.write_text(json.dumps(bad))
-    assert main(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-                 "--surface-map", "hipdnn", "--emit", str(path)]) == EXIT_BAD_INPUT
-    err = capsys.readouterr().err.strip().splitlines()
+    code, _, err = outcome(repo, surface_map="hipdnn", emit=str(path))
+    assert code == EXIT_BAD_INPUT
+    err = err.strip().splitlines()
     assert len(err) == 1 and needle in err[0]
 
 
-def test_not_json_is_refused(views_and_file, capsys) -> None:
+def test_not_json_is_refused(views_and_file) -> None:
     repo, _, _, path = views_and_file
     path.write_text("{not json")
-    assert main(["report", "--repo", str(repo.path), "--commit", "head",
-                 "--surface-map", "hipdnn", "--emit", str(path)]) == EXIT_BAD_INPUT
-    assert "cannot be read as JSON" in capsys.readouterr().err
+    code, _, err = outcome(repo, commit="head", surface_map="hipdnn", emit=str(path))
+    assert code == EXIT_BAD_INPUT
+    assert "cannot be read as JSON" in err
 
 
-def test_pack_time_new_finding(build, capsys, tmp_path) -> None:
+@pytest.mark.slow  # children spawned
+def test_pack_time_new_finding(build, tmp_path) -> None:
     # The primary (segment) predicate starts refusing a non-positive head count that the
     # reduce predicate still accepts.
     refuse = e.replace(UNIFIED, '        return False, "spec must be a UnifiedAttentionSpec"\n',
                        '        return False, "spec must be a UnifiedAttentionSpec"\n'
                        '    if spec.num_query_heads <= 0:\n'
                        '        return False, "num_query_heads must be positive"\n')
-    _, report = emit_and_report(build, capsys, tmp_path, Change("refuse", edits=(refuse,)))
+    _, report = emit_and_report(build, tmp_path, Change("refuse", edits=(refuse,)))
     assert report["pack_time"]["new"] >= 1 and report["pack_time"]["first_shipped"] == 0
     assert report["pack_time"]["line"].startswith("Pack-time: NEW ")
     signs = [f for f in report["pack_time"]["findings"] if f["kind"] == "sign"]
     assert signs and signs[0]["field"] == "num_query_heads" and signs[0]["status"] == "new"
 
 
-def test_pack_time_first_shipped_finding(build, capsys, tmp_path) -> None:
+@pytest.mark.slow  # children spawned
+def test_pack_time_first_shipped_finding(build, tmp_path) -> None:
     flawed = dict(TREE)
     e.replace(TILED, SLOW_BUILDER, "    if spec.block_n > 64:\n"
               "        raise ValueError('block_n over 64 spills LDS')\n" + SLOW_BUILDER)(flawed)
     unshipped = {p: c for p, c in flawed.items() if not p.startswith(TILED_BUNDLE)}
     ship = Change("ship tiled 2d", write={p: c for p, c in flawed.items()
                                           if p.startswith(TILED_BUNDLE)})
-    _, report = emit_and_report(build, capsys, tmp_path, ship, base=unshipped)
+    _, report = emit_and_report(build, tmp_path, ship, base=unshipped)
     assert report["pack_time"]["first_shipped"] >= 1 and report["pack_time"]["new"] == 0
     assert {f["status"] for f in report["pack_time"]["findings"]} == {"first-shipped"}
 
 
+@pytest.mark.slow  # children spawned
 def test_progress_bar_counts_families(build, tmp_path) -> None:
     import io
 
@@ -251,16 +258,18 @@ def test_progress_bar_counts_families(build, tmp_path) -> None:
     assert "base " in shown and "head " in shown and " families" in shown
 
 
-def test_host_side_launch_surface_edit_never_folds(build, capsys, tmp_path) -> None:
+@pytest.mark.slow  # children spawned
+def test_host_side_launch_surface_edit_never_folds(build, tmp_path) -> None:
     # attention_dense_block is the profile's launch_block: equal IR proves nothing about it.
     edit = e.replace(e.GFX950_DENSE, "    return (spec.num_waves * 64, 1, 1)",
                      "    threads = spec.num_waves * 64\n    return (threads, 1, 1)")
-    _, report = emit_and_report(build, capsys, tmp_path, Change("block", edits=(edit,)))
+    _, report = emit_and_report(build, tmp_path, Change("block", edits=(edit,)))
     assert ("launch-surface", "changed") in {(r["contract"], r["status"]) for r in report["rows"]}
     assert report["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE gfx950"
 
 
-def test_untrusted_head_never_folds_and_the_emit_file_is_hashed(build, capsys, tmp_path) -> None:
+@pytest.mark.slow  # children spawned
+def test_untrusted_head_never_folds_and_the_emit_file_is_hashed(build, tmp_path) -> None:
     """The refactor that folds to NONE when the head is trusted stays changed when it is
     not (its own code produced the evidence), and the report records the sha256 of the
     exact emit file bytes it judged."""
@@ -272,12 +281,10 @@ def test_untrusted_head_never_folds_and_the_emit_file_is_hashed(build, capsys, t
     views = open_views(repo.path, base="base", head="head")
     out = tmp_path / "emit.json"
     write_emit_file(run_emit(views, load_surface_map()), out)
-    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-            "--emit", str(out), "--format", "json"]
-    assert main(argv) == 0
-    trusted = json.loads(capsys.readouterr().out)
-    assert main([*argv, "--untrusted-head"]) == 2
-    untrusted = json.loads(capsys.readouterr().out)
+    code, trusted = coded_report(repo, emit=str(out))
+    assert code == 0
+    code, untrusted = coded_report(repo, emit=str(out), untrusted_head=True)
+    assert code == 2
     assert trusted["verdict"]["kind"] == "NONE"
     assert untrusted["verdict"]["kind"] == "NEEDS-DEVICE"
     assert not any(r["subject"] == TILED and r["status"] == "inert" for r in untrusted["rows"])

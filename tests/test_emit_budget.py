@@ -5,6 +5,7 @@ their own run."""
 
 from __future__ import annotations
 
+import pytest
 from test_emit_child import (
     DENSE950,
     HKP,
@@ -19,6 +20,9 @@ from test_emit_child import (
 )
 
 from impact.fold import unfinished_tables
+
+# Each test runs children until a budget cuts them.
+pytestmark = pytest.mark.slow
 
 PRODUCER = f"{HKP}/descriptor-packaging/python/hkp_pack/rocke_compile.py"
 

@@ -154,6 +154,7 @@ def test_the_childs_own_modules_leave_no_trace_for_tree_code(tmp_path):
     assert found == {"main": True, "tree_emit": "the tree", "left": [], "same_path": True}, found
 
 
+@pytest.mark.slow  # children spawned
 def test_every_shipped_variant_builds(baseline):
     doc, _ = baseline
     assert doc["enumerator"] == "hkp_pack.registry"
@@ -200,6 +201,7 @@ def test_every_shipped_variant_builds(baseline):
     assert all(t["findings"] == [] for t in doc["predicate_tables"])
 
 
+@pytest.mark.slow  # children spawned
 def test_two_runs_in_different_places_give_identical_bytes(baseline, tmp_path):
     _, data = baseline
     tree = copy_tree(tmp_path / "elsewhere")
@@ -208,6 +210,7 @@ def test_two_runs_in_different_places_give_identical_bytes(baseline, tmp_path):
     assert str(tmp_path) not in again.decode()
 
 
+@pytest.mark.slow  # children spawned
 def test_ir_edit_changes_digest_and_refactor_does_not(baseline, tmp_path):
     base_doc, _ = baseline
     tree = copy_tree(tmp_path / "tree")
@@ -270,6 +273,7 @@ def test_packer_pinned_to_cpp_fails_every_variant(tmp_path):
     assert all(f["status"] == "failed" for f in doc["families"])
 
 
+@pytest.mark.slow  # a builder left to hang until its budget cuts it
 def test_builder_that_never_returns_is_cut_at_its_budget(tmp_path):
     tree = copy_tree(tmp_path / "tree")
     edit(tree, TILED, "    elem = BF16 if spec.dtype", "    import time\n    time.sleep(1000)\n"
@@ -286,6 +290,7 @@ def test_builder_that_never_returns_is_cut_at_its_budget(tmp_path):
     assert len(fams[DENSE950]["variants"]) == 38
 
 
+@pytest.mark.slow  # children spawned
 def test_predicate_findings(tmp_path):
     tree = copy_tree(tmp_path / "tree")
     # The builder refuses a tile width the predicate accepts.
@@ -325,6 +330,7 @@ def built_digests(doc: dict) -> dict:
     return {(f["id"], *key): d for f in doc["families"] for key, d in digests(f).items()}
 
 
+@pytest.mark.slow  # children spawned
 def test_a_registry_that_lacks_a_field_is_completed_per_variant(baseline, tmp_path):
     tree = copy_tree(tmp_path / "tree")
     # The registry's variant has no `kind` (an attribute only our first tree had) and
@@ -349,6 +355,7 @@ def test_a_registry_that_lacks_a_field_is_completed_per_variant(baseline, tmp_pa
     assert sorted(s["kind"] for s in doc["skipped"]) == ["hip", "hsaco"]
 
 
+@pytest.mark.slow  # children spawned
 def test_the_spec_class_is_whatever_the_trees_producer_resolves(baseline, tmp_path):
     tree = copy_tree(tmp_path / "tree")
     # No SPEC_CLASS anywhere: the tree's producer resolves another name of its own...
@@ -372,6 +379,7 @@ def test_the_spec_class_is_whatever_the_trees_producer_resolves(baseline, tmp_pa
     assert table(doc, DENSE950)["probes"] == table(baseline[0], DENSE950)["probes"]
 
 
+@pytest.mark.slow  # children spawned
 def test_a_producer_shaped_like_the_real_packers(baseline, tmp_path):
     tree = copy_tree(tmp_path / "tree")
     # The real producer takes (source, builder, spec, arch, out_dir), no flavor and no
@@ -399,6 +407,7 @@ def test_a_tree_without_a_producer_fails_closed_and_says_why(tmp_path):
                    for v in fam["variants"])
 
 
+@pytest.mark.slow  # children spawned
 def test_a_variant_the_producer_refuses_fails_alone_and_says_why(tmp_path):
     tree = copy_tree(tmp_path / "tree")
     kdp_path = tree / TILED_KDP
@@ -442,6 +451,7 @@ def load_flat_input(root):
 '''
 
 
+@pytest.mark.slow  # children spawned
 def test_a_tree_that_enumerates_through_its_flat_input(baseline, tmp_path):
     # The real packer has no registry: its descriptors module loads a flat input.
     tree = copy_tree(tmp_path / "tree")

@@ -13,11 +13,15 @@ import shutil
 from pathlib import Path
 
 import pytest
+from harness import emit
 from test_emit_scale import TILED, TREE
 
-from impact.cli import main
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
+from impact.session import Session
+
+# Every test here runs the emitter's children (an emit with the cache, one without).
+pytestmark = pytest.mark.slow
 
 COMMON = f"{e.KERNELS}/common"
 DENSE_SPEC = f"{COMMON}/attention_dense_spec.py"
@@ -35,10 +39,9 @@ def requirements(line: str) -> Change:
 
 
 def emit_file(repo, out: Path, cache: Path | None) -> dict:
-    flags = ["--cache-dir", str(cache)] if cache is not None else ["--no-cache"]
-    assert main(["emit", "--repo", str(repo.path), "--base", "base", "--head", "head",
-                 "--jobs", "2", "-o", str(out), *flags]) == 0
-    return json.loads(out.read_text())
+    """The emit file of base -> head, over the cache folder `cache` (None: no cache)."""
+    session = Session.for_command(cache, use_cache=cache is not None)
+    return emit(repo, out, jobs=2, session=session)
 
 
 def without_work(document: dict) -> bytes:

@@ -12,17 +12,21 @@ import json
 from pathlib import Path
 
 import pytest
+from harness import outcome, refusal
 
 from emit.cache import EmitStore
 from emit.emitfile import write_emit_file
 from emit.runner import run_emit
-from impact.cli import main
+from impact import api
 from impact.errors import EXIT_BAD_INPUT
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import open_views
 from impact.surface import load_surface_map
+
+# Every test here runs the emitter's children (several emits of the fixture tree).
+pytestmark = pytest.mark.slow
 
 TREE = rocke_tree_files()
 TILED = f"{e.KERNELS}/gfx950/attention_tiled_2d.py"
@@ -146,14 +150,13 @@ def test_more_jobs_split_each_revision_and_change_no_result(comment_repo, fresh)
             label]["protections"]["detail"]
 
 
-def test_slices_merge_into_the_whole_emit_and_alone_are_refused(comment_repo, fresh, tmp_path,
-                                                               capsys) -> None:
+def test_slices_merge_into_the_whole_emit_and_alone_are_refused(comment_repo, fresh,
+                                                               tmp_path) -> None:
     repo = str(comment_repo.path)
-    common = ["--repo", repo, "--base", "base", "--head", "head", "--no-cache"]
     files = []
-    for k in (1, 2):
+    for k in (1, 2):  # in the test run's Session: no cache folder
         out = tmp_path / f"slice{k}.json"
-        assert main(["emit", *common, "--shard", f"{k}/2", "-o", str(out)]) == 0
+        api.emit(repo, output=out, base="base", head="head", shard=(k, 2))
         files.append(str(out))
     slices = [json.loads(Path(f).read_text()) for f in files]
     assert [s["slice"] for s in slices] == [{"index": 1, "count": 2}, {"index": 2, "count": 2}]
@@ -161,56 +164,34 @@ def test_slices_merge_into_the_whole_emit_and_alone_are_refused(comment_repo, fr
     assert built[0] and built[1] and not built[0] & built[1]
 
     merged = tmp_path / "merged.json"
-    assert main(["emit", "merge", *files[::-1], "-o", str(merged)]) == 0
+    api.merge_emits(files[::-1], output=merged)
     assert results(json.loads(merged.read_text())) == results(fresh)
     whole = tmp_path / "whole.json"
     write_emit_file(fresh, whole)
-    report = ["report", "--repo", repo, "--base", "base", "--head", "head", "--format", "json"]
-    capsys.readouterr()
-    assert main([*report, "--emit", str(merged)]) == main([*report, "--emit", str(whole)])
-    by_merged, by_whole = capsys.readouterr().out.strip().split("\n}\n")
-    assert json.loads(by_merged + "}")["verdict"] == json.loads(by_whole)["verdict"]
+    by_merged, by_whole = (outcome(repo, emit=str(file)) for file in (merged, whole))
+    assert by_merged[0] == by_whole[0]
+    assert json.loads(by_merged[1])["verdict"] == json.loads(by_whole[1])["verdict"]
 
-    assert main([*report, "--emit", files[0]]) == EXIT_BAD_INPUT
-    err = capsys.readouterr().err.strip().splitlines()
+    code, _, err = outcome(repo, emit=files[0])
+    assert code == EXIT_BAD_INPUT
+    err = err.strip().splitlines()
     assert len(err) == 1 and "is slice 1/2" in err[0] and "missing:" in err[0]
 
-    assert main(["emit", "merge", files[0], "-o", str(tmp_path / "half.json")]) == EXIT_BAD_INPUT
-    err = capsys.readouterr().err.strip().splitlines()
+    half = tmp_path / "half.json"
+    code, err = refusal(lambda: api.merge_emits([files[0]], output=half))
+    assert code == EXIT_BAD_INPUT
+    err = err.strip().splitlines()
     assert len(err) == 1 and "the slices are 1 of 2" in err[0]
-    assert not (tmp_path / "half.json").exists()
+    assert not half.exists()
 
     doubled = json.loads(merged.read_text())
     families = doubled["revisions"]["base"]["result"]["families"]
     families.append(families[0])
     (tmp_path / "doubled.json").write_text(json.dumps(doubled))
-    assert main([*report, "--emit", str(tmp_path / "doubled.json")]) == EXIT_BAD_INPUT
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "doubled" in err[0] and families[0]["id"] in err[0]
-
-
-def test_cache_flags_are_the_fact_caches(comment_repo, tmp_path) -> None:
-    repo = str(comment_repo.path)
-    common = ["emit", "--repo", repo, "--base", "base", "--head", "head"]
-    off = tmp_path / "off"
-    assert main([*common, "--cache-dir", str(off), "--no-cache", "-o",
-                 str(tmp_path / "a.json")]) == 0
-    assert not list(off.rglob("*.json"))
-    on = tmp_path / "on"
-    assert main([*common, "--cache-dir", str(on), "-o", str(tmp_path / "b.json")]) == 0
-    assert list((on / "emit").rglob("*.json"))
-
-
-@pytest.mark.parametrize("argv", [["--jobs", "0"], ["--shard", "3/2"]])
-def test_bad_emit_options_are_one_line_and_exit_3(comment_repo, tmp_path, capsys, argv) -> None:
-    try:  # argparse's own refusals end in SystemExit, ours in the exit code
-        code = main(["emit", "--repo", str(comment_repo.path), "--base", "base", "--head",
-                     "head", "-o", str(tmp_path / "x.json"), *argv])
-    except SystemExit as exc:
-        code = exc.code
+    code, _, err = outcome(repo, emit=str(tmp_path / "doubled.json"))
     assert code == EXIT_BAD_INPUT
-    assert len(capsys.readouterr().err.strip().splitlines()) == 1
-    assert not (tmp_path / "x.json").exists()
+    err = err.strip().splitlines()
+    assert len(err) == 1 and "doubled" in err[0] and families[0]["id"] in err[0]
 
 
 def test_nothing_a_child_built_after_a_timeout_is_kept(build, tmp_path) -> None:

@@ -1,8 +1,9 @@
-"""A second `impact emit` of the same trees, and `impact cache info|clear` over both stores.
+"""A second emit (`impact.api.emit`) of the same trees.
 
 The warm emit must do only what it must (issue 16): compute the key, read the cached
 groups, join and write; no child, no temporary folder, no parser imported. It is run in a
-fresh interpreter, so what it imports is its own.
+fresh interpreter, so what it imports is its own. (`impact cache info|clear` over the emit
+store: tests/test_cache_cli.py.)
 """
 
 from __future__ import annotations
@@ -15,16 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from impact.cli import main
-from impact.factstore import FactStore
+from impact import api
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
+from impact.session import Session
 
 REPO = Path(__file__).resolve().parents[1]
 COMMENT = Change("comment", edits=(e.edit_comment(e.GFX950_DENSE),))
-# Runs `impact emit` in this interpreter and says which of the heavy modules it imported,
-# how many temporary folders it made and how many processes it started.
+# Runs an emit of base -> head of the repository argv[1] into argv[2] over the cache folder
+# argv[3] in this interpreter, and says which of the heavy modules it imported, how many
+# temporary folders it made and how many processes it started.
 PROBE = """
 import json, subprocess, sys, tempfile
 made, started = [], []
@@ -34,9 +36,15 @@ def counted(self, *a, **k):
     started.append(1)
     popen(self, *a, **k)
 subprocess.Popen.__init__ = counted
-from impact.cli import main
-from impact.factstore import FactStore
-code = main(sys.argv[1:])
+from impact.api import emit
+from impact.errors import ImpactError, failure
+from impact.session import Session
+try:
+    emit(sys.argv[1], output=sys.argv[2], base="base", head="head",
+         session=Session(sys.argv[3]))
+    code = 0
+except ImpactError as exc:  # the exit code a way in would end with
+    code = failure(exc)[1]
 print(json.dumps({"code": code, "folders": len(made), "processes": len(started),
                   "modules": sorted(m for m in ("impact.extract", "impact.python.scaffold")
                                     if m in sys.modules)}))
@@ -52,16 +60,15 @@ def cold(tmp_path_factory):
     repo = build_repository(Scenario(base=rocke_tree_files(), head=(COMMENT,)), where / "repo")
     cache = where / "cache"
     out = where / "cold.json"
-    assert main(["emit", "--repo", str(repo.path), "--base", "base", "--head", "head",
-                 "-o", str(out), "--cache-dir", str(cache), "--jobs", "2"]) == 0
+    api.emit(repo.path, output=out, base="base", head="head", jobs=2,
+             session=Session.for_command(cache))
     return repo, cache, json.loads(out.read_text())
 
 
 def emit_in_a_fresh_process(repo, cache: Path, out: Path) -> dict:
     env = {**os.environ, "CI": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, "emit", "--repo", str(repo.path), "--base", "base",
-         "--head", "head", "-o", str(out), "--cache-dir", str(cache)],
+        [sys.executable, "-c", PROBE, str(repo.path), str(out), str(cache)],
         capture_output=True, text=True, env=env, cwd=REPO, timeout=300, check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -92,38 +99,6 @@ def test_a_cold_emit_in_a_fresh_process_does_import_them(cold, tmp_path) -> None
     probe = emit_in_a_fresh_process(repo, tmp_path / "empty", tmp_path / "cold.json")
     assert probe["code"] == 0 and probe["modules"] == ["impact.extract", "impact.python.scaffold"]
     assert probe["folders"] >= 1 and probe["processes"] >= 3  # watchdog, two children
-
-
-def _files(folder: Path, store: str) -> list[Path]:
-    return sorted((folder / store).glob("*/*.json"))
-
-
-def test_cache_info_and_clear_cover_the_emit_store(cold, capsys) -> None:
-    _, cache, _ = cold
-    # The emit filled `emit/`; whether it wrote facts depends on what this process parsed
-    # before (facts are also kept in memory), so one fact entry is written here.
-    facts = FactStore(cache)
-    key = facts.key("0" * 64, "a.py", "1" * 40)
-    assert key is not None
-    facts.save(key, "[]")
-    emit_files, fact_files = _files(cache, "emit"), _files(cache, "facts")
-    assert emit_files and fact_files
-    assert main(["cache", "info", "--cache-dir", str(cache)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    emit_size = sum(p.stat().st_size for p in emit_files)
-    fact_size = sum(p.stat().st_size for p in fact_files)
-    assert lines[1] == f"entries: {len(emit_files) + len(fact_files)}"
-    assert lines[2].startswith(f"size: {emit_size + fact_size} bytes")
-    assert f"facts: {len(fact_files)} entries, {fact_size} bytes" in lines[3]
-    assert f"emit: {len(emit_files)} entries, {emit_size} bytes" in lines[4]
-    assert main(["cache", "clear", "--cache-dir", str(cache)]) == 0
-    out = capsys.readouterr().out
-    assert f"{len(emit_files) + len(fact_files)} entries" in out
-    assert f"emit {len(emit_files)}" in out
-    assert not _files(cache, "emit") and not _files(cache, "facts")
-    assert main(["cache", "info", "--cache-dir", str(cache)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[1] == "entries: 0" and lines[4].startswith("emit: 0 entries")
 
 
 def test_tree_ids_are_the_same_read_from_git_or_computed_from_files(cold) -> None:

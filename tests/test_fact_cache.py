@@ -1,15 +1,15 @@
 """The persistent fact cache: a report reads the same with the cache cold, warm or off.
 
 Every scenario of tests/test_verdicts.py and the binding scenarios of
-tests/test_check_bindings.py run through `impact report` five times (each time in a
+tests/test_check_bindings.py run through `impact.api.report` five times (each time in a
 fresh Session, so nothing is in memory): filling an empty cache, reading its facts back
-(its stored report removed), reading its stored report back, with --no-cache, and with
---no-cache on the full path; the kernel-argument table of tests/test_check_kernargs.py runs the same
-way. The outputs must be the same bytes, the warm and stored runs must call no extractor
-and the stored run must compute no report (the others call an extractor for every file
-they need; what a parser returns is memoised for the test run). Then: damaged
-entries, concurrent writers, the size bound, `impact cache info|clear` and a cache
-folder that cannot be written.
+(its stored report removed), reading its stored report back, with no cache, and with no
+cache on the full path; the kernel-argument table of tests/test_check_kernargs.py runs the
+same way. The outputs must be the same bytes, the warm and stored runs must call no
+extractor and the stored run must compute no report (the others call an extractor for
+every file they need; what a parser returns is memoised for the test run). Then: damaged
+entries, concurrent writers, the size bound and a cache folder that cannot be written
+(`impact cache info|clear` and the default folder: tests/test_cache_cli.py).
 """
 
 from __future__ import annotations
@@ -29,14 +29,16 @@ import pytest
 import test_check_bindings as bindings
 import test_check_kernargs as kernargs
 import test_verdicts as verdicts
+from harness import as_json
+from memory import tree_with
 
+from impact import api, extract, shortcuts
 from impact import document as report_module
-from impact import extract, shortcuts
 from impact.caches import Caches
-from impact.cli import main as real_main
+from impact.errors import ImpactError
 from impact.extract import FactCache
 from impact.factstore import FactStore, entry_key, extractor_version, version_of
-from impact.fixtures import Change, Scenario
+from impact.fixtures import BuiltRepository, Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files, tree_files
 from impact.git import Snapshot
@@ -46,6 +48,7 @@ from impact.session import Session
 from impact.surface import load_surface_map
 
 ROOT = Path(__file__).resolve().parents[1]
+REAL_REPORT = api.report
 
 
 # --- how a report is run three ways -----------------------------------------------------
@@ -79,22 +82,23 @@ def _count_parses(monkeypatch: pytest.MonkeyPatch, *, memo: bool = False) -> lis
 
 
 class ThreeWays:
-    """Stands in for `impact.cli.main`: runs the command with a fresh cache, again with the
-    facts it filled (its stored report removed), again with the report it stored, with
-    --no-cache, and with --no-cache on the full path (IMPACT_FULL_PATH: none of the
-    report's shortcuts, impact/shortcuts.py); requires the same exit code and bytes from
-    all five, then prints what they printed, as the test expects of `main`."""
+    """Stands in for `impact.api.report` (what the tests' harness calls): runs the report
+    with a fresh cache, again with the facts it filled (its stored report removed), again
+    with the report it stored, with no cache, and with no cache on the full path
+    (IMPACT_FULL_PATH: none of the report's shortcuts, impact/shortcuts.py), each in a
+    Session of its own; requires the same exit code, JSON bytes and stderr from all five
+    (or the same refusal), then gives the first run's report (or refusal), as the test
+    expects of `api.report`."""
 
     def __init__(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         self.tmp_path, self.capsys = tmp_path, capsys
         self.calls = 0
 
-    def __call__(self, argv: list[str]) -> int:
+    def __call__(self, repo: str, **options: Any) -> api.Report:
         self.calls += 1
         folder = self.tmp_path / f"cache{self.calls}"
-        runs = {}
+        runs, first = {}, None
         for mode in ("cold", "warm", "stored", "off", "full"):
-            extra = ["--no-cache"] if mode in ("off", "full") else ["--cache-dir", str(folder)]
             if mode == "warm":  # the facts are read back, the report is computed again
                 shutil.rmtree(folder / REPORTS_FOLDER, ignore_errors=True)
             with pytest.MonkeyPatch.context() as patch:
@@ -107,29 +111,28 @@ class ThreeWays:
                 else:
                     patch.delenv(shortcuts.ENV, raising=False)
                 # A Session of its own: the facts in memory and the tree index start empty.
-                with Session(use_cache=False).active():
-                    code = real_main([*argv, *extra])
-            out, err = self.capsys.readouterr()
-            runs[mode] = (code, out, err, _output_file(argv))
+                session = (Session(use_cache=False) if mode in ("off", "full")
+                           else Session(folder))
+                try:
+                    found: api.Report | ImpactError = REAL_REPORT(
+                        repo, **{**options, "session": session})
+                    said = (found.exit_code, found.render("json"))
+                except ImpactError as exc:
+                    found, said = exc, (exc.exit_code, str(exc))
+            runs[mode] = (*said, self.capsys.readouterr().err)
+            first = first or found
             if mode in ("warm", "stored"):
                 assert parsed == [], f"the {mode} run parsed {parsed}"
         assert (runs["cold"] == runs["warm"] == runs["stored"] == runs["off"]
-                == runs["full"]), argv
-        code, out, err, _ = runs["cold"]
-        sys.stdout.write(out)
-        sys.stderr.write(err)
-        return code
+                == runs["full"]), (repo, options)
+        sys.stderr.write(runs["cold"][2])
+        if isinstance(first, ImpactError):
+            raise first
+        return first
 
 
 def _not_called(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("a stored report was computed again")
-
-
-def _output_file(argv: list[str]) -> bytes | None:
-    for flag in ("-o", "--output"):
-        if flag in argv:
-            return Path(argv[argv.index(flag) + 1]).read_bytes()
-    return None
 
 
 def _cases(module: Any) -> Iterator[Any]:
@@ -167,13 +170,17 @@ def _param_names(func: Callable[..., Any]) -> set[str]:
 SCENARIO_TESTS = [*_cases(verdicts), *_cases(bindings)]
 
 
+@pytest.mark.slow  # five reports of every scenario
 @pytest.mark.parametrize(("test", "params"), SCENARIO_TESTS)
 def test_scenario_reads_the_same_cold_warm_and_uncached(test, params, build, capsys, tmp_path,
                                                         monkeypatch) -> None:
     three = ThreeWays(tmp_path, capsys)
-    monkeypatch.setattr(sys.modules[test.__module__], "main", three)
-    test(build, capsys, **params)  # the scenario's own assertions hold too
-    assert three.calls, "the scenario never ran the command line"
+    monkeypatch.setattr(api, "report", three)
+    fixtures = {"build": build, "capsys": capsys}
+    wanted = {name: fixtures[name] for name in inspect.signature(test).parameters
+              if name in fixtures}
+    test(**wanted, **params)  # the scenario's own assertions hold too
+    assert three.calls, "the scenario never ran a report"
 
 
 def test_enough_scenarios_across_the_three_trees() -> None:
@@ -181,16 +188,15 @@ def test_enough_scenarios_across_the_three_trees() -> None:
     assert len([c for c in SCENARIO_TESTS if "test_check_bindings" in c.id]) >= 10
 
 
+@pytest.mark.slow  # five reports of every scenario
 @pytest.mark.parametrize(("name", "base", "head"), [c[:3] for c in kernargs.CASES],
                          ids=[c[0] for c in kernargs.CASES])
 def test_kernel_argument_scenario_reads_the_same(name, base, head, build, capsys,
                                                   tmp_path) -> None:
-    scenario = Scenario(base=kernargs.tree_with(*base), head=(Change("head", edits=head),))
+    scenario = Scenario(base=tree_with(kernargs.TREE, *base), head=(Change("head", edits=head),))
     repo = build(scenario)
     three = ThreeWays(tmp_path, capsys)
-    three(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-           "--format", "json"])
-    doc = json.loads(capsys.readouterr().out)
+    doc = as_json(three(str(repo.path), base="base", head="head"))
     assert doc["verdict"]["kind"]
 
 
@@ -200,14 +206,15 @@ BODY_EDIT = e.replace(e.GFX950_DENSE, "return (spec.num_waves * 64, 1, 1)",
                       "return (spec.num_waves * 64 + 0, 1, 1)")
 
 
-def _run(argv: list[str], capsys) -> tuple[int, str, str]:
-    """One command, in a Session of its own: the in-memory caches (facts, tree index) start
-    empty (parses memoised for the test session)."""
-    with pytest.MonkeyPatch.context() as patch, Session(use_cache=False).active():
+def _run(repo: BuiltRepository, capsys, cache: Path | None) -> tuple[int, str, str]:
+    """The JSON report of base -> head over the cache folder `cache` (None: none), in a
+    Session of its own: the in-memory caches (facts, tree index) start empty (parses
+    memoised for the test session). Its exit code, its JSON and what went to stderr."""
+    session = Session(use_cache=False) if cache is None else Session(cache)
+    with pytest.MonkeyPatch.context() as patch:
         _count_parses(patch, memo=True)
-        code = real_main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
+        found = api.report(repo.path, base="base", head="head", session=session)
+    return found.exit_code, found.render("json"), capsys.readouterr().err
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -252,18 +259,16 @@ def test_a_damaged_entry_is_recomputed_and_the_report_stays_the_same(build, caps
                                                                        damage) -> None:
     repo = build(Scenario(base=verdicts.TREE, head=(Change("body", edits=(BODY_EDIT,)),)))
     folder = tmp_path / "cache"
-    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-            "--format", "json", "--cache-dir", str(folder)]
-    expected = _run(argv, capsys)
+    expected = _run(repo, capsys, folder)
     originals = {path: path.read_bytes() for path in _entries(folder)}
     assert len(originals) > 2
     for path in originals:
         damage(path, originals)
     shutil.rmtree(folder / REPORTS_FOLDER)  # the facts are read, not the stored report
-    assert _run(argv, capsys) == expected
+    assert _run(repo, capsys, folder) == expected
     for path, original in originals.items():  # each was written again, whole and its own
         assert path.read_bytes() == original
-    assert _run(argv, capsys) == expected
+    assert _run(repo, capsys, folder) == expected
 
 
 @pytest.mark.parametrize("raw", [b"", b"{", b"[]", b"null", b'{"key": 1, "facts": []}',
@@ -384,8 +389,8 @@ def test_two_reports_filling_one_cache_at_once_both_succeed(build, capsys, tmp_p
     code, out, err = results[0]
     assert err == b"" and json.loads(out)["verdict"]["kind"] == "BREAKS"
     assert not list(folder.glob("facts/*/.tmp-*"))
-    off = _run([*argv[3:-2], "--no-cache"], capsys)
-    warm = _run(argv[3:], capsys)
+    off = _run(repo, capsys, None)
+    warm = _run(repo, capsys, folder)
     assert warm == off == (code, out.decode(), "")
 
 
@@ -440,41 +445,6 @@ def test_a_hit_refreshes_an_old_entry_so_it_outlives_unread_ones(tmp_path) -> No
     assert store._file(key).stat().st_mtime > 1
 
 
-def test_cache_info_and_clear(build, capsys, tmp_path) -> None:
-    repo = build(Scenario(base=verdicts.TREE, head=(Change("body", edits=(BODY_EDIT,)),)))
-    folder = tmp_path / "c"
-    assert real_main(["cache", "info", "--cache-dir", str(folder)]) == 0
-    assert capsys.readouterr().out.splitlines()[:2] == [f"folder: {folder}", "entries: 0"]
-    assert not folder.exists()  # looking never creates it
-    _run(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-          "--cache-dir", str(folder)], capsys)
-    every = sorted(folder.glob("*/*/*.json"))  # facts and the stored report
-    count = len(every)
-    assert count > 2 and len(list((folder / REPORTS_FOLDER).glob("*/*.json"))) == 1
-    assert real_main(["cache", "info", "--cache-dir", str(folder)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    size = sum(p.stat().st_size for p in every)
-    assert lines[1] == f"entries: {count}" and lines[2].startswith(f"size: {size} bytes")
-    assert real_main(["cache", "clear", "--cache-dir", str(folder)]) == 0
-    assert f"{count} entries" in capsys.readouterr().out
-    assert not list(folder.glob("*/*/*.json"))
-    real_main(["cache", "info", "--cache-dir", str(folder)])
-    assert "entries: 0" in capsys.readouterr().out
-
-
-def test_the_default_folder_follows_xdg_cache_home(build, capsys, tmp_path,
-                                                   monkeypatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    repo = build(Scenario(base=verdicts.TREE, head=(Change("body", edits=(BODY_EDIT,)),)))
-    _run(["facts", "--repo", str(repo.path), "--rev", "head", e.GFX950_DENSE], capsys)
-    assert len(_entries(tmp_path / "xdg" / "impact")) == 1
-    real_main(["cache", "info"])
-    assert capsys.readouterr().out.startswith(f"folder: {tmp_path / 'xdg' / 'impact'}\n")
-    _run(["facts", "--repo", str(repo.path), "--rev", "base", e.GFX950_DENSE, "--no-cache"],
-         capsys)
-    assert len(_entries(tmp_path / "xdg" / "impact")) == 1
-
-
 @pytest.mark.parametrize("how", ["under-a-file", "shards-blocked"])
 def test_an_unwritable_cache_warns_once_and_the_report_succeeds(build, capsys, tmp_path,
                                                                 how) -> None:
@@ -486,10 +456,8 @@ def test_an_unwritable_cache_warns_once_and_the_report_succeeds(build, capsys, t
         (folder / "facts").mkdir(parents=True)
         for i in range(256):
             (folder / "facts" / f"{i:02x}").write_text("")
-    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-            "--format", "json"]
-    code, out, err = _run([*argv, "--cache-dir", str(folder)], capsys)
-    assert (code, out) == _run([*argv, "--no-cache"], capsys)[:2]
+    code, out, err = _run(repo, capsys, folder)
+    assert (code, out) == _run(repo, capsys, None)[:2]
     assert json.loads(out)["verdict"]["kind"] == "NEEDS-DEVICE"
     assert err.count("impact: warning: the fact cache is off") == 1, err
     assert len(err.splitlines()) == 1
@@ -502,16 +470,14 @@ def test_a_blob_the_repository_lost_is_named_even_when_its_facts_are_cached(buil
     path = e.GFX950_DENSE_PACK
     repo = build(Scenario(base=verdicts.TREE, head=(Change("body", edits=(BODY_EDIT,)),)))
     folder = tmp_path / "cache"
-    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-            "--format", "json"]
-    _run([*argv, "--cache-dir", str(folder)], capsys)  # the pack's facts are now on disk
+    _run(repo, capsys, folder)  # the pack's facts are now on disk
     sha = Blob.from_string(verdicts.TREE[path]).id.decode()
     (repo.path / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
     # (A stored report answers for the trees it read when they were whole: removed here,
     # so the facts are what is read back.)
     shutil.rmtree(folder / REPORTS_FOLDER)
-    warm = _run([*argv, "--cache-dir", str(folder)], capsys)
-    assert warm == _run([*argv, "--no-cache"], capsys)
+    warm = _run(repo, capsys, folder)
+    assert warm == _run(repo, capsys, None)
     doc = json.loads(warm[1])
     assert any(path in {s["file"] for s in r["sides"]} and r["status"] == "changed"
                and "not readable" in json.dumps(r) for r in doc["rows"]), doc["rows"]

@@ -12,12 +12,11 @@ import time
 
 import pytest
 from dulwich.objects import Blob
+from harness import report
 
 from impact.bindings import extract_sources_map_facts
 from impact.checks import run_checks
 from impact.checks.base import CheckContext
-from impact.cli import main
-from impact.contracts import REPORT_SCHEMA, validate
 from impact.descriptors import extract_descriptor_facts, extract_profile_facts
 from impact.descriptors.aot import extract_aot_family_facts
 from impact.document import build_report
@@ -39,15 +38,6 @@ SAFE = ("Runtime impact: NONE", "Runtime impact: N/A")
 
 def failures(facts: list[Fact]) -> list[str]:
     return [str(f.data["reason"]) for f in facts if f.kind == PARSE_FAILURE]
-
-
-def report(build, capsys, *changes: Change) -> dict:
-    repo = build(Scenario(base=TREE, head=changes))
-    main(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-          "--format", "json"])
-    doc = json.loads(capsys.readouterr().out)
-    validate(doc, REPORT_SCHEMA)
-    return doc
 
 
 # 1. Python: what `compile(source, path, "exec")` refuses is unreadable.
@@ -72,9 +62,9 @@ def test_python_that_compiles_is_still_read() -> None:
     assert not failures(facts)
 
 
-def test_nul_byte_in_a_builder_comment_is_never_none(build, capsys) -> None:
+def test_nul_byte_in_a_builder_comment_is_never_none() -> None:
     nul = e.replace(e.GFX950_DENSE, e.DENSE_COMMENT, e.DENSE_COMMENT + " \x00")
-    doc = report(build, capsys, Change("nul", edits=(nul,)))
+    doc = report(Scenario(base=TREE, head=(Change("nul", edits=(nul,)),)))
     assert doc["verdict"]["line"] not in SAFE
     rows = [r for r in doc["rows"] if r["subject"] == e.GFX950_DENSE or
             e.GFX950_DENSE in {s["file"] for s in r["sides"]}]
@@ -107,13 +97,13 @@ def test_duplicate_key_in_a_profile_is_refused() -> None:
                for r in failures(extract_profile_facts(PROFILE_PATH, source)))
 
 
-def test_duplicate_kdp_key_is_never_none(build, capsys) -> None:
+def test_duplicate_kdp_key_is_never_none() -> None:
     def doubled(files: dict[str, bytes]) -> None:
         text = files[e.GFX950_DENSE_KDP].decode()
         files[e.GFX950_DENSE_KDP] = text.replace(
             '"arch":', '"arch": ["gfx942"],\n  "arch":', 1).encode()
 
-    doc = report(build, capsys, Change("dup", edits=(doubled,)))
+    doc = report(Scenario(base=TREE, head=(Change("dup", edits=(doubled,)),)))
     assert doc["verdict"]["line"] not in SAFE
     assert any(r["status"] == "changed" and e.GFX950_DENSE_KDP in
                {s["file"] for s in r["sides"]} | {r["subject"]} for r in doc["rows"])
@@ -301,16 +291,12 @@ def test_unreadable_file_already_named_gets_no_second_row(fresh_session) -> None
     assert not [r for r in rows if r.contract == "unreadable"]
 
 
-def test_missing_pack_object_in_a_real_repository_is_named(build, capsys,
-                                                          fresh_session) -> None:
+def test_missing_pack_object_in_a_real_repository_is_named(build, fresh_session) -> None:
     """The issue's case on disk: the unchanged pack's loose object deleted from .git."""
     repo = build(Scenario(base=BARE, head=(Change("arg", edits=ADD_ARGUMENT),)))
     sha = Blob.from_string(BARE[e.GFX950_DENSE_PACK]).id.decode()
     (repo.path / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
-    main(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-          "--format", "json"])
-    doc = json.loads(capsys.readouterr().out)
-    validate(doc, REPORT_SCHEMA)
+    doc = report(repo)
     assert doc["verdict"]["line"] not in SAFE
     assert [(r["contract"], r["status"]) for r in doc["rows"]
             if r["subject"] == e.GFX950_DENSE_PACK] == [("unreadable", "changed")]

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from harness import outcome
 
-from impact.cli import main
 from impact.errors import EXIT_BAD_INPUT
 
 TESTS = Path(__file__).resolve().parent
@@ -207,13 +207,11 @@ def test_every_dependency_has_a_probe() -> None:
     assert {need for case in CASES.values() for need in case.needs} <= set(PROTECTIONS)
 
 
-def test_an_emit_file_of_deeply_nested_brackets_is_exit_3(tmp_path, capsys) -> None:
+def test_an_emit_file_of_deeply_nested_brackets_is_exit_3(tmp_path) -> None:
     """The one case with no home elsewhere: 100,000 nested brackets in an --emit file."""
     subprocess.run(["git", "init", "-q", str(tmp_path / "r")], check=True)
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
-    code = main(["report", "--repo", str(tmp_path / "r"), "--worktree",
-                 "--emit", str(deep)])
-    err = capsys.readouterr().err
+    code, _, err = outcome(tmp_path / "r", worktree=True, emit=str(deep))
     assert code == EXIT_BAD_INPUT, err
     assert err.startswith("impact: error: ") and "Traceback" not in err

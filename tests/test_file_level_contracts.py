@@ -5,17 +5,17 @@ every contract a row names is a registered, explained check; an unreadable blob 
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import pytest
+from harness import report
 
+from impact.api import explain
 from impact.checks import REGISTRY, CheckContext, run_checks
-from impact.cli import main
 from impact.errors import ShallowHistory
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
-from impact.git import Snapshot, open_views
+from impact.git import Snapshot
 from impact.reasons import Reason
 from impact.render.words import reason_text
 from impact.surface import Conventions, load_surface_map
@@ -43,11 +43,11 @@ EVERY_LANE = (
 
 
 def _views(build, *edits: e.Edit, base: dict[str, bytes] | None = None):
-    repo = build(Scenario(base=base or TREE, head=(Change("change", edits=edits),)))
-    return open_views(repo.path, base="base", head="head")
+    """The base and head views of one change, in memory."""
+    return build.in_memory(Scenario(base=base or TREE, head=(Change("change", edits=edits),)))
 
 
-def test_every_contract_a_row_names_is_registered_and_explained(build, capsys) -> None:
+def test_every_contract_a_row_names_is_registered_and_explained(build) -> None:
     views = _views(build, *EVERY_LANE)
     rows = run_checks(CheckContext(views, load_surface_map()))
     contracts = {row.contract for row in rows}
@@ -55,8 +55,7 @@ def test_every_contract_a_row_names_is_registered_and_explained(build, capsys) -
     registered = {check.name for check in REGISTRY}
     assert contracts <= registered, contracts - registered
     for contract in sorted(contracts):
-        assert main(["explain", contract]) == 0
-        text = capsys.readouterr().out
+        text = explain(contract)  # what `impact explain` prints
         for heading in ("What it checks:", "Why a break hurts at run time:", "Example:",
                         "When it says changed instead:", "Evidence:"):
             assert heading in text, (contract, heading)
@@ -82,11 +81,12 @@ def test_file_level_rows_keep_their_contract_lane_and_words(build) -> None:
 def _losing(views, path: str) -> str:
     """Make the blob of `path` (at head) unreadable in every view, as a partial clone."""
     missing = views.head[path].sha
+    blobs = {snap[p].sha: snap.read(p) for snap in (views.base, views.head) for p in snap}
 
     def reader(sha: str) -> bytes:
         if sha == missing:
             raise ShallowHistory(f"object {sha} is missing", "fetch it")
-        return views.repository.read_blob(sha)
+        return blobs[sha]
 
     for view in views.views:
         object.__setattr__(view, "new", Snapshot(dict(view.new), reader, label=view.name))
@@ -150,8 +150,6 @@ def test_a_map_without_conventions_has_no_dormant_engine_or_pack_registration(bu
     assert any(r.subject == f"pack:{new_pack}" for r in with_map)
 
 
-def test_report_json_keeps_the_file_level_contracts(build, capsys) -> None:
-    repo = build(Scenario(base=TREE, head=(Change("lanes", edits=EVERY_LANE[:3]),)))
-    main(["report", "--repo", str(repo.path), "--range", "base..head", "--format", "json"])
-    doc = json.loads(capsys.readouterr().out)
+def test_report_json_keeps_the_file_level_contracts() -> None:
+    doc = report(Scenario(base=TREE, head=(Change("lanes", edits=EVERY_LANE[:3]),)))
     assert {r["contract"] for r in doc["rows"]} == {"build", "deps", "dvc"}

@@ -22,6 +22,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dulwich.index import commit_tree
@@ -30,9 +31,9 @@ from dulwich.object_store import DiskObjectStore, iter_tree_contents
 from dulwich.objects import Blob, Commit
 from dulwich.pack import load_pack_index
 from dulwich.repo import Repo
+from harness import outcome
 
 import impact.git.worktree as worktree_module
-from impact.cli import main
 from impact.contracts import REPORT_SCHEMA, validate
 from impact.document import build_report
 from impact.errors import EXIT_BAD_INPUT
@@ -59,15 +60,10 @@ ROOT = os.geteuid() == 0
 HOW = "injected PermissionError (running as root)" if ROOT else "chmod 0 (non-root)"
 
 
-def _cli(capsys, repo: Path, *form: str) -> tuple[int, str, str]:
-    """One JSON report, in a Session of its own (no blob read before)."""
-    try:
-        with Session(use_cache=False).active():
-            code = main(["report", "--repo", str(repo), *form, "--format", "json"])
-    except SystemExit as exc:  # pragma: no cover - main returns its code
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+def _shown(repo: Path, **form: Any) -> tuple[int, str, str]:
+    """What a way in shows for one JSON report (exit code, report, error line), in a
+    Session of its own (no blob read before)."""
+    return outcome(repo, session=Session(use_cache=False), **form)
 
 
 def _clean_error(code: int, out: str, err: str, *words: str) -> None:
@@ -116,21 +112,21 @@ def _gc(path: Path) -> Path:
 
 # --- a damaged object store -------------------------------------------------------------
 
-def test_a_truncated_pack_is_one_clean_error(arg_repo, capsys) -> None:
+def test_a_truncated_pack_is_one_clean_error(arg_repo) -> None:
     pack = _gc(arg_repo.path)
     pack.write_bytes(pack.read_bytes()[: pack.stat().st_size // 2])
-    _clean_error(*_cli(capsys, arg_repo.path, "--base", "base", "--head", "head"),
+    _clean_error(*_shown(arg_repo.path, base="base", head="head"),
                  "could not be read", "ChecksumMismatch", "git fsck")
 
 
-def test_a_truncated_pack_index_is_one_clean_error(arg_repo, capsys) -> None:
+def test_a_truncated_pack_index_is_one_clean_error(arg_repo) -> None:
     idx = _gc(arg_repo.path).with_suffix(".idx")
     idx.write_bytes(idx.read_bytes()[: idx.stat().st_size // 2])
-    _clean_error(*_cli(capsys, arg_repo.path, "--base", "base", "--head", "head"),
+    _clean_error(*_shown(arg_repo.path, base="base", head="head"),
                  "could not be read", "git fsck")
 
 
-def test_bytes_flipped_inside_the_packed_blob_name_the_file(arg_repo, capsys) -> None:
+def test_bytes_flipped_inside_the_packed_blob_name_the_file(arg_repo) -> None:
     pack = _gc(arg_repo.path)
     index = load_pack_index(str(pack.with_suffix(".idx")), DEFAULT_OBJECT_FORMAT)
     offset = index.object_offset(bytes.fromhex(PACK_SHA))
@@ -138,7 +134,7 @@ def test_bytes_flipped_inside_the_packed_blob_name_the_file(arg_repo, capsys) ->
     for i in range(offset + 4, offset + 12):  # inside the blob's compressed data
         data[i] ^= 0xFF
     pack.write_bytes(bytes(data))
-    _assert_pack_named(*_cli(capsys, arg_repo.path, "--base", "base", "--head", "head"),
+    _assert_pack_named(*_shown(arg_repo.path, base="base", head="head"),
                        "could not be read")
 
 
@@ -148,9 +144,9 @@ def _loose(repo: Path, sha: str) -> Path:
     return path
 
 
-def test_a_corrupt_loose_object_names_the_file(arg_repo, capsys) -> None:
+def test_a_corrupt_loose_object_names_the_file(arg_repo) -> None:
     _loose(arg_repo.path, PACK_SHA).write_bytes(b"not a zlib stream" * 8)
-    _assert_pack_named(*_cli(capsys, arg_repo.path, "--base", "base", "--head", "head"),
+    _assert_pack_named(*_shown(arg_repo.path, base="base", head="head"),
                        "could not be read")
 
 
@@ -175,22 +171,22 @@ def _deny_loose(monkeypatch, repo: Path, sha: str | None) -> None:
 
 
 @pytest.mark.parametrize("how", [HOW])
-def test_permission_denied_on_an_object_names_the_file(arg_repo, capsys, monkeypatch,
+def test_permission_denied_on_an_object_names_the_file(arg_repo, monkeypatch,
                                                        how) -> None:
     _deny_loose(monkeypatch, arg_repo.path, PACK_SHA)
     try:
-        _assert_pack_named(*_cli(capsys, arg_repo.path, "--base", "base", "--head", "head"),
+        _assert_pack_named(*_shown(arg_repo.path, base="base", head="head"),
                            "Permission denied")
     finally:
         _loose(arg_repo.path, PACK_SHA)
 
 
 @pytest.mark.parametrize("how", [HOW])
-def test_permission_denied_on_the_objects_folder_is_one_clean_error(arg_repo, capsys,
-                                                                    monkeypatch, how) -> None:
+def test_permission_denied_on_the_objects_folder_is_one_clean_error(arg_repo, monkeypatch,
+                                                                    how) -> None:
     _deny_loose(monkeypatch, arg_repo.path, None)
     try:
-        code, out, err = _cli(capsys, arg_repo.path, "--base", "base", "--head", "head")
+        code, out, err = _shown(arg_repo.path, base="base", head="head")
     finally:
         (arg_repo.path / ".git" / "objects").chmod(0o755)
     # Unreadable objects: the revisions cannot be resolved (exit 3) or cannot be read.
@@ -238,7 +234,7 @@ def test_a_gitlink_where_a_surface_file_should_be_is_a_changed_row(path) -> None
         assert "submodule pointer where a file should be" in json.dumps(row["details"])
 
 
-def test_a_gitlink_at_a_cmake_path_in_a_real_repository(build, capsys) -> None:
+def test_a_gitlink_at_a_cmake_path_in_a_real_repository(build) -> None:
     cmake = next(p for p in BARE if p.endswith("kernel_ingestor_engine/CMakeLists.txt"))
     repo = build(Scenario(base=BARE, head=(Change("noop", edits=()),)))
     store = Repo(str(repo.path))
@@ -254,7 +250,7 @@ def test_a_gitlink_at_a_cmake_path_in_a_real_repository(build, capsys) -> None:
     commit.message = b"a submodule where the build file was"
     store.object_store.add_object(commit)
     store.refs[b"refs/heads/gitlink"] = commit.id
-    code, out, err = _cli(capsys, repo.path, "--base", "base", "--head", "gitlink")
+    code, out, err = _shown(repo.path, base="base", head="gitlink")
     assert code in (1, 2), err
     doc = json.loads(out)
     assert doc["verdict"]["line"] not in SAFE
@@ -276,7 +272,7 @@ def checkout(build):
 
 
 @pytest.mark.parametrize("how", [HOW])
-def test_an_unreadable_work_tree_file_is_named(checkout, capsys, monkeypatch, how) -> None:
+def test_an_unreadable_work_tree_file_is_named(checkout, monkeypatch, how) -> None:
     target = checkout.path / PACK
     target.write_bytes(target.read_bytes() + b"\n// touched\n")
     if ROOT:
@@ -291,7 +287,7 @@ def test_an_unreadable_work_tree_file_is_named(checkout, capsys, monkeypatch, ho
     else:
         target.chmod(0)
     try:
-        code, out, err = _cli(capsys, checkout.path, "--worktree")
+        code, out, err = _shown(checkout.path, worktree=True)
     finally:
         target.chmod(0o644)
     assert code in (1, 2), err
@@ -343,16 +339,15 @@ def test_a_tracked_file_replaced_by_a_fifo_is_changed_and_named(build, tmp_path)
     assert named and "a FIFO" in json.dumps(doc)
 
 
-def test_a_symlink_loop_in_the_work_tree_is_read_as_a_link(checkout, capsys) -> None:
+def test_a_symlink_loop_in_the_work_tree_is_read_as_a_link(checkout) -> None:
     os.symlink("loop-b", checkout.path / "loop-a")
     os.symlink("loop-a", checkout.path / "loop-b")
-    code, out, err = _cli(capsys, checkout.path, "--worktree")
+    code, out, err = _shown(checkout.path, worktree=True)
     assert code in (1, 2), err
     assert json.loads(out)["verdict"]["line"] not in SAFE
 
 
-def test_a_file_that_vanishes_between_listing_and_reading(checkout, capsys,
-                                                          monkeypatch) -> None:
+def test_a_file_that_vanishes_between_listing_and_reading(checkout, monkeypatch) -> None:
     doomed = checkout.path / "notes.txt"
     doomed.write_text("gone before it is read\n")
     real = worktree_module.blob_from_path_and_stat
@@ -363,7 +358,7 @@ def test_a_file_that_vanishes_between_listing_and_reading(checkout, capsys,
         return real(fs_path, st, *args)
 
     monkeypatch.setattr(worktree_module, "blob_from_path_and_stat", vanish)
-    code, out, err = _cli(capsys, checkout.path, "--worktree")
+    code, out, err = _shown(checkout.path, worktree=True)
     assert code in (1, 2), err
     doc = json.loads(out)
     assert not doomed.exists()

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 from dulwich.repo import Repo
+from harness import rendered
 
-from impact.cli import main as impact_main
 from impact.contracts import REPORT_SCHEMA, validate
 from impact.errors import EXIT_BAD_INPUT, EXIT_BREAKS, EXIT_NONE
 from impact.fixtures import BuiltRepository, Change, Scenario
@@ -148,11 +148,11 @@ def _pull_request(built: BuiltRepository, tmp_path: Path) -> tuple[dict[str, str
 
 
 def _same_as_cli(built: BuiltRepository, fmt: str, tmp_path: Path) -> str:
-    """What `impact report --format fmt` says for the same pull request."""
+    """What `impact report --format fmt` says for the same pull request: the library
+    entry asked what the action asks (the command line the action logs gives the same
+    bytes: tests/test_cli.py)."""
     pr = github_action.read_event(tmp_path / "event.json")
-    target = tmp_path / f"cli.{fmt}"
-    impact_main(github_action.report_argv(pr, str(built.path), str(target), fmt))
-    return target.read_text(encoding="utf-8")
+    return rendered(built, fmt, **github_action.report_options(pr))
 
 
 def test_a_breaks_pull_request_fails_the_step_and_says_so_everywhere(

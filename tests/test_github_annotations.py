@@ -7,10 +7,11 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import harness
 import pytest
 from test_render_golden import sample_report
 
-from impact.cli import main
+from impact.demo import demo_report
 from impact.render import RENDERERS
 from impact.render.findings import findings
 from impact.render.github import command, escape_data, escape_property, render_github
@@ -113,15 +114,14 @@ def test_paths_and_messages_holding_separators_survive() -> None:
 @pytest.fixture(scope="module")
 def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("demo") / "repo"
-    assert main(["demo", "--keep", str(where)]) == 0
+    demo_report(keep=str(where))
     return where
 
 
-def test_the_demo_pull_request_as_annotations(demo_repo: Path, tmp_path: Path) -> None:
-    out = tmp_path / "annotations.txt"
-    assert main(["report", "--repo", str(demo_repo), "--base", "base", "--head", "head",
-                 "--target-tip", "target", "--format", "github", "-o", str(out)]) == 1
-    got = annotations(out.read_text())
+def test_the_demo_pull_request_as_annotations(demo_repo: Path) -> None:
+    found = harness.run(demo_repo, target_tip="target")
+    assert found.exit_code == 1
+    got = annotations(found.render("github"))
     assert got[-1][0] == "error" and got[-1][2].startswith("Runtime impact: BREAKS")
     errors = [(props, msg) for name, props, msg in got[:-1] if name == "error"]
     assert errors

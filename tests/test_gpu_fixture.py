@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from dulwich.repo import Repo
 from dulwich.wildmatch import translate
+from harness import coded_report, outcome, report
 from script_loader import load_script
 
-from impact.cli import main
 from impact.errors import EXIT_BREAKS, EXIT_NEEDS_DEVICE, EXIT_NONE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,11 +142,9 @@ def test_report_gives_the_expected_runtime_verdict(built, capsys, name) -> None:
     """With the repository's own .impact/surface.toml, device_tests included (needs the
     schema that accepts them)."""
     path, _ = built
-    got = main(["report", "--repo", str(path), "--base", "base", "--head", name,
-                "--format", "json"])
-    captured = capsys.readouterr()
-    assert captured.err == ""
-    doc = json.loads(captured.out)
+    got, out, err = outcome(path, base="base", head=name)
+    assert err + capsys.readouterr().err == ""  # no error, no warning
+    doc = json.loads(out)
     want = EXPECTED[name]["report"]
     assert doc["surface_map"]["name"] == "gpukern"
     assert doc["surface_map"]["source"].endswith(".impact/surface.toml")
@@ -154,20 +152,18 @@ def test_report_gives_the_expected_runtime_verdict(built, capsys, name) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_the_verdict_does_not_depend_on_device_tests(built, capsys, tmp_path, name) -> None:
+def test_the_verdict_does_not_depend_on_device_tests(built, tmp_path, name) -> None:
     path, _ = built
-    got = main(["report", "--repo", str(path), "--base", "base", "--head", name,
-                "--surface-map", str(_map_without_device_tests(tmp_path)), "--format", "json"])
-    doc = json.loads(capsys.readouterr().out)
+    got, doc = coded_report(path, base="base", head=name,
+                            surface_map=str(_map_without_device_tests(tmp_path)))
     want = EXPECTED[name]["report"]
     assert (doc["verdict"]["line"], got) == (want, EXIT_FOR[want.split()[2]])
 
 
-def test_swap_args_breaks_on_the_swapped_binding(built, capsys, tmp_path) -> None:
+def test_swap_args_breaks_on_the_swapped_binding(built, tmp_path) -> None:
     path, _ = built
-    main(["report", "--repo", str(path), "--base", "base", "--head", "swap-args",
-          "--surface-map", str(_map_without_device_tests(tmp_path)), "--format", "json"])
-    rows = json.loads(capsys.readouterr().out)["rows"]
+    rows = report(path, base="base", head="swap-args",
+                  surface_map=str(_map_without_device_tests(tmp_path)))["rows"]
     mismatches = [r for r in rows if r["status"] == "mismatch"]
     assert [(r["contract"], r["reason"]) for r in mismatches] == [
         ("bindings", "arguments-swapped")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import harness
 import memory
 import pytest
 
@@ -80,7 +81,7 @@ def test_a_check_reads_the_same_rows_in_memory_as_from_git(build) -> None:
         e.add_builder_param(e.GFX950_DENSE, "a1", "I32"),)),))
     surface = load_surface_map()
     on_disk = CheckContext(open_views(build(scenario).path, base="base", head="head"), surface)
-    in_memory = memory.context(scenario, surface)
+    in_memory = harness.context(scenario, surface)
     git_rows = [r.to_json() for r in KernargsCheck().check(on_disk)]
     assert git_rows
     assert [r.to_json() for r in KernargsCheck().check(in_memory)] == git_rows

@@ -6,12 +6,10 @@ copy is the tip's up to layout is the tip's too (`CheckContext.head_part`)."""
 
 from __future__ import annotations
 
-import json
-
+import harness
 import pytest
 
 from impact import extract
-from impact.cli import main
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files, tree_files
@@ -20,7 +18,9 @@ TREE = rocke_tree_files()
 TIP_ONLY = (e.GFX942_DENSE, e.REQUIREMENTS, e.ENGINE_CMAKE)
 
 
-def _report(build, capsys, head: tuple, target: tuple, spy: list, base: dict = TREE) -> dict:
+def _merged_report(build, head: tuple, target: tuple, spy: list, base: dict = TREE) -> dict:
+    """The JSON report of `head` merged onto `target`, recording in `spy` each (tree, file)
+    whose facts were read."""
     repo = build(Scenario(base=base, head=(Change("head", edits=head),),
                           target=(Change("target", edits=target),)))
     real = extract.FactCache.facts
@@ -31,14 +31,12 @@ def _report(build, capsys, head: tuple, target: tuple, spy: list, base: dict = T
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(extract.FactCache, "facts", facts)
-        main(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-              "--target-tip", "target", "--format", "json", "--no-cache"])
-    return json.loads(capsys.readouterr()[0])
+        return harness.report(repo, target_tip="target")
 
 
-def test_tip_only_files_are_not_analysed_in_the_merged_view(build, capsys) -> None:
+def test_tip_only_files_are_not_analysed_in_the_merged_view(build) -> None:
     spy: list = []
-    report = _report(build, capsys,
+    report = _merged_report(build,
                      head=(e.edit_comment(e.GFX950_DENSE),),
                      target=(e.append(e.GFX942_DENSE, "\nTIP = 1\n"),
                              e.append(e.REQUIREMENTS, "numpy\n"),
@@ -56,12 +54,12 @@ def test_tip_only_files_are_not_analysed_in_the_merged_view(build, capsys) -> No
     assert report["verdict"]["kind"] == "NONE", report["verdict"]
 
 
-def test_a_race_with_the_tip_is_still_charged(build, capsys) -> None:
+def test_a_race_with_the_tip_is_still_charged(build) -> None:
     """The head adds a builder parameter and the pack's list; the tip drops a launch
     argument of the same pack: in the merged tree the head's copies disagree with the
     tip's, and the row is charged to the head."""
     spy: list = []
-    report = _report(build, capsys,
+    report = _merged_report(build,
                      head=(e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32"),),
                      target=(e.set_kdp_arch(e.GFX950_DENSE_KDP, ["gfx950", "gfx942"]),),
                      spy=spy)
@@ -83,12 +81,12 @@ def _merged_rows(report: dict, path: str) -> list[dict]:
 
 
 def test_a_head_layout_edit_on_a_file_the_tip_changed_is_not_charged_the_tips_code(
-        build, capsys) -> None:
+        build) -> None:
     """A stale branch's comment edit, merged onto a tip that changed the same file's code:
     the merged copy is the tip's up to layout, so the tip's code change is not the
     head's (it read NEEDS-DEVICE, as three flash-attention comment commits did with
     `--target-tip`)."""
-    report = _report(build, capsys, head=(e.edit_comment(e.GFX950_DENSE),),
+    report = _merged_report(build, head=(e.edit_comment(e.GFX950_DENSE),),
                      target=(TIP_BODY,), spy=[])
     assert report["verdict"]["kind"] == "NONE", report["verdict"]
     assert not [r for r in _merged_rows(report, e.GFX950_DENSE)
@@ -96,25 +94,25 @@ def test_a_head_layout_edit_on_a_file_the_tip_changed_is_not_charged_the_tips_co
 
 
 def test_the_heads_code_change_on_a_file_the_tip_changed_is_still_charged(
-        build, capsys) -> None:
+        build) -> None:
     """The converse: the head changes code, the tip only a comment of the same file. The
     merged copy differs from the tip's in code: the merged view charges the head."""
-    report = _report(build, capsys, head=(HEAD_BODY,), target=(TIP_COMMENT,), spy=[])
+    report = _merged_report(build, head=(HEAD_BODY,), target=(TIP_COMMENT,), spy=[])
     assert report["verdict"]["kind"] == "NEEDS-DEVICE", report["verdict"]
     assert [r for r in _merged_rows(report, e.GFX950_DENSE) if r["status"] == "changed"]
 
 
-def test_a_tip_copy_that_does_not_parse_keeps_the_file_the_heads(build, capsys) -> None:
+def test_a_tip_copy_that_does_not_parse_keeps_the_file_the_heads(build) -> None:
     """Fail closed: when the tip's copy cannot be read, the merged copy cannot be shown
     to be the tip's; the merged view reads the file changed, never inert."""
     broken = e.replace(e.GFX950_DENSE, "NEG_BIG = -1.0e30", "NEG_BIG = = -1.0e30")
-    report = _report(build, capsys, head=(e.edit_comment(e.GFX950_DENSE),),
+    report = _merged_report(build, head=(e.edit_comment(e.GFX950_DENSE),),
                      target=(broken,), spy=[])
     assert report["verdict"]["kind"] == "NEEDS-DEVICE", report["verdict"]
     assert [r for r in _merged_rows(report, e.GFX950_DENSE) if r["status"] == "changed"]
 
 
-def test_a_stale_comment_edit_on_an_op_file_the_tip_changed_reads_none(build, capsys) -> None:
+def test_a_stale_comment_edit_on_an_op_file_the_tip_changed_reads_none(build) -> None:
     """The bindings family, as flash-attention 766ed201, eefa86de and 79f317c7 read with
     `--target-tip`: the head rewords the FA2 interface's docstring, the tip changed code
     beyond the bindings in the same file. The merged view's `code beyond the bindings`
@@ -123,27 +121,27 @@ def test_a_stale_comment_edit_on_an_op_file_the_tip_changed_reads_none(build, ca
     interface = "flash_attn/flash_attn_interface.py"
     head = e.replace(interface, "positional calls into", "positional calls, made into")
     tip = e.replace(interface, "x.stride(-1) != 1 else x", "x.stride(-1) != 1 else x.clone()")
-    report = _report(build, capsys, head=(head,), target=(tip,), spy=[], base=fa)
+    report = _merged_report(build, head=(head,), target=(tip,), spy=[], base=fa)
     assert report["verdict"]["kind"] == "NONE", report["verdict"]
     # The tip's change is still what the merged tree holds: the same edit made by the
     # head itself is charged.
-    report = _report(build, capsys, head=(tip,), target=(head,), spy=[], base=fa)
+    report = _merged_report(build, head=(tip,), target=(head,), spy=[], base=fa)
     assert report["verdict"]["kind"] == "NEEDS-DEVICE", report["verdict"]
 
 
 def test_the_tips_own_break_in_a_file_the_head_only_reworded_is_preexisting(
-        build, capsys) -> None:
+        build) -> None:
     """The tip adds a builder parameter without the C++ copies (the target branch is
     broken already); the head only rewords a comment in that builder. The merged tree
     holds the tip's break, listed as pre-existing: the head's part of the file is layout,
     so it neither causes nor charges it. The same parameter added by the head is its own
     break."""
     tip_break = e.add_builder_param(e.GFX950_DENSE, "dropout_seed", "I32")
-    report = _report(build, capsys, head=(e.edit_comment(e.GFX950_DENSE),),
+    report = _merged_report(build, head=(e.edit_comment(e.GFX950_DENSE),),
                      target=(tip_break,), spy=[])
     assert report["verdict"]["kind"] == "NONE", report["verdict"]
     merged = [r for r in report["rows"] if r["view"] == "merged" and r["status"] == "mismatch"]
     assert merged and all(r["preexisting"] for r in merged)
-    report = _report(build, capsys, head=(tip_break,),
+    report = _merged_report(build, head=(tip_break,),
                      target=(e.edit_comment(e.GFX950_DENSE),), spy=[])
     assert report["verdict"]["kind"] == "BREAKS", report["verdict"]

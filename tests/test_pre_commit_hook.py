@@ -92,6 +92,7 @@ def _snapshot(tmp_path: Path) -> tuple[Path, str]:
     return shadow, git("rev-parse", "HEAD")
 
 
+@pytest.mark.slow  # pre-commit builds the hook's environment, then runs it in repositories
 def test_pre_commit_fails_on_breaks_passes_a_comment_edit_and_takes_fail_on(
         build, tmp_path: Path) -> None:
     why = _git_checkout_with_committed_manifest()

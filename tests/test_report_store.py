@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from impact import api, reportstore
 from impact import document as report_module
-from impact import reportstore
-from impact.cli import main
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
@@ -29,12 +28,11 @@ OTHER_EDIT = e.replace(e.GFX950_DENSE, "return (spec.num_waves * 64, 1, 1)",
 
 
 class Runs:
-    """Runs `impact report` in-process against one cache folder, counting how many times a
-    report was computed (build_report called)."""
+    """Runs `impact.api.report` against one cache folder, counting how many times a report
+    was computed (build_report called)."""
 
-    def __init__(self, folder: Path, capsys: pytest.CaptureFixture[str],
-                 monkeypatch: pytest.MonkeyPatch) -> None:
-        self.folder, self.capsys = folder, capsys
+    def __init__(self, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.folder = folder
         self.computed = 0
         real = report_module.build_report
 
@@ -44,18 +42,20 @@ class Runs:
 
         monkeypatch.setattr(report_module, "build_report", counting)
 
-    def __call__(self, *argv: str) -> tuple[int, str]:
-        with Session(use_cache=False).active():  # nothing in memory from an earlier run
-            code = main(["report", *argv, "--cache-dir", str(self.folder)])
-        return code, self.capsys.readouterr().out
+    def __call__(self, repo: str | Path, fmt: str = "text", **options: object,
+                 ) -> tuple[int, str]:
+        """The exit code and the report in `fmt`, in a Session of its own over the folder
+        (nothing in memory from an earlier run)."""
+        found = api.report(repo, session=Session(self.folder), **options)
+        return found.exit_code, found.render(fmt)
 
     def entries(self) -> list[Path]:
         return sorted((self.folder / REPORTS_FOLDER).glob("*/*.json"))
 
 
 @pytest.fixture
-def runs(tmp_path, capsys, monkeypatch) -> Runs:
-    return Runs(tmp_path / "cache", capsys, monkeypatch)
+def runs(tmp_path, monkeypatch) -> Runs:
+    return Runs(tmp_path / "cache", monkeypatch)
 
 
 def _repo(build, *, other: bool = False) -> Path:
@@ -68,11 +68,11 @@ def _repo(build, *, other: bool = False) -> Path:
 
 def test_the_same_report_again_is_read_back_in_every_format(build, runs) -> None:
     repo = str(_repo(build))
-    form = ("--repo", repo, "--base", "base", "--head", "head")
-    first = {fmt: runs(*form, "--format", fmt) for fmt in ("text", "json")}
+    form = {"base": "base", "head": "head"}
+    first = {fmt: runs(repo, fmt, **form) for fmt in ("text", "json")}
     assert runs.computed == 1 and len(runs.entries()) == 1  # the document, not a rendering
     for fmt in ("text", "json", "markdown", "sarif", "github"):
-        again = runs(*form, "--format", fmt)
+        again = runs(repo, fmt, **form)
         if fmt in first:
             assert again == first[fmt]
         assert again[0] == 2  # NEEDS-DEVICE
@@ -80,29 +80,28 @@ def test_the_same_report_again_is_read_back_in_every_format(build, runs) -> None
     assert json.loads(first["json"][1])["verdict"]["kind"] == "NEEDS-DEVICE"
 
 
-def test_a_stored_report_is_the_bytes_a_fresh_one_is(build, runs, capsys) -> None:
+def test_a_stored_report_is_the_bytes_a_fresh_one_is(build, runs) -> None:
     repo = str(_repo(build))
-    form = ("--repo", repo, "--base", "base", "--head", "head", "--format", "json")
-    runs(*form)
-    stored = runs(*form)
-    with Session(use_cache=False).active():
-        fresh = main(["report", *form, "--no-cache"]), capsys.readouterr().out
+    form = {"base": "base", "head": "head"}
+    runs(repo, "json", **form)
+    stored = runs(repo, "json", **form)
+    found = api.report(repo, session=Session(use_cache=False), **form)
+    fresh = found.exit_code, found.render("json")
     assert stored == fresh and runs.computed == 2  # the first run and the --no-cache one
 
 
 def test_another_head_another_map_or_another_option_is_a_miss(build, runs, tmp_path) -> None:
     repo = _repo(build, other=True)
-    form = ("--repo", str(repo), "--base", "base")
-    runs(*form, "--head", "head")
-    runs(*form, "--head", "target")                         # another head
-    runs("--repo", str(repo), "--range", "base..head")     # another input form
-    runs(*form, "--head", "head", "--untrusted-head")      # the head not trusted
+    runs(repo, base="base", head="head")
+    runs(repo, base="base", head="target")                      # another head
+    runs(repo, range="base..head")                              # another input form
+    runs(repo, base="base", head="head", untrusted_head=True)   # the head not trusted
     shipped = Path(reportstore.__file__).parent / "contracts" / "hipdnn.surface.toml"
     own = tmp_path / "map.surface.toml"
     own.write_text(shipped.read_text() + "\n# the same map, other bytes\n")
-    runs(*form, "--head", "head", "--surface-map", str(own))  # another map file
+    runs(repo, base="base", head="head", surface_map=str(own))  # another map file
     assert runs.computed == 5 and len(runs.entries()) == 5
-    runs(*form, "--head", "head")
+    runs(repo, base="base", head="head")
     assert runs.computed == 5
 
 
@@ -110,11 +109,11 @@ def test_a_branch_that_moved_is_a_miss(build, runs) -> None:
     from dulwich.repo import Repo
 
     repo = _repo(build, other=True)
-    form = ("--repo", str(repo), "--base", "base", "--head", "head")
-    first = runs(*form, "--format", "json")
+    form = {"base": "base", "head": "head"}
+    first = runs(repo, "json", **form)
     git = Repo(str(repo))
     git.refs[b"refs/heads/head"] = git.refs[b"refs/heads/target"]
-    moved = runs(*form, "--format", "json")
+    moved = runs(repo, "json", **form)
     assert runs.computed == 2
     shas = [json.loads(doc)["revisions"]["head"]["sha"] for _, doc in (first, moved)]
     assert shas[0] != shas[1]
@@ -122,25 +121,23 @@ def test_a_branch_that_moved_is_a_miss(build, runs) -> None:
 
 def test_an_edit_in_the_work_tree_is_a_miss(build, runs) -> None:
     repo = build(Scenario(base=TREE, head=(Change("head", edits=(BODY_EDIT,)),)), checkout=True)
-    form = ("--repo", str(repo.path), "--worktree", "--format", "json")
-    clean = runs(*form)
-    assert runs(*form) == clean and runs.computed == 1
+    clean = runs(repo.path, "json", worktree=True)
+    assert runs(repo.path, "json", worktree=True) == clean and runs.computed == 1
     path = repo.path / e.GFX950_DENSE
     path.write_text(path.read_text().replace("num_waves * 64 + 0", "num_waves * 64 + 1"))
-    edited = runs(*form)
+    edited = runs(repo.path, "json", worktree=True)
     assert runs.computed == 2 and edited != clean
 
 
 def test_the_shortcuts_switch_and_another_tool_are_misses(build, runs, monkeypatch) -> None:
     repo = str(_repo(build))
-    form = ("--repo", repo, "--base", "base", "--head", "head")
-    runs(*form)
+    runs(repo, base="base", head="head")
     monkeypatch.setenv("IMPACT_FULL_PATH", "1")
-    runs(*form)
+    runs(repo, base="base", head="head")
     assert runs.computed == 2
     monkeypatch.delenv("IMPACT_FULL_PATH")
     monkeypatch.setattr(reportstore, "tool_digest", lambda: "0" * 64)  # impact changed
-    runs(*form)
+    runs(repo, base="base", head="head")
     assert runs.computed == 3
 
 
@@ -198,47 +195,23 @@ def _damaged(kind: str, file: Path, others: list[Path]) -> None:
                                   "not a report"])
 def test_a_damaged_entry_is_computed_afresh(build, runs, kind) -> None:
     repo = _repo(build, other=True)
-    runs("--repo", str(repo), "--base", "base", "--head", "target", "--format", "json")
+    runs(repo, "json", base="base", head="target")
     other = runs.entries()
-    form = ("--repo", str(repo), "--base", "base", "--head", "head", "--format", "json")
-    first = runs(*form)
+    form = {"base": "base", "head": "head"}
+    first = runs(repo, "json", **form)
     (mine,) = [p for p in runs.entries() if p not in other]
     original = mine.read_bytes()
     _damaged(kind, mine, other)
-    assert runs(*form) == first and runs.computed == 3
+    assert runs(repo, "json", **form) == first and runs.computed == 3
     assert mine.read_bytes() == original  # written again, whole
-    assert runs(*form) == first and runs.computed == 3
-
-
-def test_no_cache_stores_no_report(build, runs, capsys, tmp_path) -> None:
-    repo = str(_repo(build))
-    folder = tmp_path / "elsewhere"
-    for _ in range(2):
-        main(["report", "--repo", repo, "--base", "base", "--head", "head", "--no-cache",
-              "--cache-dir", str(folder)])
-    capsys.readouterr()
-    assert runs.computed == 2 and not (folder / REPORTS_FOLDER).exists()
-
-
-def test_cache_info_counts_and_clear_removes_the_stored_reports(build, runs, capsys) -> None:
-    repo = str(_repo(build))
-    runs("--repo", repo, "--base", "base", "--head", "head")
-    assert main(["cache", "info", "--cache-dir", str(runs.folder)]) == 0
-    info = capsys.readouterr().out
-    assert "reports: 1 entries" in info, info
-    assert main(["cache", "clear", "--cache-dir", str(runs.folder)]) == 0
-    assert "reports 1" in capsys.readouterr().out
-    assert runs.entries() == []
-    runs("--repo", repo, "--base", "base", "--head", "head")
-    assert runs.computed == 2
+    assert runs(repo, "json", **form) == first and runs.computed == 3
 
 
 def test_a_stored_report_keeps_the_documents_own_order(build, runs) -> None:
     """Renderers walk the document's dicts in order: the stored one is the same object,
     key order included (read back equal as a list of items, at every level)."""
     repo = str(_repo(build))
-    form = ("--repo", repo, "--base", "base", "--head", "head")
-    runs(*form)
+    runs(repo, base="base", head="head")
     (entry,) = runs.entries()
     stored = json.loads(entry.read_bytes().partition(b"\n")[2])["report"]
     from impact.document import build_report
@@ -269,7 +242,7 @@ def test_unreadable_tool_sources_store_nothing_and_the_report_is_computed(build,
 
     monkeypatch.setattr(reportstore, "tool_digest", unreadable)
     repo = str(_repo(build))
-    form = ("--repo", repo, "--base", "base", "--head", "head", "--format", "json")
-    first = runs(*form)
-    assert runs(*form) == first and runs.computed == 2 and runs.entries() == []
+    first = runs(repo, "json", base="base", head="head")
+    assert (runs(repo, "json", base="base", head="head") == first and runs.computed == 2
+            and runs.entries() == [])
     assert json.loads(first[1])["verdict"]["kind"] == "NEEDS-DEVICE"

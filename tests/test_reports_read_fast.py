@@ -8,10 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from harness import run
 from test_render_golden import sample_report
 
-from impact.cli import main
-from impact.errors import EXIT_BREAKS, EXIT_NONE
+from impact.demo import demo_report
+from impact.errors import EXIT_BREAKS
 from impact.render.findings import findings
 from impact.render.markdown import MAX_FINDINGS, render_markdown
 from impact.render.words import counts_text, reason_text
@@ -23,17 +24,12 @@ SCREEN = 25
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> dict:
     """The demo repository (`impact demo --keep DIR`), reported on as a user would, in
-    text and as JSON."""
+    text, as JSON and as the review card."""
     keep = tmp_path_factory.mktemp("demo") / "repo"
-    assert main(["demo", "--keep", str(keep), "--format", "json", "-o",
-                 str(keep.parent / "demo.json")]) == EXIT_NONE
-    argv = ["report", "--repo", str(keep), "--base", "base", "--head", "head",
-            "--target-tip", "target"]
-    out = {}
-    for fmt in ("text", "json", "markdown"):
-        target = keep.parent / f"report.{fmt}"
-        assert main([*argv, "--format", fmt, "-o", str(target)]) == EXIT_BREAKS
-        out[fmt] = target.read_text()
+    demo_report(keep=str(keep))
+    found = run(keep, target_tip="target")
+    assert found.exit_code == EXIT_BREAKS
+    out = {fmt: found.render(fmt) for fmt in ("text", "json", "markdown")}
     out["report"] = json.loads(out["json"])
     return out
 
@@ -70,10 +66,9 @@ def test_demo_text_report_fits_one_screen_and_names_both_sides(demo) -> None:
     assert "9 or 10" not in text and "the builder declares 9 to 15 arguments" in text
 
 
-def test_verbose_adds_the_details_after_the_answer(tmp_path: Path, demo, capsys) -> None:
-    keep = tmp_path / "repo"
-    assert main(["demo", "--keep", str(keep), "--verbose"]) == EXIT_NONE
-    out = capsys.readouterr().out
+def test_verbose_adds_the_details_after_the_answer(tmp_path: Path, demo) -> None:
+    """(`impact demo --verbose`, whose exit code tests/test_demo_cli.py checks.)"""
+    out = demo_report(keep=str(tmp_path / "repo")).render("text", verbose=True)
     assert out.startswith(demo["text"].split("\n(--verbose")[0])
     for needle in ("revisions:", "merge bases:", "head view (merge base -> head)",
                    "contract rows:", "      -> ", "b.param 'dropout_seed' added"):

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from impact.checks import REGISTRY
-from impact.cli import main
 from impact.document import device_runs
 from impact.reasons import Reason
 from impact.render import RENDERERS
@@ -113,13 +112,6 @@ def test_every_check_documents_itself(check) -> None:
     doc = type(check).__doc__ or ""
     missing = [h for h in HEADINGS if h not in doc]
     assert not missing, (check.name, missing)
-
-
-def test_explain_prints_the_docstring(capsys) -> None:
-    assert main(["explain", "surface"]) == 0
-    assert "What it checks:" in capsys.readouterr().out
-    assert main(["explain", "nonsense"]) == 3
-    assert "no contract named" in capsys.readouterr().err
 
 
 def test_unfinished_probes_make_pack_time_incomplete_never_clean() -> None:

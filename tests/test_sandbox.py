@@ -10,7 +10,6 @@ refused one, the test that needs it is skipped and says so.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import resource
@@ -24,12 +23,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from harness import rendered
 
 import emit
 from emit.children import Limits
 from emit.emitfile import write_emit_file
 from emit.runner import run_emit
-from impact.cli import main
 from impact.contracts import validate
 from impact.fixtures import Change, Scenario, build_repository
 from impact.fixtures import edits as e
@@ -163,11 +162,7 @@ class HostileRun:
         self.survivors = processes_with(self.marker)
         self.emit_file = self.root / "emit.json"
         write_emit_file(self.document, self.emit_file)
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            main(["report", "--repo", str(repo_path), "--base", "base", "--head", "head",
-                  "--emit", str(self.emit_file), "--format", "json"])
-        self.report = out.getvalue()
+        self.report = rendered(repo_path, "json", emit=str(self.emit_file))
         try:
             self.accepted, _ = self.listener.accept()
         except BlockingIOError:
@@ -188,35 +183,41 @@ def attack(request, tmp_path_factory) -> Iterator[HostileRun]:
         run.listener.close()
 
 
+@pytest.mark.slow  # the hostile head's emit: children spawned
 def test_the_hostile_code_ran(attack) -> None:
     text = attack.emit_file.read_text()
     assert "hostile builder: hooks:" in text  # the family's error carries what it tried
     validate(attack.document, "emit.schema.json")
 
 
+@pytest.mark.slow  # the hostile head's emit: children spawned
 def test_cannot_write_the_repositorys_git_hooks(attack) -> None:
     require(attack.document, "mount")
     assert not attack.hook.exists()
     assert "hooks: ok" not in attack.emit_file.read_text()
 
 
+@pytest.mark.slow  # the hostile head's emit: children spawned
 def test_cannot_write_the_users_home(attack) -> None:
     require(attack.document, "mount")
     assert not (attack.home / "planted").exists()
     assert "home: ok" not in attack.emit_file.read_text()
 
 
+@pytest.mark.slow  # the hostile head's emit: children spawned
 def test_cannot_patch_the_installed_analyser(attack) -> None:
     require(attack.document, "mount")
     assert not attack.package_file.exists()
     assert "package: ok" not in attack.emit_file.read_text()
 
 
+@pytest.mark.slow  # the hostile head's emit: children spawned
 def test_cannot_write_the_other_revisions_scratch_folder(attack) -> None:
     require(attack.document, "mount")
     assert "other-scratch: ok" not in attack.emit_file.read_text()
 
 
+@pytest.mark.slow  # the hostile head's emit: children spawned
 def test_cannot_write_a_sibling_childs_scratch_folder_or_the_tree(attack) -> None:
     """With several children per revision, each has its own scratch folder; the tree they
     share is read-only to all of them."""
@@ -226,6 +227,7 @@ def test_cannot_write_a_sibling_childs_scratch_folder_or_the_tree(attack) -> Non
     assert "tree: " in text and "tree: ok" not in text
 
 
+@pytest.mark.slow  # the hostile head's emit: children spawned
 def test_credentials_never_reach_the_emit_file_or_the_report(attack) -> None:
     require(attack.document, "mount")
     assert "credentials: ok" not in attack.emit_file.read_text()
@@ -233,18 +235,21 @@ def test_credentials_never_reach_the_emit_file_or_the_report(attack) -> None:
     assert SECRET not in attack.report
 
 
+@pytest.mark.slow  # the hostile head's emit: children spawned
 def test_cannot_connect_to_a_filesystem_unix_socket(attack) -> None:
     require(attack.document, "mount")
     assert attack.accepted is None
     assert "socket: ok" not in attack.emit_file.read_text()
 
 
+@pytest.mark.slow  # the hostile head's emit: children spawned
 def test_no_descendant_survives_the_run(attack) -> None:
     require(attack.document, "pid")
     assert "daemon: ok" in attack.emit_file.read_text()  # it did start them
     assert attack.survivors == []
 
 
+@pytest.mark.slow  # the hostile head's emit: children spawned
 def test_protections_are_recorded_per_revision(attack) -> None:
     for label in ("base", "head"):
         children = attack.document["revisions"][label]["work"]["children"]
@@ -256,6 +261,7 @@ def test_protections_are_recorded_per_revision(attack) -> None:
         assert attack.document["revisions"][label]["network_isolated"] == record["network"]
 
 
+@pytest.mark.slow  # children spawned
 def test_missing_protections_are_recorded_when_namespaces_are_off(build) -> None:
     repo = build(Scenario(base=TREE))
     document = run_emit(open_views(repo.path, commit="base"), load_surface_map(),
@@ -296,6 +302,7 @@ def _emit_rss(repo: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # children spawned
 def test_a_child_flooding_stderr_does_not_grow_the_parent(build) -> None:
     flood = hostile(f"""
         import sys as _sys
@@ -337,6 +344,7 @@ def _impact(*args: str, env: dict, **kwargs) -> subprocess.Popen:
     # every child tree and every scratch folder goes, whichever child holds the sleeper.
     ("emit --jobs 6", "SIGTERM"), ("emit --jobs 6", "SIGINT"), ("emit --jobs 6", "SIGKILL"),
 ])
+@pytest.mark.slow  # children spawned
 def test_signals_and_the_parents_death_end_the_child_tree(build, tmp_path, how,
                                                           command) -> None:
     marker = f"impact-sandbox-{how}-{os.getpid()}-{command.replace(' ', '')}"
@@ -381,6 +389,7 @@ def _lower_address_space() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_HARD, ADDRESS_SPACE_HARD))
 
 
+@pytest.mark.slow  # children spawned
 def test_emit_under_a_lower_address_space_hard_limit(build, tmp_path) -> None:
     repo = build(Scenario(base=TREE))
     out = tmp_path / "emit.json"

@@ -13,12 +13,13 @@ import json
 from pathlib import Path
 from urllib.parse import unquote
 
+import harness
 import jsonschema
 import pytest
 from test_render_golden import sample_report
 
 from impact.checks import REGISTRY, explain
-from impact.cli import main
+from impact.demo import demo_report
 from impact.render import RENDERERS
 from impact.render.findings import findings
 from impact.render.sarif import SRCROOT, render_sarif, sarif_log
@@ -206,19 +207,15 @@ def test_a_report_without_sides_or_findings_is_valid() -> None:
 @pytest.fixture(scope="module")
 def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("demo") / "repo"
-    assert main(["demo", "--keep", str(where)]) == 0
+    demo_report(keep=str(where))
     return where
 
 
-def test_the_demo_pull_request_as_sarif(demo_repo: Path, tmp_path: Path) -> None:
-    out = tmp_path / "impact.sarif"
-    json_out = tmp_path / "impact.json"
-    args = ["report", "--repo", str(demo_repo), "--base", "base", "--head", "head",
-            "--target-tip", "target"]
-    assert main([*args, "--format", "sarif", "-o", str(out)]) == 1  # BREAKS
-    assert main([*args, "--format", "json", "-o", str(json_out)]) == 1
-    report = json.loads(json_out.read_text())
-    log = code_scanning_ready(out.read_text())
+def test_the_demo_pull_request_as_sarif(demo_repo: Path) -> None:
+    found = harness.run(demo_repo, target_tip="target")
+    assert found.exit_code == 1  # BREAKS
+    report = json.loads(found.render("json"))
+    log = code_scanning_ready(found.render("sarif"))
     run = log["runs"][0]
     assert run["properties"]["verdict"] == "BREAKS"
     assert run["properties"]["exitCode"] == 1

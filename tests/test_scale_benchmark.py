@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 from dulwich.repo import Repo
+from harness import coded_report
 from script_loader import load_script
 
-from impact.cli import main
+from impact import api
 from impact.errors import EXIT_BREAKS, EXIT_NONE
+from impact.factsdoc import facts_json
 from impact.fixtures import edits as e
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "scale.py"
@@ -55,10 +57,9 @@ def test_the_repository_has_its_size_and_branches(built) -> None:
     assert _git(built.path, "diff", "--name-only", "main...outside").split() == [built.outside]
 
 
-def test_the_grown_kdp_reads_with_every_variant(built, capsys) -> None:
-    assert main(["facts", "--repo", str(built.path), "--rev", "main",
-                 e.GFX950_DENSE_KDP]) == EXIT_NONE
-    facts = json.loads(capsys.readouterr().out)["files"][e.GFX950_DENSE_KDP]["facts"]
+def test_the_grown_kdp_reads_with_every_variant(built) -> None:
+    document = api.read_facts(built.path, paths=[e.GFX950_DENSE_KDP], rev="main")
+    facts = json.loads(facts_json(document))["files"][e.GFX950_DENSE_KDP]["facts"]
     variants = [f for f in facts if f["kind"] == "variant"]
     assert len(variants) == built.variants == 40
     assert len({v["name"] for v in variants}) == 40
@@ -70,8 +71,6 @@ def test_the_grown_kdp_reads_with_every_variant(built, capsys) -> None:
     ("arg-edit", EXIT_BREAKS, "Runtime impact: BREAKS"),
     ("outside", EXIT_NONE, "Runtime impact: N/A"),
 ])
-def test_reports_on_the_branches(built, capsys, branch, code, line) -> None:
-    got = main(["report", "--repo", str(built.path), "--base", "main", "--head", branch,
-                "--format", "json"])
-    doc = json.loads(capsys.readouterr().out)
+def test_reports_on_the_branches(built, branch, code, line) -> None:
+    got, doc = coded_report(built.path, base="main", head=branch)
     assert (got, doc["verdict"]["line"]) == (code, line)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from harness import run
 
 from impact import shortcuts
-from impact.cli import main
 from impact.fixtures import Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures import scenarios_b as b
@@ -30,10 +30,12 @@ OUTSIDE = "docs/notes/README.md"
 OUTSIDE_CPP = "third_party/other/src/kernel.cpp"
 
 
-def _same_both_ways(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
-    """Run `argv` (a JSON report, no cache) with the shortcuts and on the full path, each
-    in a Session of its own (empty tree-index memos); require the same exit code and
-    bytes; the document."""
+def _same_both_ways(build, base: dict, head: tuple, target: tuple = ()) -> dict:
+    """The JSON report (no cache) of `head` on `base` (merged onto `target`, if given), with
+    the shortcuts and on the full path, each in a Session of its own (empty tree-index
+    memos); requires the same exit code and bytes; the document."""
+    repo = build(Scenario(base=base, head=(Change("head", edits=head),),
+                          target=(Change("target", edits=target),) if target else ()))
     runs = []
     for full in (False, True):
         with pytest.MonkeyPatch.context() as patch:
@@ -42,37 +44,29 @@ def _same_both_ways(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict
             else:
                 patch.delenv(shortcuts.ENV, raising=False)
             assert shortcuts.enabled() is not full
-            with Session(use_cache=False).active():
-                code = main([*argv, "--format", "json", "--no-cache"])
-        out, _err = capsys.readouterr()
-        runs.append((code, out))
-    assert runs[0] == runs[1], argv
+            found = run(repo, target_tip="target" if target else None,
+                        session=Session(use_cache=False))
+        runs.append((found.exit_code, found.render("json")))
+    assert runs[0] == runs[1], (head, target)
     return json.loads(runs[0][1])
 
 
-def _report(build, capsys, base: dict, head: tuple, target: tuple = ()) -> dict:
-    repo = build(Scenario(base=base, head=(Change("head", edits=head),),
-                          target=(Change("target", edits=target),) if target else ()))
-    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head"]
-    if target:
-        argv += ["--target-tip", "target"]
-    return _same_both_ways(argv, capsys)
-
-
+@pytest.mark.slow  # two reports of every case of the table
 @pytest.mark.parametrize("case", b.CASES, ids=[c.name for c in b.CASES])
-def test_every_scenario_b_case_reads_the_same_both_ways(build, capsys, case: b.Case) -> None:
-    doc = _report(build, capsys, TREE_B, case.head)
+def test_every_scenario_b_case_reads_the_same_both_ways(build, case: b.Case) -> None:
+    doc = _same_both_ways(build, TREE_B, case.head)
     assert doc["verdict"]["kind"]
 
 
+@pytest.mark.slow  # two reports of every case of the table
 @pytest.mark.parametrize("case", [c for c in b.CASES if c.race],
                          ids=[c.name for c in b.CASES if c.race])
-def test_every_race_reads_the_same_with_a_target_tip(build, capsys, case: b.Case) -> None:
-    _report(build, capsys, TREE_B, case.head, (b.UNRELATED,))
+def test_every_race_reads_the_same_with_a_target_tip(build, case: b.Case) -> None:
+    _same_both_ways(build, TREE_B, case.head, (b.UNRELATED,))
 
 
-def test_the_merged_race_reads_the_same(build, capsys) -> None:
-    doc = _report(build, capsys, TREE_B, b.RACE_HEAD, b.RACE_TARGET)
+def test_the_merged_race_reads_the_same(build) -> None:
+    doc = _same_both_ways(build, TREE_B, b.RACE_HEAD, b.RACE_TARGET)
     assert doc["verdict"]["kind"] == "BREAKS"
 
 
@@ -90,25 +84,25 @@ OUTSIDE_CHANGES = {
 
 @pytest.mark.parametrize("tree", ["rocke", "b"])
 @pytest.mark.parametrize("name", sorted(OUTSIDE_CHANGES))
-def test_a_change_outside_every_surface_reads_the_same(build, capsys, tree: str,
+def test_a_change_outside_every_surface_reads_the_same(build, tree: str,
                                                        name: str) -> None:
     base = ROCKE if tree == "rocke" else TREE_B
-    doc = _report(build, capsys, base, OUTSIDE_CHANGES[name])
+    doc = _same_both_ways(build, base, OUTSIDE_CHANGES[name])
     assert doc["verdict"]["kind"] == "N/A"
 
 
-def test_a_conflict_outside_every_surface_reads_the_same(build, capsys) -> None:
+def test_a_conflict_outside_every_surface_reads_the_same(build) -> None:
     base = {**ROCKE, OUTSIDE: b"one\n"}
-    doc = _report(build, capsys, base, (_outside(OUTSIDE, "head\n"),),
+    doc = _same_both_ways(build, base, (_outside(OUTSIDE, "head\n"),),
                   (_outside(OUTSIDE, "target\n"),))
     merged = next(v for v in doc["views"] if v["name"] == "merged")
     assert merged["conflicts"] == [OUTSIDE]
 
 
-def test_a_surface_change_on_the_first_tree_reads_the_same(build, capsys) -> None:
-    doc = _report(build, capsys, ROCKE, (e.edit_comment(e.GFX950_DENSE),))
+def test_a_surface_change_on_the_first_tree_reads_the_same(build) -> None:
+    doc = _same_both_ways(build, ROCKE, (e.edit_comment(e.GFX950_DENSE),))
     assert doc["verdict"]["kind"] == "NONE"
-    doc = _report(build, capsys, ROCKE, (e.touch_dvc(),))
+    doc = _same_both_ways(build, ROCKE, (e.touch_dvc(),))
     assert doc["verdict"]["kind"] != "N/A"
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from harness import coded_report, rows_naming
 
-from impact.cli import main
 from impact.errors import EXIT_NEEDS_DEVICE
 from impact.fixtures import Change, Scenario
 from impact.fixtures.tree import rocke_tree_files
@@ -24,38 +24,26 @@ KEPT = ("dnn-providers/hip-kernel-provider/src/engines/kernel_ingestor_engine/de
 STRAY = "projects/miopen/kernels/pointwise_add"
 
 
-def _report(build, capsys, base: dict, change: Change) -> tuple[int, dict]:
-    repo = build(Scenario(base=base, head=(change,)))
-    code = main(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-                 "--format", "json"])
-    return code, json.loads(capsys.readouterr().out)
-
-
-def _rows_for(doc: dict, path: str) -> list[dict]:
-    return [row for row in doc["rows"]
-            if row["subject"] == path or any(side["file"] == path for side in row["sides"])]
-
-
 @pytest.mark.parametrize("suffix", [".kdp.json", ".kmd.json", ".ued.json"])
-def test_an_edited_stray_descriptor_reads_changed(build, capsys, suffix: str) -> None:
+def test_an_edited_stray_descriptor_reads_changed(suffix: str) -> None:
     kept = TREE[KEPT + suffix]
     base = {**TREE, STRAY + suffix: kept}
     edited = json.loads(kept)
     edited["impact_test_edit"] = 1
-    code, doc = _report(build, capsys, base, Change(
-        "edit a stray descriptor", write={STRAY + suffix: json.dumps(edited).encode()}))
+    code, doc = coded_report(Scenario(base=base, head=(Change(
+        "edit a stray descriptor", write={STRAY + suffix: json.dumps(edited).encode()}),)))
     assert (code, doc["verdict"]["kind"]) == (EXIT_NEEDS_DEVICE, "NEEDS-DEVICE"), doc["rows"]
-    rows = _rows_for(doc, STRAY + suffix)
+    rows = rows_naming(doc, STRAY + suffix)
     assert rows, doc["rows"]
     assert {row["status"] for row in rows} == {"changed"}, rows
     assert {row["details"].get("surface") for row in rows} == {"descriptor-elsewhere"}, rows
 
 
-def test_a_new_malformed_stray_descriptor_is_not_none(build, capsys) -> None:
-    code, doc = _report(build, capsys, dict(TREE), Change(
-        "add a stray descriptor that is no JSON", write={STRAY + ".kdp.json": b"{not json"}))
+def test_a_new_malformed_stray_descriptor_is_not_none() -> None:
+    code, doc = coded_report(Scenario(base=dict(TREE), head=(Change(
+        "add a stray descriptor that is no JSON", write={STRAY + ".kdp.json": b"{not json"}),)))
     assert (code, doc["verdict"]["kind"]) == (EXIT_NEEDS_DEVICE, "NEEDS-DEVICE"), doc["rows"]
-    rows = _rows_for(doc, STRAY + ".kdp.json")
+    rows = rows_naming(doc, STRAY + ".kdp.json")
     assert rows and all(row["status"] != "inert" for row in rows), doc["rows"]
 
 

@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from impact.cli import main
-from impact.errors import EXIT_BAD_INPUT, EXIT_NEEDS_DEVICE
-from impact.fixtures import Change, Scenario
 from impact.fixtures.tree import rocke_tree_files
 from impact.git import Snapshot
 from impact.surface import BadSurfaceMap, load_surface_map, parse_surface_map
@@ -159,27 +153,3 @@ def test_a_pack_table_needs_the_name_of_its_array() -> None:
     assert "pack_array" in str(exc.value)
     named = MINIMAL + b'[conventions]\npack_table = "Packs.cpp"\npack_array = "kPacks"\n'
     assert parse_surface_map(named, "test").conventions.pack_array == "kPacks"
-
-
-def test_cli_surface_map_option(build, capsys, tmp_path: Path) -> None:
-    repo = build(Scenario(base={"src/a.py": "A = 1\n"},
-                          head=(Change("h", write={"src/a.py": "A = 2\n", "doc.md": "d\n"}),)))
-    own = tmp_path / "own.toml"
-    own.write_bytes(MINIMAL)
-    argv = ["report", "--repo", str(repo.path), "--commit", "head", "--format", "json"]
-    # src/a.py is on this map's surface and its content changed: a device run must settle it.
-    assert main([*argv, "--surface-map", str(own)]) == EXIT_NEEDS_DEVICE
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["verdict"]["line"] == "Runtime impact: NEEDS-DEVICE all-archs"
-    assert doc["surface_map"]["name"] == "mine"
-    assert doc["views"][0]["surfaces"] == [
-        {"path": "doc.md", "kind": "outside", "lane": "NONE"},
-        {"path": "src/a.py", "kind": "kernels", "lane": "IMPACT"},
-    ]
-    bad = tmp_path / "bad.toml"
-    bad.write_bytes(b"name = 1\n")
-    assert main([*argv, "--surface-map", str(bad)]) == EXIT_BAD_INPUT
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "is malformed" in err[0]
-    assert main([*argv, "--surface-map", "no-such-map"]) == EXIT_BAD_INPUT
-    assert "neither a built-in map nor a file" in capsys.readouterr().err

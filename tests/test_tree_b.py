@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import Build
 from dulwich import porcelain
+from harness import emit, report, verdict
 
-from impact.cli import main
-from impact.contracts import REPORT_SCHEMA, validate
-from impact.fixtures import Change, Scenario
+from impact.fixtures import BuiltRepository, Change, Scenario
 from impact.fixtures import scenarios_b as b
 from impact.fixtures.tree import tree_files
 
@@ -28,25 +27,12 @@ TREE = tree_files(b.TREE)
 BY_NAME = {case.name: case for case in b.CASES}
 
 
-def _json_report(argv: list[str], capsys) -> dict:
-    main([*argv, "--format", "json"])
-    doc = json.loads(capsys.readouterr().out)
-    validate(doc, REPORT_SCHEMA)
-    return doc
-
-
-def report(build, capsys, head: tuple, *, target: tuple = (), run_emit: bool = False) -> dict:
-    repo = build(Scenario(base=TREE, head=(Change("head", edits=head),),
+def _repo(build, head: tuple, *, target: tuple = ()) -> BuiltRepository:
+    return build(Scenario(base=TREE, head=(Change("head", edits=head),),
                           target=(Change("target", edits=target),) if target else ()))
-    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head"]
-    if target:
-        argv += ["--target-tip", "target"]
-    if run_emit:
-        argv += ["--run-emit"]
-    return _json_report(argv, capsys)
 
 
-def worktree_report(build, capsys, edits: tuple, *, staged: bool) -> dict:
+def worktree_report(build, edits: tuple, *, staged: bool) -> dict:
     repo = build(Scenario(base=TREE), checkout=True)
     files = dict(TREE)
     for edit in edits:
@@ -57,11 +43,7 @@ def worktree_report(build, capsys, edits: tuple, *, staged: bool) -> dict:
         Path(repo.path, path).write_bytes(files[path])
     if staged:
         porcelain.add(str(repo.path), [str(Path(repo.path, p)) for p in changed])
-    return _json_report(["report", "--repo", str(repo.path), "--worktree"], capsys)
-
-
-def verdict(doc: dict) -> str:
-    return doc["verdict"]["line"].removeprefix("Runtime impact: ")
+    return report(repo, worktree=True)
 
 
 def mismatch_subjects(doc: dict) -> set[str]:
@@ -75,9 +57,7 @@ def false_alarms(tmp_path_factory) -> set[str]:
     change (because the change touched its lines) is right for the wrong reason."""
     build = Build(tmp_path_factory.mktemp("noop"))
     repo = build(Scenario(base=TREE, head=(Change("noop", edits=b.CMAKE_COMMENT),)))
-    main(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
-          "--format", "json", "-o", str(repo.path.parent / "noop.json")])
-    return mismatch_subjects(json.loads((repo.path.parent / "noop.json").read_text()))
+    return mismatch_subjects(report(repo))
 
 
 def named_both_sides(doc: dict, view: str, files: tuple[str, ...],
@@ -133,21 +113,21 @@ RACES = [c for c in b.CASES if c.race]
 
 
 @pytest.mark.parametrize("case", _params(b.CASES, XFAIL_BASE_HEAD))
-def test_base_head(build, capsys, false_alarms, case: b.Case) -> None:
-    doc = report(build, capsys, case.head)
+def test_base_head(build, false_alarms, case: b.Case) -> None:
+    doc = report(_repo(build, case.head))
     assert outcome(doc, case, ignore=false_alarms) == case.expect
 
 
 @pytest.mark.parametrize("case", _params(RACES, XFAIL_TARGET))
-def test_target_tip_keeps_the_break(build, capsys, false_alarms, case: b.Case) -> None:
-    doc = report(build, capsys, case.head, target=(b.UNRELATED,))
+def test_target_tip_keeps_the_break(build, false_alarms, case: b.Case) -> None:
+    doc = report(_repo(build, case.head, target=(b.UNRELATED,)), target_tip="target")
     assert outcome(doc, case, "merged", false_alarms) == b.BREAKS
 
 
 @pytest.mark.parametrize(("case", "staged"),
                          _params(RACES, XFAIL_WORKTREE, ("unstaged",), ("staged",)))
-def test_worktree(build, capsys, false_alarms, case: b.Case, staged: str) -> None:
-    doc = worktree_report(build, capsys, case.head, staged=staged == "staged")
+def test_worktree(build, false_alarms, case: b.Case, staged: str) -> None:
+    doc = worktree_report(build, case.head, staged=staged == "staged")
     assert outcome(doc, case, ignore=false_alarms) == b.BREAKS
 
 
@@ -155,10 +135,10 @@ RACE_REASON = ""
 
 
 @pytest.mark.xfail(strict=True, reason=RACE_REASON) if RACE_REASON else (lambda f: f)
-def test_merged_race(build, capsys) -> None:
+def test_merged_race(build) -> None:
     """Head adds an argument to the conv builder and every copy; target drops another list
     entry: the head alone is not BREAKS, the merge is."""
-    doc = report(build, capsys, b.RACE_HEAD, target=b.RACE_TARGET)
+    doc = report(_repo(build, b.RACE_HEAD, target=b.RACE_TARGET), target_tip="target")
     assert verdict(doc) == b.BREAKS
     assert named_both_sides(doc, "merged", (b.CONV_PACK, b.CONV))
     assert not named_both_sides(doc, "head", (b.CONV_PACK, b.CONV))
@@ -176,9 +156,10 @@ EMIT_CASES = [c for c in b.CASES if c.emitted]
 XFAIL_EMIT: dict[str, str] = {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", _params(EMIT_CASES, XFAIL_EMIT))
-def test_run_emit(build, capsys, case: b.Case) -> None:
-    doc = report(build, capsys, case.head, run_emit=True)
+def test_run_emit(build, case: b.Case) -> None:
+    doc = report(_repo(build, case.head), run_emit=True)
     assert verdict(doc) == case.emitted
 
 
@@ -193,13 +174,11 @@ SHIPPED = 34  # 6 gfx942 dense + 16 gfx950 dense + 4 tiled + 4 reduce + 4 conv
 EMIT_REASON = ""
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason=EMIT_REASON) if EMIT_REASON else (lambda f: f)
 def test_emit_builds_every_shipped_variant(build, tmp_path) -> None:
     repo = build(Scenario(base=TREE, head=(Change("c", edits=b.COSMETIC["python comment"]),)))
-    out = tmp_path / "emit.json"
-    assert main(["emit", "--repo", str(repo.path), "--base", "base", "--head", "head",
-                 "-o", str(out), "--no-cache"]) == 0
-    doc = json.loads(out.read_text())
+    doc = emit(repo, tmp_path / "emit.json")  # in the test run's Session: no cache
     assert built_variants(doc, "base") == (SHIPPED, SHIPPED)
 
 

@@ -1,5 +1,6 @@
 """`impact validate` end to end on a tiny CPU-only repository (a package with a pytest
-test and a bench script), through the command line in-process.
+test and a bench script), through the library (`impact.validate.run.validate`, what the
+command line calls with the same options).
 
 With no GPU backend the run must end INCONCLUSIVE with NO_GPU. With recorded samples (the
 documented test seam IMPACT_GPU_SAMPLES) the stages after the claim run on the CPU, so the
@@ -14,11 +15,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from harness import refusal, rendered
 
-from impact.cli import main
 from impact.contracts import load_schema
 from impact.fixtures.scenario import Change, Scenario, build_repository
 from impact.validate import gpus
+from impact.validate.run import Options, validate
 
 SAMPLES = Path(__file__).parent / "data" / "gpu_samples"
 
@@ -55,16 +57,19 @@ def _repo(tmp_path: Path, head: dict, target: dict | None = None):
     return build_repository(scenario, tmp_path / "repo")
 
 
-def _validate(tmp_path: Path, repo, *extra: str, tests=("tests/test_add.py",),
-              bench=("python bench.py",), package: str | None = "pkg") -> tuple[int, dict]:
+def _code(options: Options) -> int:
+    """Validate as `options` ask; the exit code the report records (the command line's)."""
+    return int(validate(options)["process_exit_code"])
+
+
+def _validate(tmp_path: Path, repo, *, tests=("tests/test_add.py",),
+              bench=("python bench.py",), package: str | None = "pkg",
+              target_tip: str | None = None) -> tuple[int, dict]:
     out = tmp_path / "validation_report.json"
-    argv = ["validate", "--repo", str(repo.path), "--base", repo.base, "--head", repo.head,
-            "-o", str(out), "--samples", "2", "--interval", "0",
-            "--lock-dir", str(tmp_path / "locks"), "--timeout", "120"]
-    argv += [a for t in tests for a in ("--test", t)]
-    argv += [a for b in bench for a in ("--bench", b)]
-    argv += ["--package", package] if package else []
-    code = main([*argv, *extra])
+    code = _code(Options(repo=str(repo.path), base=repo.base, head=repo.head,
+                         target_tip=target_tip, tests=list(tests), bench=list(bench),
+                         package=package, output=str(out), samples=2, interval=0,
+                         lock_dir=str(tmp_path / "locks"), timeout=120))
     document = json.loads(out.read_text())
     jsonschema.Draft202012Validator(load_schema("validation_report.schema.json")).validate(
         document)
@@ -99,6 +104,7 @@ def test_no_gpu_is_inconclusive_and_runs_nothing(tmp_path: Path, no_gpu) -> None
     assert doc["stages"]["merge_sim"]["status"] == "pass"
 
 
+@pytest.mark.slow  # runs pytest and the bench on base and head
 def test_a_clean_recorded_run_is_still_not_a_pass(tmp_path: Path, recorded) -> None:
     code, doc = _validate(tmp_path, _repo(tmp_path, CONSISTENT))
     assert (code, doc["verdict"]) == (2, "INCONCLUSIVE")
@@ -113,6 +119,7 @@ def test_a_clean_recorded_run_is_still_not_a_pass(tmp_path: Path, recorded) -> N
     assert doc["stages"]["correctness"]["detail"]["stats"]["executed"] == 2
 
 
+@pytest.mark.slow  # runs pytest and the bench on base and head
 def test_a_broken_head_is_blocked(tmp_path: Path, recorded) -> None:
     code, doc = _validate(tmp_path, _repo(tmp_path, BROKEN))
     assert (code, doc["verdict"]) == (1, "BLOCK")
@@ -120,6 +127,7 @@ def test_a_broken_head_is_blocked(tmp_path: Path, recorded) -> None:
     assert "test_add" in blocker["detail"] and "passes on base" in blocker["detail"]
 
 
+@pytest.mark.slow  # runs pytest and the bench on base and head
 def test_a_slower_head_needs_work(tmp_path: Path, recorded) -> None:
     code, doc = _validate(tmp_path, _repo(tmp_path, SLOW))
     assert (code, doc["verdict"]) == (1, "NEEDS_WORK")
@@ -127,6 +135,7 @@ def test_a_slower_head_needs_work(tmp_path: Path, recorded) -> None:
     assert row["status"] == "regression" and row["change_pct"] == pytest.approx(110.0)
 
 
+@pytest.mark.slow  # runs pytest and the bench on base and head
 def test_a_failure_on_both_sides_is_a_note(tmp_path: Path, recorded) -> None:
     both = {**CONSISTENT, "tests/test_add.py": BASE["tests/test_add.py"]
             + "\ndef test_known_bad():\n    assert add(1, 1) == 3\n"}
@@ -142,7 +151,7 @@ def test_a_failure_on_both_sides_is_a_note(tmp_path: Path, recorded) -> None:
 
 def test_a_merge_conflict_is_inconclusive(tmp_path: Path, recorded) -> None:
     repo = _repo(tmp_path, BROKEN, target={"pkg/add.py": "COST_US = 11.0\n"})
-    code, doc = _validate(tmp_path, repo, "--target-tip", "target")
+    code, doc = _validate(tmp_path, repo, target_tip="target")
     assert doc["stages"]["merge_sim"]["status"] == "fail"
     assert doc["stages"]["merge_sim"]["detail"]["conflicts"] == ["pkg/add.py"]
     assert (code, doc["verdict"]) == (2, "INCONCLUSIVE")
@@ -157,6 +166,7 @@ def test_a_package_resolving_elsewhere_is_an_environment_fact(tmp_path: Path, re
     assert doc["findings"] == []
 
 
+@pytest.mark.slow  # runs pytest and the bench on base and head
 def test_zero_executed_is_not_a_pass(tmp_path: Path, recorded) -> None:
     head = {**CONSISTENT, "tests/test_skip.py": "import pytest\n\n@pytest.mark.skip\n"
                                                 "def test_s():\n    pass\n"}
@@ -168,29 +178,29 @@ def test_zero_executed_is_not_a_pass(tmp_path: Path, recorded) -> None:
     assert doc["runtime_identity"] is None
 
 
-def test_the_plan_drives_validate_and_is_bound_to_its_revisions(tmp_path: Path, recorded,
-                                                                 capsys) -> None:
+@pytest.mark.slow  # runs pytest and the bench on base and head
+def test_the_plan_drives_validate_and_is_bound_to_its_revisions(tmp_path: Path,
+                                                                 recorded) -> None:
     repo = _repo(tmp_path, BROKEN)
-    report = tmp_path / "r.json"
-    main(["report", "--repo", str(repo.path), "--base", repo.base, "--head", repo.head,
-          "--format", "json", "-o", str(report), "--no-cache"])
+    report = _plan(tmp_path, repo)
     plan = json.loads(report.read_text())
     [run] = plan["device_runs"]
     assert run["tests"] == ["tests/test_add.py"] and run["bench"] == ["python bench.py"]
     assert "tests/test_missing_add.py" in run["note"]  # named, not emitted
     out = tmp_path / "v.json"
-    code = main(["validate", "--from-report", str(report), "--package", "pkg", "-o", str(out),
-                 "--samples", "1", "--interval", "0", "--lock-dir", str(tmp_path / "l")])
+    code = _code(Options(repo=None, base=None, head=None, from_report=str(report),
+                         package="pkg", output=str(out), samples=1, interval=0,
+                         lock_dir=str(tmp_path / "l")))
     doc = json.loads(out.read_text())
     assert (code, doc["verdict"]) == (1, "BLOCK")
     assert doc["test_selection"]["tests"] == ["tests/test_add.py"]
     assert doc["repo"]["head"] == repo.head
     # the same report against another head: refused with one line, nothing written
     out.unlink()
-    capsys.readouterr()
-    code = main(["validate", "--from-report", str(report), "--head", repo.base,
-                 "--package", "pkg", "-o", str(out)])
-    err = capsys.readouterr().err.strip().splitlines()
+    code, err = refusal(lambda: validate(Options(
+        repo=None, base=None, head=repo.base, from_report=str(report), package="pkg",
+        output=str(out))))
+    err = err.strip().splitlines()
     assert code == 3 and len(err) == 1 and "the report is about head" in err[0]
     assert not out.exists()
 
@@ -199,14 +209,15 @@ def test_a_stale_report_is_deleted_before_anything_runs(tmp_path: Path, no_gpu) 
     repo = _repo(tmp_path, CONSISTENT)
     out = tmp_path / "validation_report.json"
     out.write_text('{"verdict": "PASS"}')
-    code = main(["validate", "--repo", str(repo.path), "--base", repo.base,
-                 "--head", "no-such-branch", "-o", str(out)])
+    code, _ = refusal(lambda: validate(Options(repo=str(repo.path), base=repo.base,
+                                               head="no-such-branch", output=str(out))))
     assert code == 3 and not out.exists()
 
 
-def test_test_and_from_report_exclude_each_other(tmp_path: Path, capsys) -> None:
-    code = main(["validate", "--from-report", "x.json", "--test", "t.py"])
-    assert code == 3 and "exclude each other" in capsys.readouterr().err
+def test_test_and_from_report_exclude_each_other(tmp_path: Path) -> None:
+    code, err = refusal(lambda: validate(Options(repo=None, base=None, head=None,
+                                                 from_report="x.json", tests=["t.py"])))
+    assert code == 3 and "exclude each other" in err
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command to compare")
@@ -237,19 +248,21 @@ def test_without_git_the_patch_is_dulwichs_and_says_so(tmp_path: Path, monkeypat
 
 
 def _plan(tmp_path: Path, repo) -> Path:
+    """The JSON report of base -> head (its device_runs are the plan), written to a file."""
     report = tmp_path / "r.json"
-    main(["report", "--repo", str(repo.path), "--base", repo.base, "--head", repo.head,
-          "--format", "json", "-o", str(report), "--no-cache"])
+    report.write_text(rendered(repo, "json", base=repo.base, head=repo.head))
     return report
 
 
-def _from_report(tmp_path: Path, report: Path) -> tuple[int, Path]:
+def _from_report(tmp_path: Path, report: Path, **options) -> tuple[int, Path]:
     out = tmp_path / "v.json"
-    code = main(["validate", "--from-report", str(report), "-o", str(out), "--samples", "1",
-                 "--interval", "0", "--lock-dir", str(tmp_path / "l")])
+    code = _code(Options(repo=None, base=None, head=None, from_report=str(report),
+                         output=str(out), samples=1, interval=0,
+                         lock_dir=str(tmp_path / "l"), **options))
     return code, out
 
 
+@pytest.mark.slow  # runs pytest and the bench on base and head
 def test_the_maps_package_reaches_the_import_check_without_a_flag(tmp_path: Path,
                                                                    recorded) -> None:
     repo = _repo(tmp_path, BROKEN)
@@ -272,9 +285,7 @@ def test_the_maps_package_reaches_the_import_check_without_a_flag(tmp_path: Path
 
 def test_package_flag_wins_over_the_plan(tmp_path: Path, recorded) -> None:
     report = _plan(tmp_path, _repo(tmp_path, BROKEN))
-    out = tmp_path / "v.json"
-    main(["validate", "--from-report", str(report), "--package", "json", "-o", str(out),
-          "--samples", "1", "--interval", "0", "--lock-dir", str(tmp_path / "l")])
+    _, out = _from_report(tmp_path, report, package="json")
     doc = json.loads(out.read_text())
     assert (doc["test_selection"]["package"], doc["test_selection"]["package_source"]) == (
         "json", "--package")
@@ -296,13 +307,13 @@ def test_a_plan_naming_no_package_skips_the_import_check(tmp_path: Path, recorde
     assert (code, doc["verdict"]) == (2, "INCONCLUSIVE")
 
 
-def test_a_plan_naming_several_packages_is_refused(tmp_path: Path, recorded, capsys) -> None:
+def test_a_plan_naming_several_packages_is_refused(tmp_path: Path, recorded) -> None:
     report = _plan(tmp_path, _repo(tmp_path, BROKEN))
     plan = json.loads(report.read_text())
     plan["device_runs"][0]["packages"] = ["other", "pkg"]
     report.write_text(json.dumps(plan))
-    capsys.readouterr()
-    code, out = _from_report(tmp_path, report)
-    err = capsys.readouterr().err.strip().splitlines()
+    code, err = refusal(lambda: _from_report(tmp_path, report))
+    out = tmp_path / "v.json"
+    err = err.strip().splitlines()
     assert code == 3 and len(err) == 1 and not out.exists()
     assert "other, pkg" in err[0] and "--package" in err[0]

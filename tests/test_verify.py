@@ -9,13 +9,20 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from harness import refusal
 
-from impact.cli import main
 from impact.contracts import load_schema
 from impact.validate import gpus
-from impact.validate.verify import pytest_counts
+from impact.validate.verify import VerifyOptions, pytest_counts, verify
 
 SAMPLES = Path(__file__).parent / "data" / "gpu_samples"
+
+
+def _verify(out: Path, *command: str, **options) -> int:
+    """`impact verify` of `command` writing `out`, through the library; the exit code the
+    artifact records (what the command line ends with)."""
+    document = verify(VerifyOptions(command=list(command), output=str(out), **options))
+    return int(document["process_exit_code"])
 
 
 def _artifact(path: Path) -> dict:
@@ -34,8 +41,7 @@ def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_no_gpu_is_inconclusive_and_runs_nothing(tmp_path: Path, no_gpu) -> None:
     out = tmp_path / "verify.json"
     marker = tmp_path / "ran"
-    code = main(["verify", "--samples", "1", "-o", str(out), "--", sys.executable, "-c",
-                 f"open({str(marker)!r}, 'w')"])
+    code = _verify(out, sys.executable, "-c", f"open({str(marker)!r}, 'w')", samples=1)
     doc = _artifact(out)
     assert (code, doc["verdict"], doc["degraded_mode"]) == (2, "INCONCLUSIVE", "NO_GPU")
     assert not marker.exists() and doc["run"]["exit"] is None
@@ -51,9 +57,8 @@ def test_recorded_gpu_runs_the_command_pinned_but_is_never_a_pass(
         "    assert os.environ['CUDA_VISIBLE_DEVICES'].startswith('GPU-')\n")
     out = tmp_path / "verify.json"
     monkeypatch.chdir(tmp_path)
-    code = main(["verify", "--samples", "1", "--lock-dir", str(tmp_path / "l"), "-o", str(out),
-                 "--", sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
-                 "test_ok.py"])
+    code = _verify(out, sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
+                   "test_ok.py", samples=1, lock_dir=str(tmp_path / "l"))
     doc = _artifact(out)
     assert (code, doc["verdict"]) == (2, "INCONCLUSIVE")
     assert doc["correctness"]["passed"] == 1 and doc["correctness"]["passed_all"]
@@ -69,7 +74,7 @@ def test_arch_filter_without_a_match_is_no_gpu(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(gpus.RECORDED_SAMPLES_ENV, str(SAMPLES / "idle.json"))
     out = tmp_path / "verify.json"
-    code = main(["verify", "--arch", "gfx950", "--samples", "1", "-o", str(out), "--", "true"])
+    code = _verify(out, "true", arch="gfx950", samples=1)
     doc = _artifact(out)
     assert (code, doc["degraded_mode"]) == (2, "NO_GPU")
 
@@ -80,6 +85,7 @@ def test_pytest_summary_is_read() -> None:
     assert pytest_counts("no summary here\n") is None
 
 
-def test_verify_without_a_command_is_bad_input(capsys) -> None:
-    assert main(["verify"]) == 3
-    assert "needs a command" in capsys.readouterr().err
+def test_verify_without_a_command_is_bad_input() -> None:
+    code, err = refusal(lambda: verify(VerifyOptions(command=[])))
+    assert code == 3
+    assert "needs a command" in err

@@ -1,4 +1,4 @@
-"""`impact demo` runs from the installed package on the bundled tree."""
+"""`impact demo` (the command line) runs from the installed package on the bundled tree."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_demo_reports_the_pull_request_and_the_merge(capsys) -> None:
 
 def test_demo_keep_leaves_a_repository_to_explore(tmp_path: Path, capsys) -> None:
     keep = tmp_path / "demo"
-    assert main(["demo", "--keep", str(keep)]) == EXIT_NONE
+    assert main(["demo", "--keep", str(keep), "--verbose"]) == EXIT_NONE
     capsys.readouterr()
     assert main(["report", "--repo", str(keep), "--worktree", "--verbose"]) == EXIT_NONE
     out = capsys.readouterr().out
