@@ -159,3 +159,15 @@ class LaunchKind(enum.StrEnum):
     HSACO = "hsaco"                      # a built code object file and its symbol
     EMBEDDED_SOURCE = "embedded_source"  # a source file and entry point
     KPACK = "kpack"                      # the packed form: a library, a TOC key, a signature
+
+
+class ValueKind(enum.StrEnum):
+    """The kind of a value a Python call passes: a literal's type, or any other
+    expression (whose type no static reading knows)."""
+
+    NONE = "none"
+    BOOL = "bool"
+    INT = "int"
+    FLOAT = "float"
+    STR = "str"
+    EXPR = "expr"

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from impact.facts import Fact, sorted_facts
-from impact.kinds import FactKind
+from impact.kinds import FactKind, ValueKind
 from impact.python.digest import arguments_digest, module_digests
 from impact.python.scaffold import (
     Source,
@@ -31,6 +31,25 @@ _NOT_EXTENSIONS = frozenset(sys.stdlib_module_names) | {
 }
 _FAKE_DECORATORS = ("register_fake", "impl_abstract")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_PASSED_TEXT = 60  # characters of a passed value kept to name it in a finding
+
+
+def literal_kind(value: ast.expr) -> ValueKind:
+    """The kind of a literal a call passes (`-1` and `+2.0` included), else `expr`."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub | ast.UAdd):
+        value = value.operand
+        if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            return ValueKind.EXPR
+    if not isinstance(value, ast.Constant):
+        return ValueKind.EXPR
+    literal = value.value
+    if literal is None:
+        return ValueKind.NONE
+    for kind, types in ((ValueKind.BOOL, bool), (ValueKind.INT, int),
+                        (ValueKind.FLOAT, float), (ValueKind.STR, str)):
+        if isinstance(literal, types):
+            return kind
+    return ValueKind.EXPR
 
 
 def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
@@ -193,10 +212,22 @@ class _Visitor:
             # What the call passes, layout-blind: a call whose arguments changed is a copy
             # the change rewrote.
             "arguments": arguments_digest(node),
+            # Each value as written and its kind, so a binding can say which parameter it
+            # lands on at each revision and whether that parameter takes its kind.
+            "passed": [self.passed(a) for a in node.args if not isinstance(a, ast.Starred)],
+            "passed_keywords": {k.arg: self.passed(k.value) for k in node.keywords
+                                if k.arg is not None},
         }
         if len(receivers) > 1:
             data["receivers"] = sorted(receivers)
         self.facts.append(Fact(FactKind.OP_CALL, op, self.line(node), data))
+
+    def passed(self, value: ast.expr) -> dict[str, str]:
+        """A passed value: its code, layout-blind and cut short, and its kind (`none`,
+        `bool`, `int`, `float`, `str` for a literal, else `expr`)."""
+        text = " ".join(self.code(value).split())
+        return {"text": text if len(text) <= _PASSED_TEXT else text[:_PASSED_TEXT - 1] + "…",
+                "kind": str(literal_kind(value))}
 
     def name_receivers(self, name: str) -> list[str]:
         """A bare call `f(...)`: a stub of this file (receiver `.`), or a name imported

@@ -13,7 +13,9 @@ package a node id is an opaque string.
 from impact.graph.binding_reach import Reach, reach_of_change
 from impact.graph.binding_records import *  # noqa: F403  (the records are the graph's API)
 from impact.graph.binding_records import __all__ as _binding_records
+from impact.graph.binding_routes import Route, routes
 from impact.graph.bindings import OP_KINDS, BindingsGraph, Copies
+from impact.graph.call_binding import Binding, LayerParam, Signature, pybind_signature, takes
 from impact.graph.core import DEFINITION_KINDS, module_node, symbol_node
 from impact.graph.descriptors import DescriptorGraph, descriptor_type, family_key
 from impact.graph.kernels import KernelGraph
@@ -23,7 +25,8 @@ from impact.graph.records import *  # noqa: F403
 from impact.graph.records import __all__ as _records
 from impact.graph.symbols import SymbolGraph, build_graph
 
-__all__ = [*_records, *_binding_records, "DEFINITION_KINDS", "OP_KINDS", "BindingsGraph",
-           "Copies", "DescriptorGraph", "KernelGraph", "PythonGraph", "Reach", "SymbolGraph",
-           "abbreviates", "build_graph", "descriptor_type", "family_key", "module_node",
-           "name_forms", "reach_of_change", "same_name", "symbol_node"]
+__all__ = [*_records, *_binding_records, "DEFINITION_KINDS", "OP_KINDS", "Binding",
+           "BindingsGraph", "Copies", "DescriptorGraph", "KernelGraph", "LayerParam", "PythonGraph",
+           "Reach", "Route", "Signature", "SymbolGraph", "abbreviates", "build_graph",
+           "descriptor_type", "family_key", "module_node", "name_forms", "pybind_signature",
+           "reach_of_change", "routes", "same_name", "symbol_node", "takes"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from impact.kinds import FactKind
+from impact.kinds import FactKind, ValueKind
 
 Key = tuple[str, str, str, str]  # (path, kind, name, what the fact states, lines left out)
 VAR_POSITIONAL, VAR_KEYWORD, KEYWORD_ONLY = "var-positional", "var-keyword", "keyword-only"
@@ -82,17 +82,28 @@ class Stub(Copy):
         return [p.name for p in self.params if p.kind not in VAR_KINDS]
 
 
+@dataclass(frozen=True)
+class Passed:
+    """A value a call passes: its code as written (cut short) and its kind."""
+
+    text: str
+    kind: ValueKind
+
+
 @dataclass(frozen=True, eq=False)
 class Call(Copy):
     """A Python call of an op: through `receivers` (`.` for a stub of its own file), in
     the caller `function`, with `positional` arguments (-1: `*args`) and `keywords`
-    (`**` for a spread)."""
+    (`**` for a spread); `passed` and `passed_keywords` are the values themselves (the
+    spread ones left out)."""
 
     receiver: str | None
     receivers: tuple[str, ...]
     function: str | None
     positional: int
     keywords: tuple[str, ...]
+    passed: tuple[Passed, ...] = ()
+    passed_keywords: tuple[tuple[str, Passed], ...] = ()
 
     @property
     def through_torch_ops(self) -> bool:
@@ -103,6 +114,9 @@ class Call(Copy):
 class PyArg:
     name: str
     has_default: bool
+    default: str | None = None  # the default's C++ text, as written
+    kw_only: bool = False  # after `py::kw_only()`
+    pos_only: bool = False  # before `py::pos_only()`
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,6 +228,7 @@ __all__ = [
     "Key",
     "OpFile",
     "OpModule",
+    "Passed",
     "Place",
     "PyArg",
     "PyBinding",

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from impact.extract import FactCache
@@ -32,6 +32,7 @@ from impact.graph.binding_records import (
     Key,
     OpFile,
     OpModule,
+    Passed,
     PyArg,
     PyBinding,
     PybindModule,
@@ -43,10 +44,12 @@ from impact.graph.binding_records import (
 )
 from impact.graph.core import module_name_for, text_or_none
 from impact.index import TreeIndex
-from impact.kinds import FactKind, SurfaceKind
+from impact.kinds import FactKind, SurfaceKind, ValueKind
 
 OP_KINDS = (SurfaceKind.OP_PYTHON, SurfaceKind.OP_CPP, SurfaceKind.OP_SOURCES_MAP)
 BINDING_KINDS = (FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF, FactKind.TORCH_IMPL)
+# The module name torch's build (`CUDAExtension(name=...)`) gives a `PYBIND11_MODULE`.
+_BUILD_NAMED = "TORCH_EXTENSION_NAME"
 STATED = (FactKind.OP_STUB, FactKind.OP_CALL, FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF,
           FactKind.TORCH_IMPL, FactKind.BOXED_READ, FactKind.CPP_FUNCTION,
           FactKind.OP_MODULE, FactKind.PYBIND_MODULE, FactKind.BINDING_UNREADABLE)
@@ -70,8 +73,17 @@ def _identity(path: str, fact: Fact) -> tuple[Key, Key]:
     key = (path, kind, fact.name, _canonical(data))
     if fact.kind != FactKind.OP_CALL:
         return key, key
-    return key, (path, kind, fact.name,
-                 _canonical({k: v for k, v in data.items() if k != "arguments"}))
+    return key, (path, kind, fact.name, _canonical(
+        {k: v for k, v in data.items() if k not in ("arguments", "passed", "passed_keywords")}))
+
+
+def _passed(value: Any) -> Passed:
+    value = value if isinstance(value, dict) else {}
+    try:
+        kind = ValueKind(value.get("kind"))
+    except ValueError:
+        kind = ValueKind.EXPR
+    return Passed(str(value.get("text", "")), kind)
 
 
 def _copy(path: str, fact: Fact, roots: list[str]) -> Copy:
@@ -92,13 +104,18 @@ def _copy(path: str, fact: Fact, roots: list[str]) -> Copy:
         return Call(*at, data.get("receiver"),
                     tuple(str(r) for r in data.get("receivers") or [data.get("receiver", "")]),
                     text_or_none(data.get("function")), int(data.get("positional", 0)),
-                    tuple(data.get("keywords", [])))
+                    tuple(data.get("keywords", [])),
+                    tuple(_passed(v) for v in data.get("passed", [])),
+                    tuple((str(k), _passed(v))
+                          for k, v in sorted((data.get("passed_keywords") or {}).items())))
     if fact.kind == FactKind.PYBIND_DEF:
         args = data.get("args")
         return PyBinding(*at, text_or_none(data.get("function")),
                          text_or_none(data.get("qualified_function")),
                          None if args is None else tuple(
-                             PyArg(str(a["name"]), bool(a.get("has_default"))) for a in args),
+                             PyArg(str(a["name"]), bool(a.get("has_default")),
+                                   text_or_none(a.get("default")), bool(a.get("kw_only")),
+                                   bool(a.get("pos_only"))) for a in args),
                          text_or_none(data.get("macro")))
     if fact.kind == FactKind.SCHEMA_DEF:
         return Schema(*at, text_or_none(data.get("namespace")),
@@ -144,13 +161,18 @@ class Copies:
     keys: frozenset[Key]
     shapes: frozenset[Key]
     has_sources_map: bool
+    # The extension modules a file is compiled into (from the build, or a
+    # `PYBIND11_MODULE` that names its module), for the files any source says.
+    file_modules: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, copies: Iterable[Copy]) -> Copies:
+    def of(cls, copies: Iterable[Copy],
+           modules_of: Callable[[str], frozenset[str]] | None = None) -> Copies:
         tables: dict[type, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
         stubs: dict[str, list[Stub]] = defaultdict(list)
         modules: dict[str, OpModule] = {}
         expands: dict[str, set[str]] = defaultdict(set)
+        named: dict[str, set[str]] = defaultdict(set)
         keys, shapes = set(), set()
         for copy in copies:
             keys.add(copy.key)
@@ -162,12 +184,20 @@ class Copies:
                 modules[copy.name] = copy
             elif isinstance(copy, PybindModule):
                 expands[copy.path] |= set(copy.expands)
+                if copy.name.isidentifier() and copy.name != _BUILD_NAMED:
+                    named[copy.path].add(copy.name)  # `PYBIND11_MODULE(flash_attn_2_cuda, m)`
             elif not isinstance(copy, Unreadable):
                 tables[type(copy)][copy.name].append(copy)
+        file_modules: dict[str, frozenset[str]] = {}
+        for path in {s.path for sites in tables[PyBinding].values() for s in sites}:
+            found = set(modules_of(path)) if modules_of is not None else set()
+            found |= named.get(path, set())
+            if found:
+                file_modules[path] = frozenset(found)
         return cls(dict(stubs), dict(tables[Stub]), dict(tables[Call]), dict(tables[PyBinding]),
                    dict(tables[Schema]), dict(tables[Boxed]), dict(tables[Impl]),
                    dict(tables[CppFunction]), modules, dict(expands), frozenset(keys),
-                   frozenset(shapes), bool(modules))
+                   frozenset(shapes), bool(modules), file_modules)
 
     def symbols(self) -> set[str]:
         """The ops a stub or a binding names."""
@@ -236,6 +266,19 @@ class Copies:
         return {s.path for table in tables for sites in table.values() for s in sites} | set(
             self.expands)
 
+    def reached(self, call: Call, binds: list[PyBinding]) -> list[PyBinding]:
+        """The bindings a call straight into an extension reaches: those compiled into a
+        module the call's receiver imports. A binding whose module nothing says is
+        paired by its name alone (fail closed: it is compared)."""
+        receivers = {r.lstrip(".") for r in call.receivers}
+
+        def imports(module: str) -> bool:
+            return any(r == module or r.endswith("." + module) or module.endswith("." + r)
+                       for r in receivers)
+
+        return [b for b in binds if b.path not in self.file_modules
+                or any(imports(m) for m in self.file_modules[b.path])]
+
     def callers(self, stub: Stub) -> list[Call]:
         """The Python calls that reach `stub`: the same file's bare call, or a call through
         the stub's module or a package above it that re-exports it."""
@@ -272,6 +315,9 @@ class BindingsGraph:
         self.surface = cache.surface
         self._at: dict[str, list[Copy]] = {}
         self._copies: dict[frozenset[str], Copies] = {}
+        # Which extension modules a file is compiled into, when the build says (the
+        # builds domain sets it); a binding no source places pairs by name alone.
+        self.modules_of: Callable[[str], frozenset[str]] | None = None
 
     def index(self) -> TreeIndex:
         return TreeIndex.of(self.snapshot, self.surface, self.cache.store)
@@ -299,8 +345,8 @@ class BindingsGraph:
         """Every copy the files `paths` hold, grouped by op."""
         key = frozenset(paths)
         if key not in self._copies:
-            self._copies[key] = Copies.of(c for path in sorted(key)
-                                          for c in self.copies_at(path))
+            self._copies[key] = Copies.of((c for path in sorted(key)
+                                           for c in self.copies_at(path)), self.modules_of)
         return self._copies[key]
 
     def failure(self, path: str) -> Failure | None:

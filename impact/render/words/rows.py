@@ -154,15 +154,9 @@ REASONS: dict[Reason, str] = {
         "pack declared without its s_packs row or target_sources entry",
 
     # --- bindings
-    Reason.STUB_AND_PYARG_COUNTS_DIFFER:
-        "the stub declares {stub_count} parameters, the py::arg list {arg_count}",
-    Reason.ARGUMENTS_SWAPPED: "same names in another order: arguments swap silently",
-    Reason.PARAMETER_NAME_DIFFERS: "parameter {index} is '{stub_name}' in the stub and "
-                                   "'{arg_name}' in py::arg",
     Reason.PARAMETER_NAME_DIFFERS_NO_KEYWORD_CALLER:
         "parameter {index} is '{stub_name}' in the stub and '{arg_name}' in py::arg "
         "(no caller passes it by keyword yet)",
-    Reason.DEFAULT_ON_ONE_SIDE: "'{name}' has a default in the {side} only",
     Reason.FITS_ONLY_WITH_GUARDED_PARAMETERS:
         "{what} fits the C++ parameter list only with its #if-guarded parameters {state}",
     Reason.FITS_ONLY_WITH_GUARDED_PARAMETERS_NO_DEFAULTS:
@@ -178,22 +172,26 @@ REASONS: dict[Reason, str] = {
     Reason.SCHEMA_DIFFERS: "the schema differs between registrations",
     Reason.BOXED_SLOTS_DIFFER:
         "the boxed wrapper reads {slots} stack slots, the schema has {schema_count}",
-    Reason.CALL_ARGUMENTS_OUTSIDE_SCHEMA:
-        "the call passes {given} arguments; the schema takes {required} to {most}",
-    Reason.CALL_UNKNOWN_KEYWORDS: "the call passes {given} arguments and unknown keywords "
-                                  "{unknown}; the schema takes {required} to {most}",
     Reason.COPY_UNREADABLE: "a copy could not be read: {failure}",
     Reason.BINDING_NOT_UNDERSTOOD: "binding not understood: {failure}",
     Reason.CHANGED_ALIKE_ON_EVERY_SIDE: "'{symbol}' changed on every side alike: all copies agree",
-    Reason.CALLER_DOES_NOT_FIT_STUB:
-        "the call passes {given} positional arguments and keywords {keywords}; the stub "
-        "takes {required} to {most} ({problem})",
-    Reason.CALLER_SHIFTED_BY_INSERTION:
-        "the call passes {given} arguments by position: parameter '{inserted}' now sits at "
-        "position {index}, so '{shifted}' and the ones after it get the wrong values",
     Reason.TENSOR_ABI_DIFFERS:
         "the stub says develop={develop}, so its wrapper passes tensors as {passes}; the "
         "bound C++ function takes {takes}: the first call fails with a TypeError",
+    Reason.CALL_DOES_NOT_BIND:
+        "{call} does not bind to the {layer}: it {failure}; it raises TypeError before any "
+        "kernel runs",
+    Reason.CALL_ARGUMENT_MOVED:
+        "{call} binds its values to other parameters of the {layer} than at the base "
+        "({moves}): they get the wrong values silently",
+    Reason.CALL_VALUE_KIND_DIFFERS:
+        "{call} passes {kind} {value} to '{param}' of the {layer}, which takes {type}",
+    Reason.CALL_NOW_BINDS:
+        "{call} did not bind to the {layer} at the base (it {was}) and binds now: what "
+        "runs changed",
+    Reason.DEFAULT_FILLS_DIFFERENTLY:
+        "{call} leaves '{param}' of the {layer} to its default, which was {was} and is "
+        "{now} now: what runs changed",
     Reason.MISMATCH_RESOLVED:
         "'{symbol}' had copies that disagreed at the base and agree now: calls that failed "
         "or passed wrong values run differently",

@@ -1,0 +1,174 @@
+"""Bindings judged by the calls they break (issue 24): every concrete call bound as Python,
+pybind11 and torch's dispatcher would bind it, at the base and at the head. A difference no
+call reaches is not BREAKS; a change in which calls bind is never NONE; a value that lands
+on another parameter, a call that fails to bind, a literal of another kind is BREAKS."""
+
+from __future__ import annotations
+
+from harness import charged_rows, report, scenario
+from memory import tree_with
+
+from impact.fixtures import edits as e
+from impact.fixtures.tree import tree_files
+from impact.graph import LayerParam, Signature, pybind_signature, takes
+from impact.graph.binding_records import PyArg
+from impact.graph.call_binding import POSITIONAL, Shape, bind
+from impact.kinds import ValueKind
+
+AITER = tree_files("aiter_tree")
+FA = tree_files("flash_attention_tree")
+ACT = "aiter/ops/activation.py"
+OPS = "csrc/include/rocm_ops.hpp"
+ACT_H = "csrc/include/activation.h"
+NORM = "aiter/ops/norm.py"
+FA_PY = "flash_attn/flash_attn_interface.py"
+CUDA = "csrc/flash_attn/flash_api.cpp"
+FWD_DEF = 'm.def("fwd", &FLASH_NAMESPACE::mha_fwd, "Forward pass");'
+GELU_ARGS = ('          "Activation function used in GELU.",                 \\\n'
+             '          py::arg("out"),                                      \\\n'
+             '          py::arg("input"));')
+
+
+def reasons(doc: dict, status: str | None = None) -> set[str]:
+    return {r["reason"] for r in doc["rows"] if r["contract"] == "bindings"
+            and (status is None or r["status"] == status) and not r.get("preexisting")}
+
+
+# -- aiter: defaults on one side -------------------------------------------------------------
+
+def test_a_default_only_the_py_arg_list_has_breaks_no_call() -> None:
+    """Every call passes `input` (the stub requires it): a py::arg default for it changes
+    no call's binding."""
+    doc = report(scenario(AITER, e.replace(OPS, GELU_ARGS, GELU_ARGS.replace(
+        'py::arg("input"));', 'py::arg("input") = torch::Tensor());'))))
+    assert doc["verdict"]["kind"] != "BREAKS", doc["rows"]
+    assert not charged_rows(doc, "mismatch")
+
+
+def test_a_default_only_the_stub_has_breaks_the_calls_that_leave_it_out() -> None:
+    """The harmful direction: the stub lets a caller leave `input` out, the py::arg list
+    does not; the stub's call without it fails at pybind."""
+    doc = report(scenario(AITER, e.replace(
+        ACT, "def gelu_and_mul(out: Tensor, input: Tensor)",
+        "def gelu_and_mul(out: Tensor, input: Tensor = None)")))
+    assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
+    failed = [r for r in charged_rows(doc, "mismatch") if r["reason"] == "call-does-not-bind"]
+    assert any("'input'" in r["details"]["failure"] for r in failed), failed
+    assert {s["file"] for r in failed for s in r["sides"]} >= {ACT, OPS}
+
+
+def test_a_stub_default_against_a_bare_m_def_is_compared() -> None:
+    """A binding with no py::arg list takes every C++ parameter by position and ignores C++
+    defaults: a stub default there fails every call that leaves the argument out."""
+    base = tree_with(AITER, e.replace(OPS, GELU_ARGS,
+                                      '          "Activation function used in GELU.");'))
+    assert base[OPS] != AITER[OPS]
+    doc = report(scenario(base, e.replace(
+        ACT, "def gelu_and_mul(out: Tensor, input: Tensor)",
+        "def gelu_and_mul(out: Tensor, input: Tensor = None)")))
+    assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
+    failed = [r for r in charged_rows(doc, "mismatch") if r["reason"] == "call-does-not-bind"]
+    assert any(r["details"]["layer"] == "m.def without py::arg" for r in failed), failed
+
+
+def test_a_difference_the_base_already_had_is_not_the_changes() -> None:
+    """layer_norm's stub defaults `x_bias`, its py::arg list does not (at the base); the
+    change edits that very stub (another parameter's annotation): the same failure at
+    both revisions is pre-existing, not BREAKS, though the stub's copy moved."""
+    base = tree_with(AITER, e.replace(OPS, 'py::arg("x_bias") = std::nullopt);',
+                                      'py::arg("x_bias"));'))
+    retype = e.replace(NORM, "    bias: Tensor,\n    epsilon: float,\n    x_bias",
+                       "    bias: Tensor,\n    epsilon: float | int,\n    x_bias")
+    doc = report(scenario(base, retype))
+    assert doc["verdict"]["kind"] != "BREAKS", doc["rows"]
+    pre = [r for r in doc["rows"] if r.get("preexisting") and r["reason"] == "call-does-not-bind"]
+    assert pre and all(s["role"] == "counterpart" for r in pre for s in r["sides"]), pre
+
+
+# -- flash-attention: calls straight into the extension --------------------------------------
+
+def test_a_py_arg_default_that_lets_failing_calls_bind_is_never_none() -> None:
+    """A bare m.def whose C++ function takes one more parameter than the call passes fails
+    every call; a py::arg list with a default for it makes them run: what runs changed."""
+    extra = ("void scale_fwd(at::Tensor& out, const at::Tensor& q, double scale);\n\n"
+             "PYBIND11_MODULE(")
+    call = ("\n\ndef _scale_forward(out, q):\n"
+            "    flash_attn_gpu.scale_fwd(out, q)\n    return out\n")
+    base = tree_with(FA, e.replace(CUDA, "PYBIND11_MODULE(", extra),
+                     e.replace(CUDA, FWD_DEF, FWD_DEF + '\n    m.def("scale_fwd", &scale_fwd);'),
+                     e.append(FA_PY, call))
+    doc = report(scenario(base, e.replace(
+        CUDA, 'm.def("scale_fwd", &scale_fwd);',
+        'm.def("scale_fwd", &scale_fwd, py::arg("out"), py::arg("q"), '
+        'py::arg("scale") = 1.0);')))
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
+    assert "call-now-binds" in reasons(doc, "changed"), doc["rows"]
+
+
+def test_none_passed_to_a_parameter_that_no_longer_takes_it_breaks() -> None:
+    """`fwd(q, k, v, None, ...)`: the fourth parameter turns from an optional tensor into
+    a tensor in both backends' declarations; the call still passes None."""
+    old = "std::optional<at::Tensor> &out_,       // batch_size x seqlen_q"
+    doc = report(scenario(FA, e.replace(CUDA, old, "at::Tensor &out_,       // batch_size")))
+    kinds = [r for r in charged_rows(doc, "mismatch") if r["reason"] == "call-value-kind-differs"]
+    assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
+    assert kinds and kinds[0]["details"]["value"] == "None", kinds
+    assert {s["file"] for s in kinds[0]["sides"]} == {FA_PY, CUDA}
+
+
+# -- the binding engine itself --------------------------------------------------------------
+
+def _named(*names: str, defaults: tuple[str, ...] = ()) -> Signature:
+    site = None
+    return Signature("py::arg list", site, tuple(  # type: ignore[arg-type]
+        LayerParam(i, n, POSITIONAL, n in defaults) for i, n in enumerate(names)))
+
+
+def _passed(*texts: str):
+    from impact.graph.binding_records import Passed
+    return tuple(Passed(t, ValueKind.EXPR) for t in texts)
+
+
+def test_bind_follows_python_rules() -> None:
+    sig = _named("out", "input", "scale", defaults=("scale",))
+    ok = bind(Shape(_passed("o", "i"), ()), sig)
+    assert ok.failure is None and [p.name for p in ok.defaulted] == ["scale"]
+    assert "at most 3" in (bind(Shape(_passed("o", "i", "s", "x"), ()), sig).failure or "")
+    assert "by position and by keyword" in (
+        bind(Shape(_passed("o", "i"), (("out", _passed("o")[0]),)), sig).failure or "")
+    assert "no such parameter" in (
+        bind(Shape(_passed("o", "i"), (("alpha", _passed("a")[0]),)), sig).failure or "")
+    assert "'input'" in (bind(Shape(_passed("o"), ()), sig).failure or "")
+    # A spread hides what it passes: nothing is missing for sure.
+    assert bind(Shape(_passed("o"), (), star=True), sig).failure is None
+
+
+def test_a_bare_m_def_takes_every_cpp_parameter_by_position() -> None:
+    from impact.graph.binding_records import CppFunction, CppParam, PyBinding
+    from impact.kinds import FactKind
+    key = ("p", "k", "n", "d")
+    decl = CppFunction(FactKind.CPP_FUNCTION, "a.cpp", 1, "f", key, key, "f",
+                       (CppParam("at::Tensor&", False), CppParam("double", False)), False, False)
+    bare = PyBinding(FactKind.PYBIND_DEF, "a.cpp", 2, "f", key, key, "f", "f", None, None)
+    sig = pybind_signature(bare, [decl])
+    assert sig is not None and [p.name for p in sig.params] == [None, None]
+    assert "keyword" in (bind(Shape(_passed("t"), (("scale", _passed("s")[0]),)), sig).failure
+                         or "")
+    named = PyBinding(FactKind.PYBIND_DEF, "a.cpp", 2, "f", key, key, "f", "f",
+                      (PyArg("t", False), PyArg("scale", True, "1.0", kw_only=True)), None)
+    sig = pybind_signature(named, [decl])
+    assert sig is not None and sig.params[1].type == "double"
+    assert "at most 1" in (bind(Shape(_passed("t", "s"), ()), sig).failure or "")
+
+
+def test_takes_judges_literals_against_cpp_types() -> None:
+    assert takes("std::optional<at::Tensor>&", ValueKind.NONE) is True
+    assert takes("const at::Tensor&", ValueKind.NONE) is False
+    assert takes("const at::Tensor&", ValueKind.FLOAT) is False
+    assert takes("double", ValueKind.INT) is True
+    assert takes("int64_t", ValueKind.FLOAT) is False
+    assert takes("bool", ValueKind.INT) is True
+    assert takes("std::string", ValueKind.INT) is False
+    assert takes("Tensor?", ValueKind.NONE) is True
+    assert takes("MyConfig", ValueKind.INT) is None
+    assert takes("const at::Tensor&", ValueKind.EXPR) is None
