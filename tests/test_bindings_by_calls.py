@@ -172,3 +172,16 @@ def test_takes_judges_literals_against_cpp_types() -> None:
     assert takes("Tensor?", ValueKind.NONE) is True
     assert takes("MyConfig", ValueKind.INT) is None
     assert takes("const at::Tensor&", ValueKind.EXPR) is None
+
+
+def test_same_typed_cpp_parameters_swapped_behind_a_bare_m_def_break() -> None:
+    """No py::arg list: the C++ declaration's names say which parameter a slot is. Swapping
+    two `int`s there moves the unchanged call's values; the same call rewritten to follow
+    an inserted parameter moves none."""
+    swap = e.replace(CUDA, "        int window_size_left,\n        int window_size_right,",
+                     "        int window_size_right,\n        int window_size_left,")
+    doc = report(scenario(FA, swap))
+    moved = [r for r in charged_rows(doc, "mismatch") if r["reason"] == "call-argument-moved"]
+    assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
+    assert moved and "window_size_left" in moved[0]["details"]["moves"], moved
+    assert moved[0]["details"]["base_form"] != moved[0]["details"]["head_form"]

@@ -154,7 +154,11 @@ def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_P
     for ident, route in sorted(after.items()):
         binding = route.binding
         sites = (route.caller, binding.signature.site)
-        words = {"call": route.what, "layer": binding.signature.layer}
+        was = before.get(ident)
+        words = {"call": route.what, "layer": binding.signature.layer,
+                 # Both forms side by side, for the reader (not what the problem turns on).
+                 "head_form": binding.signature.form(),
+                 "base_form": was.binding.signature.form() if was is not None else ""}
         if binding.failure is not None:
             yield _Problem(f"{ident}:binds", Reason.CALL_DOES_NOT_BIND,
                            {**words, "failure": binding.failure}, sites)
@@ -165,7 +169,6 @@ def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_P
                                {**words, "value": landing.passed.text,
                                 "kind": str(landing.passed.kind), "param": landing.param.label,
                                 "type": landing.param.type or ""}, sites)
-        was = before.get(ident)
         if was is None:
             continue
         if was.binding.failure is not None:
@@ -190,11 +193,16 @@ def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_P
 
 
 def _moved(was: LayerParam, now: LayerParam, signature: Signature) -> bool:
-    """A value lands on another parameter than it did: by name, when the one it filled
-    is still a parameter (a rename in place keeps its slot); by slot, unnamed."""
+    """A value lands on another parameter than it did, while the one it filled is still a
+    parameter (a rename in place keeps its slot): by the binding's names, else by the
+    C++ declaration's (a bare `m.def`). With no name on either side nothing says which
+    parameter a slot is: a call unchanged keeps its slots, a rewritten one is trusted."""
     if was.name is not None and now.name is not None:
         return was.name != now.name and was.name in signature.names()
-    return was.index != now.index
+    if was.cpp_name is not None and now.cpp_name is not None:
+        return was.cpp_name != now.cpp_name and was.cpp_name in {
+            p.cpp_name for p in signature.params}
+    return False
 
 
 def _problems(symbol: str, copies: Copies, old: Copies | None = None) -> list[_Problem]:
@@ -430,8 +438,15 @@ class BindingsCheck(Check):
                                         for s, _, _ in ordered))
 
 
+# Details a problem carries for its reader, not part of what it says: the base's and the
+# head's forms of the list it is about.
+_FORMS = ("head_form", "base_form")
+
+
 def _said(problem: _Problem) -> tuple[str, Reason, str]:
-    return problem.key, problem.reason, repr(sorted(problem.details.items()))
+    """What a problem says, for 'did the base say the same'."""
+    return problem.key, problem.reason, repr(sorted(
+        (k, v) for k, v in problem.details.items() if k not in _FORMS))
 
 
 def _sides(problem: _Problem, old: Copies, view: View, preexisting: bool,

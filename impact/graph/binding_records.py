@@ -167,6 +167,7 @@ class Boxed(Copy):
 class CppParam:
     type: str
     conditional: bool  # declared under `#if` only
+    name: str | None = None  # as the declaration spells it (None: unnamed)
 
 
 @dataclass(frozen=True, eq=False)

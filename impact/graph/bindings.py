@@ -131,7 +131,8 @@ def _copy(path: str, fact: Fact, roots: list[str]) -> Copy:
         return Boxed(*at, int(data.get("max_index", -1)))
     if fact.kind == FactKind.CPP_FUNCTION:
         return CppFunction(*at, str(data.get("qualified") or fact.name),
-                           tuple(CppParam(str(p.get("type") or ""), bool(p.get("conditional")))
+                           tuple(CppParam(str(p.get("type") or ""), bool(p.get("conditional")),
+                                          text_or_none(p.get("name")))
                                  for p in data.get("params", [])),
                            bool(data.get("member")), bool(data.get("extern_c")))
     if fact.kind == FactKind.OP_MODULE:

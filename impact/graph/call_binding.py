@@ -49,6 +49,8 @@ class LayerParam:
     has_default: bool
     default: str | None = None
     type: str | None = None
+    cpp_name: str | None = None  # a bare `m.def`'s C++ parameter name: no call can use
+    # it, but it says which parameter a slot is when the list changes
 
     @property
     def label(self) -> str:
@@ -65,6 +67,26 @@ class Signature:
 
     def names(self) -> set[str]:
         return {p.name for p in self.params if p.name is not None}
+
+    def form(self) -> str:
+        """The parameter list as a reviewer reads it: `(out, input=None, *, scale)`, or
+        the C++ types of a bare `m.def`."""
+        parts: list[str] = []
+        starred = False
+        for param in self.params:
+            if param.kind == KEYWORD_ONLY and not starred:
+                parts.append("*")
+                starred = True
+            text = param.name if param.name is not None else " ".join(
+                t for t in (param.type or "?", param.cpp_name) if t)
+            if param.kind == VAR_POSITIONAL:
+                text, starred = "*" + text, True
+            elif param.kind == VAR_KEYWORD:
+                text = "**" + text
+            if param.has_default:
+                text += "=" + (param.default if param.default is not None else "…")
+            parts.append(text)
+        return "(" + ", ".join(parts) + ")"
 
     def named(self, name: str) -> LayerParam | None:
         return next((p for p in self.params if p.name == name), None)
@@ -189,7 +211,7 @@ def pybind_signature(bind_site: PyBinding, functions: Sequence[CppFunction]
         return None
     declaration = functions[0]
     return Signature("m.def without py::arg", bind_site, tuple(
-        LayerParam(i, None, POSITIONAL_ONLY, False, None, p.type)
+        LayerParam(i, None, POSITIONAL_ONLY, False, None, p.type, p.name)
         for i, p in enumerate(declaration.params)))
 
 

@@ -179,11 +179,11 @@ REASONS: dict[Reason, str] = {
         "the stub says develop={develop}, so its wrapper passes tensors as {passes}; the "
         "bound C++ function takes {takes}: the first call fails with a TypeError",
     Reason.CALL_DOES_NOT_BIND:
-        "{call} does not bind to the {layer}: it {failure}; it raises TypeError before any "
-        "kernel runs",
+        "{call} does not bind to the {layer} {head_form}: it {failure}; it raises TypeError "
+        "before any kernel runs",
     Reason.CALL_ARGUMENT_MOVED:
         "{call} binds its values to other parameters of the {layer} than at the base "
-        "({moves}): they get the wrong values silently",
+        "({moves}; base {base_form}, head {head_form}): they get the wrong values silently",
     Reason.CALL_VALUE_KIND_DIFFERS:
         "{call} passes {kind} {value} to '{param}' of the {layer}, which takes {type}",
     Reason.CALL_NOW_BINDS:
