@@ -56,9 +56,10 @@ def test_an_insertion_that_shifts_a_positional_caller_breaks() -> None:
                for r in moved)
     shifted = next(r for r in moved if r["details"]["layer"] == "stub")
     assert {s["file"] for s in shifted["sides"]} == {NORM, UTILS}
-    # The caller did not move; the stub did.
-    assert {(s["file"], s["role"]) for s in shifted["sides"]} == {
-        (NORM, "changed"), (UTILS, "counterpart")}
+    # The caller did not move; the stub did, and its base form is shown beside it.
+    assert {(s["file"], s["role"], s["revision"]) for s in shifted["sides"]} == {
+        (NORM, "changed", "head"), (UTILS, "counterpart", "head"),
+        (NORM, "counterpart", "base")}
 
 
 def test_the_same_insertion_with_the_caller_updated_does_not_break() -> None:

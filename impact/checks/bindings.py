@@ -49,6 +49,7 @@ class _Problem:
     details: dict[str, Any]
     sites: tuple[Copy, ...]
     soft: bool = False  # `changed`, not `mismatch`: only a run can tell
+    base_sites: tuple[Copy, ...] = ()  # the base's forms of copies the change rewrote
 
 
 # -- comparing the copies of one op --------------------------------------------------------
@@ -159,9 +160,12 @@ def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_P
                  # Both forms side by side, for the reader (not what the problem turns on).
                  "head_form": binding.signature.form(),
                  "base_form": was.binding.signature.form() if was is not None else ""}
+        # The layer's copy as the base had it, when the change rewrote it: both forms shown.
+        then = (was.binding.signature.site,) if was is not None and \
+            was.binding.signature.site.key != binding.signature.site.key else ()
         if binding.failure is not None:
             yield _Problem(f"{ident}:binds", Reason.CALL_DOES_NOT_BIND,
-                           {**words, "failure": binding.failure}, sites)
+                           {**words, "failure": binding.failure}, sites, base_sites=then)
             continue
         for landing in binding.landings:
             if takes(landing.param.type, landing.passed.kind) is False:
@@ -182,7 +186,7 @@ def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_P
                  and _moved(prior.param, ln.param, binding.signature)]
         if moves:
             yield _Problem(f"{ident}:moved", Reason.CALL_ARGUMENT_MOVED,
-                           {**words, "moves": "; ".join(moves)}, sites)
+                           {**words, "moves": "; ".join(moves)}, sites, base_sites=then)
         prior_defaults = {p.label: p for p in was.binding.defaulted}
         for param in binding.defaulted:
             prior_default = prior_defaults.get(param.label)
@@ -455,16 +459,18 @@ def _sides(problem: _Problem, old: Copies, view: View, preexisting: bool,
     the problem; else a copy moved when what the problem turns on moved (`Copy.shape`),
     or, when none did (a call unchanged while a copy it reaches changed), the problem's
     copies in the touched files, else the touched files of the op themselves."""
+    then: list[tuple[Copy | Place, str, bool]] = [
+        (site, ViewName.BASE, False) for site in problem.base_sites]
     if preexisting:
-        return [(site, view.name, False) for site in problem.sites]
+        return [(site, view.name, False) for site in problem.sites] + then
     sides: list[tuple[Copy | Place, str, bool]] = [
         (site, view.name, site.shape not in old.shapes) for site in problem.sites]
     if any(moved for _, _, moved in sides):
-        return sides
+        return sides + then
     sides = [(site, revision, site.path in touched) for site, revision, _ in sides]
     if any(moved for _, _, moved in sides):
-        return sides
-    return sides + _files_moved(touched, view)
+        return sides + then
+    return sides + then + _files_moved(touched, view)
 
 
 def _files_moved(paths: set[str], view: View) -> list[tuple[Copy | Place, str, bool]]:
