@@ -304,42 +304,48 @@ _IGNORING_DEFAULTS = {
 class BindingsCheck(Check):
     """What it checks:
         For each bound op — an op is its extension module, its name and its backend —
-        every copy of its argument list against every other: the Python stub
-        (`@compile_ops`) and every Python call of it (by position and by keyword), the
-        `py::arg` list or the TORCH_LIBRARY schema, the boxed wrapper registered for that
-        schema, and the C++ declarations the binding names (`&ns::f` binds `ns::f`, never
-        a member or another namespace's `f`; an overload set is one function), of every
-        backend (CUDA and ROCm CK each bind the same call); aiter's `develop=` flag on
-        a stub against the tensor type of the declarations it binds (`develop=True`
-        hands C++ `aiter_tensor_t`s, otherwise torch tensors); and each stub's module
-        against the module -> sources map. Only ops whose copies the change altered are
-        compared; a name is an op only where a binding site binds it.
+        every concrete call of it, bound layer by layer as Python, pybind11 and torch's
+        dispatcher bind it, at the base and at the head: each Python call of a stub
+        (`@compile_ops`) to the stub and to the binding its wrapper forwards the call to,
+        the calls the stub accepts (every parameter; only those without a default), each
+        call straight into an extension to the `m.def` of the module it imports, each
+        `torch.ops` call to its schema. A layer is the `py::arg` list (names, defaults,
+        `py::kw_only()`), a bare `m.def`'s C++ declaration (by position, every parameter
+        required: pybind ignores C++ defaults), or the schema. Beside the calls: the
+        `py::arg` list or schema against the C++ declarations it binds (`&ns::f` binds
+        `ns::f`; an overload set is one function) of every backend, the boxed wrapper
+        against its schema, aiter's `develop=` flag against the declarations' tensor type,
+        and each stub's module against the module -> sources map. Only ops whose copies
+        the change altered are compared.
 
     Why a break hurts at run time:
-        The lists are written two to four times by hand. A count mismatch is a TypeError
-        at the first call; two same-typed arguments swapped, a parameter inserted before
-        the ones a positional caller passes, or a C++ default that pybind ignores,
-        silently passes the wrong values.
+        The lists are written two to four times by hand. A call that no longer binds
+        raises TypeError before any kernel runs; a value that lands on another parameter
+        (an insertion before the ones a positional caller passes, two same-typed
+        parameters swapped) silently computes something else.
 
     Example:
-        Breaks: a stub drops a parameter its `py::arg` list keeps; a stub turns
-        `develop=True` on while its C++ function still takes `torch::Tensor&`; a fix to
-        the CUDA `mha_fwd` that adds a parameter the CK copy does not; a parameter
-        inserted in the middle of every list while a caller still passes the old order.
-        Does not break: the same change made on every side and every caller, or a
-        comment edit.
+        Breaks: a stub drops a parameter its `py::arg` list keeps; a stub default the
+        `py::arg` list lacks (the stub's call without it fails); a parameter inserted in
+        the middle of every list while a caller still passes the old order; `None` passed
+        to a parameter that became `at::Tensor&`; a stub that turns `develop=True` on while
+        C++ still takes `torch::Tensor&`. Does not break: the same change made on every
+        side and every caller; a default only the `py::arg` list has (every call passes
+        the value); a comment edit.
 
     When it says changed instead:
-        A parameter that exists only under `#if` in C++; a name that differs between the
-        stub and `py::arg` while no caller passes it by keyword; a binding the parser
-        cannot read (a macro it cannot expand, a schema it cannot parse); an op file
-        whose code changed beyond the facts compared here (a body, a launch setting).
-        A list changed alike on every side is `inert`: every copy agrees.
+        A call that did not bind at the base and binds now, or a default that fills a
+        parameter differently (what runs changed); a parameter that exists only under
+        `#if` in C++; a name that differs between the stub and `py::arg` while no caller
+        passes it by keyword; a binding the parser cannot read; an op file whose code
+        changed beyond the facts compared here. A list changed alike on every side is
+        `inert`: every call binds as before.
 
     Evidence:
-        Both copies as file:line, the changed side first, and what disagrees.
+        The call and the layer's copy as file:line (the changed one first), the layer's
+        base copy when the change rewrote it, the layer's base and head forms, and what
+        fails or where each value lands.
     """
-
 
     name: ClassVar[str] = "bindings"
     surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset(OP_KINDS)

@@ -252,7 +252,7 @@ _TENSOR = re.compile(r"\b(?:Tensor|aiter_tensor_t)\b")
 _STRING = re.compile(r"\b(?:string|string_view|str|char\s*\*)")
 _FLOATING = re.compile(r"\b(?:float|double|half|float32_t|float64_t)\b")
 _INTEGRAL = re.compile(r"\b(?:int|long|short|unsigned|size_t|int\d+_t|uint\d+_t|SymInt|"
-                       r"int64_t|ScalarType)\b")
+                       r"int64_t)\b")
 _BOOLEAN = re.compile(r"\bbool\b")
 
 
