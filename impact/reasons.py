@@ -132,6 +132,9 @@ class Reason(enum.StrEnum):
     CALL_ARGUMENT_MOVED = "call-argument-moved"
     CALL_VALUE_KIND_DIFFERS = "call-value-kind-differs"
     CALL_NOW_BINDS = "call-now-binds"
+    CALL_PASSES_OTHER_VALUES = "call-passes-other-values"
+    CALL_ADDED = "call-added"
+    CALL_GONE = "call-gone"
     DEFAULT_FILLS_DIFFERENTLY = "default-fills-differently"
 
     # --- emit fold

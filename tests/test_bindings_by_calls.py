@@ -185,3 +185,30 @@ def test_same_typed_cpp_parameters_swapped_behind_a_bare_m_def_break() -> None:
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     assert moved and "window_size_left" in moved[0]["details"]["moves"], moved
     assert moved[0]["details"]["base_form"] != moved[0]["details"]["head_form"]
+
+
+FWD_TAIL = ("causal,\n        window_size_left, window_size_right, softcap, return_softmax, None,\n"
+            "    )\n    return out, softmax_lse, S_dmask, rng_state\n\n\n"
+            '@torch.library.register_fake("flash_attn::_flash_attn_forward")')
+
+
+def test_a_call_that_passes_another_value_is_never_none() -> None:
+    """Every copy agrees before and after, but the call passes 0.0 where it passed
+    `softcap`: the kernel runs with other arguments."""
+    doc = report(scenario(FA, e.replace(FA_PY, FWD_TAIL, FWD_TAIL.replace(
+        "window_size_right, softcap,", "window_size_right, 0.0,"))))
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
+    values = [r for r in doc["rows"] if r["reason"] == "call-passes-other-values"]
+    assert values and values[0]["details"]["values"] == "softcap: softcap -> 0.0", values
+
+
+def test_a_call_added_or_gone_is_never_none() -> None:
+    added = "\n\ndef _again(q, k, v):\n    return flash_attn_gpu.fwd(" \
+            "q, k, v, None, None, 0.0, 1.0, False, -1, -1, 0.0, False, None)\n"
+    doc = report(scenario(FA, e.append(FA_PY, added)))
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
+    assert "call-added" in reasons(doc, "changed"), doc["rows"]
+    doc = report(scenario(tree_with(FA, e.append(FA_PY, added)),
+                          e.replace(FA_PY, added, "\n")))
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
+    assert "call-gone" in reasons(doc, "changed"), doc["rows"]

@@ -18,9 +18,11 @@ from impact.checks.check import Check, Scope
 from impact.git import View
 from impact.graph import (
     OP_KINDS,
+    Binding,
     Copies,
     Copy,
     CppFunction,
+    Key,
     LayerParam,
     Place,
     PyBinding,
@@ -152,10 +154,26 @@ def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_P
     still exists, a call that binds now and did not, a default that fills differently."""
     after = routes(symbol, new)
     before = routes(symbol, old) if old is not None else {}
+    valued: set[Key] = set()  # calls whose other values are said once, on one layer
+    for ident in sorted(set(before) - set(after)) if old is not None else ():
+        gone = before[ident]
+        if not gone.synthetic and gone.binding.failure is None and gone.caller.key not in valued:
+            # A call that ran is gone (or no longer reaches this op): what runs changed.
+            valued.add(gone.caller.key)
+            yield _Problem(f"{ident}:gone", Reason.CALL_GONE,
+                           {"call": gone.what, "layer": gone.binding.signature.layer},
+                           (gone.binding.signature.site,), soft=True, base_sites=(gone.caller,))
     for ident, route in sorted(after.items()):
         binding = route.binding
         sites = (route.caller, binding.signature.site)
         was = before.get(ident)
+        if was is None and old is not None and not route.synthetic \
+                and route.binding.failure is None and route.caller.key not in valued:
+            # A call that binds and did not exist: a kernel runs where it did not.
+            valued.add(route.caller.key)
+            yield _Problem(f"{ident}:new", Reason.CALL_ADDED,
+                           {"call": route.what, "layer": route.binding.signature.layer},
+                           (route.caller, route.binding.signature.site), soft=True)
         words = {"call": route.what, "layer": binding.signature.layer,
                  # Both forms side by side, for the reader (not what the problem turns on).
                  "head_form": binding.signature.form(),
@@ -187,6 +205,13 @@ def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_P
         if moves:
             yield _Problem(f"{ident}:moved", Reason.CALL_ARGUMENT_MOVED,
                            {**words, "moves": "; ".join(moves)}, sites, base_sites=then)
+        elif not route.synthetic and route.caller.key not in valued:
+            values = _values_changed(was.binding, binding)
+            if values:
+                # Every call binds, yet one passes other values: what runs changed.
+                valued.add(route.caller.key)
+                yield _Problem(f"{ident}:values", Reason.CALL_PASSES_OTHER_VALUES,
+                               {**words, "values": values}, sites, soft=True)
         prior_defaults = {p.label: p for p in was.binding.defaulted}
         for param in binding.defaulted:
             prior_default = prior_defaults.get(param.label)
@@ -194,6 +219,23 @@ def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_P
                 yield _Problem(f"{ident}:default:{param.label}", Reason.DEFAULT_FILLS_DIFFERENTLY,
                                {**words, "param": param.label, "was": prior_default.default or "",
                                 "now": param.default or ""}, sites, soft=True)
+
+
+def _values_changed(was: Binding, now: Binding) -> str:
+    """The parameters of both revisions that a call fills with other values than at the
+    base (by the name, or the slot, each lands on), as `param: was -> now`; empty when
+    every value is as it was. A parameter one revision lacks is left out: what its body
+    does with it is the C++ code's, judged beyond the bindings."""
+    def filled(binding: Binding) -> dict[str, str]:
+        out = {ln.param.label: ln.passed.text for ln in binding.landings}
+        out |= {p.label: f"default {p.default}" if p.default else "default"
+                for p in binding.defaulted}
+        return out
+
+    before, after = filled(was), filled(now)
+    both = {p.label for p in was.signature.params} & {p.label for p in now.signature.params}
+    return "; ".join(f"{name}: {before.get(name, '-')} -> {after.get(name, '-')}"
+                     for name in sorted(both) if before.get(name) != after.get(name))
 
 
 def _moved(was: LayerParam, now: LayerParam, signature: Signature) -> bool:

@@ -54,7 +54,8 @@ class LayerParam:
 
     @property
     def label(self) -> str:
-        return self.name if self.name is not None else f"#{self.index}"
+        """How a finding names it: its name, else the C++ declaration's, else its slot."""
+        return self.name or self.cpp_name or f"#{self.index}"
 
 
 @dataclass(frozen=True)

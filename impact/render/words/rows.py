@@ -189,6 +189,12 @@ REASONS: dict[Reason, str] = {
     Reason.CALL_NOW_BINDS:
         "{call} did not bind to the {layer} at the base (it {was}) and binds now: what "
         "runs changed",
+    Reason.CALL_PASSES_OTHER_VALUES:
+        "{call} binds as before to the {layer} but passes other values ({values}): what "
+        "runs changed",
+    Reason.CALL_ADDED: "{call} is new and binds to the {layer}: a kernel runs where none did",
+    Reason.CALL_GONE: "{call}, which bound to the {layer} at the base, is gone: what runs "
+                      "changed",
     Reason.DEFAULT_FILLS_DIFFERENTLY:
         "{call} leaves '{param}' of the {layer} to its default, which was {was} and is "
         "{now} now: what runs changed",
