@@ -107,6 +107,7 @@ class FactKind(enum.StrEnum):
     # the bindings family (impact/bindings)
     OP_MODULE = "op-module"
     OP_STUB = "op-stub"
+    OP_WRAPPER = "op-wrapper"  # a module-level Python function that calls into an extension
     OP_CALL = "op-call"
     FAKE_TWIN = "fake-twin"
     PYBIND_DEF = "pybind-def"

@@ -212,3 +212,26 @@ def test_a_call_added_or_gone_is_never_none() -> None:
                           e.replace(FA_PY, added, "\n")))
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
     assert "call-gone" in reasons(doc, "changed"), doc["rows"]
+
+
+WRAPPER_HEAD = "def _flash_attn_forward(\n    q: torch.Tensor,\n    k: torch.Tensor,\n"
+
+
+def test_a_python_wrapper_of_an_extension_is_a_layer_its_callers_bind_to() -> None:
+    """`_flash_attn_forward` calls into the extension; a required parameter inserted
+    before `k` leaves its caller one value short and shifts the rest: BREAKS, naming the
+    wrapper and its caller. The same insertion with a default at the end breaks no call."""
+    doc = report(scenario(FA, e.replace(FA_PY, WRAPPER_HEAD, WRAPPER_HEAD.replace(
+        "    k: torch.Tensor,\n", "    scale_q: torch.Tensor,\n    k: torch.Tensor,\n"))))
+    assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
+    failed = [r for r in charged_rows(doc, "mismatch") if r["reason"] == "call-does-not-bind"
+              and r["details"]["layer"] == "Python function"]
+    assert failed and failed[0]["subject"].startswith("_flash_attn_forward|"), failed
+    assert failed[0]["details"]["call"] == "the call in flash_attn_func()"
+    tail = "    return_softmax: bool,\n) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, " \
+           "torch.Tensor]:\n    q, k, v = [maybe_contiguous(x) for x in (q, k, v)]\n" \
+           "    out, softmax_lse, S_dmask, rng_state = flash_attn_gpu.fwd("
+    doc = report(scenario(FA, e.replace(FA_PY, tail, tail.replace(
+        "    return_softmax: bool,\n", "    return_softmax: bool,\n    extra: int = 0,\n"))))
+    assert not [r for r in charged_rows(doc, "mismatch")
+                if r["details"].get("layer") == "Python function"], doc["rows"]

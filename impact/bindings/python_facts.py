@@ -81,6 +81,13 @@ class _Visitor:
         self.modules: dict[str, list[str]] = {}
         self.functions: list[str] = []
         self.stub_names: set[str] = set()
+        # Module-level functions (by name) and which of them call into an extension:
+        # those are wrappers, and the bare calls of them in this file are calls of an op.
+        self.top_level: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.wrappers: set[str] = set()
+        self.enclosing: dict[str, str] = {}  # a function's name -> its module-level function
+        self.local_calls: list[tuple[ast.Call, str, str | None]] = []
+        self.local_functions = {n.name for n in source.tree.body if isinstance(n, _DEFS)}
         # The fields whose code the facts state, left out of the `beyond_bindings`
         # digest, by node id: a stub's parameter list, an op call's arguments.
         self.blanked: dict[int, frozenset[str]] = {}
@@ -99,12 +106,39 @@ class _Visitor:
             if isinstance(node, _DEFS):
                 for decorator in node.decorator_list:
                     self.decorator(node, decorator)
+                if not self.functions and node.name not in self.top_level:
+                    self.top_level[node.name] = node
+                self.enclosing.setdefault(node.name, self.functions[0] if self.functions
+                                          else node.name)
                 self.functions.append(node.name)
                 stack.append((node, True))
             elif isinstance(node, ast.Call):
                 self.call(node)
             stack.extend((child, False) for child in reversed(children(node)))
+        self.wrapper_facts()
 
+    def wrapper_facts(self) -> None:
+        """A module-level function that calls into an extension is an op wrapper (flash-
+        attention's `_flash_attn_forward`): its parameter list is a layer its callers
+        bind to, and its bare calls in this file are calls of it."""
+        # A function that calls a wrapper of this file (or a stub) wraps the extension too.
+        grew = True
+        while grew:
+            grew = False
+            for _, op, function in self.local_calls:
+                top = self.enclosing.get(function) if function else None
+                if top and top not in self.wrappers and (op in self.wrappers
+                                                         or op in self.stub_names):
+                    self.wrappers.add(top)
+                    grew = True
+        for name in sorted(self.wrappers - self.stub_names):
+            func = self.top_level[name]
+            line = self.line(func)
+            self.facts.append(Fact(FactKind.OP_WRAPPER, name, line, {
+                "params": self.params(func.args), "line": line}))
+        for node, op, function in self.local_calls:
+            if op in self.wrappers and op not in self.stub_names:
+                self.record_call(node, op, ["."], function)
     def line(self, node: ast.AST) -> int:
         return node.lineno  # type: ignore[attr-defined]
 
@@ -182,7 +216,13 @@ class _Visitor:
         if isinstance(func, ast.Name):
             op = func.id
             receivers = self.name_receivers(op)
+            if receivers == ["."]:
+                self.local_calls.append(
+                    (node, op, self.functions[-1] if self.functions else None))
             if not receivers:
+                if op in self.local_functions:  # a wrapper's, once the walk knows them
+                    self.local_calls.append(
+                        (node, op, self.functions[-1] if self.functions else None))
                 return
         else:
             if not isinstance(func, ast.Attribute):
@@ -200,13 +240,19 @@ class _Visitor:
             receivers = self.receivers(receiver_text)
             if not receivers:
                 return
+        if self.functions and any(r != "." for r in receivers):
+            self.wrappers.add(self.functions[0])
+        self.record_call(node, op, receivers, self.functions[-1] if self.functions else None)
+
+    def record_call(self, node: ast.Call, op: str, receivers: list[str],
+                    function: str | None) -> None:
         self.blanked[id(node)] = frozenset({"args", "keywords"})
         positional = -1 if any(isinstance(a, ast.Starred) for a in node.args) \
             else len(node.args)
         keywords = sorted("**" if k.arg is None else k.arg for k in node.keywords)
         data: dict[str, Any] = {
             "receiver": receivers[0],
-            "function": self.functions[-1] if self.functions else None,
+            "function": function,
             "positional": positional,
             "keywords": keywords,
             # What the call passes, layout-blind: a call whose arguments changed is a copy

@@ -23,6 +23,7 @@ from impact.graph.binding_records import (
     Schema,
     Stub,
     Unreadable,
+    Wrapper,
 )
 from impact.graph.bindings import OP_KINDS, BindingsGraph
 from impact.kinds import SurfaceKind
@@ -81,7 +82,7 @@ def _binders(sides: tuple[BindingsGraph, ...], names: set[str]) -> dict[str, set
     return bound
 
 
-def _stubs(sides: tuple[BindingsGraph, ...], paths: set[str]) -> list[Stub]:
+def _stubs(sides: tuple[BindingsGraph, ...], paths: set[str]) -> list[Stub | Wrapper]:
     return [s for side in sides for path in sorted(paths) for s in side.stubs_at(path)]
 
 
@@ -101,7 +102,7 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
         for copy in copies:
             if isinstance(copy, Stub):
                 direct |= {copy.name, copy.symbol}
-            elif isinstance(copy, PyBinding | Schema | Impl):
+            elif isinstance(copy, Wrapper | PyBinding | Schema | Impl):
                 direct.add(copy.name)
             elif isinstance(copy, OpModule):
                 modules.add(copy.name)
@@ -113,7 +114,8 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
         return found
     if modules:
         stub_files = _naming(sides, modules, (SurfaceKind.OP_PYTHON,))
-        direct |= {s.name for s in _stubs(sides, stub_files) if s.module in modules}
+        direct |= {s.name for s in _stubs(sides, stub_files)
+                   if isinstance(s, Stub) and s.module in modules}
     bound = _binders(sides, set(maybe)) if maybe else {}
     functions = defaultdict(set)
     for op, names in bound.items():
@@ -131,7 +133,10 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
         defining = {p for side in sides for p in side.mentioning(
             {f"def {name}(" for name in calls if name.isidentifier()},
             (SurfaceKind.OP_PYTHON,))}
-        ops |= {s.name for s in _stubs(sides, stub_files & defining) if s.name in calls}
+        # A stub (its files spell the decorator) or a wrapper (a function of that name
+        # that calls into an extension) defined in a file that defines the name.
+        ops |= {s.name for s in _stubs(sides, defining)
+                if s.name in calls and (isinstance(s, Wrapper) or s.path in stub_files)}
     found.ops = ops
     for path, copies in changed.items():
         if any(isinstance(c, _MAYBE_OPS) and c.name not in ops

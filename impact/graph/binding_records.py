@@ -82,6 +82,16 @@ class Stub(Copy):
         return [p.name for p in self.params if p.kind not in VAR_KINDS]
 
 
+@dataclass(frozen=True, eq=False)
+class Wrapper(Copy):
+    """A module-level Python function that calls into an extension (flash-attention's
+    `_flash_attn_forward`): its callers bind to its `params` as Python binds them;
+    `file_module` is the dotted module of its file."""
+
+    params: tuple[StubParam, ...]
+    file_module: str | None
+
+
 @dataclass(frozen=True)
 class Passed:
     """A value a call passes: its code as written (cut short) and its kind."""
@@ -239,4 +249,5 @@ __all__ = [
     "Stub",
     "StubParam",
     "Unreadable",
+    "Wrapper",
 ]

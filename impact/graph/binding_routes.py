@@ -27,6 +27,7 @@ from impact.graph.call_binding import (
     schema_signature,
     stub_calls,
     stub_signature,
+    wrapper_signature,
 )
 
 CTYPES = "ctypes"
@@ -94,7 +95,13 @@ def _all(symbol: str, copies: Copies) -> Iterator[Route]:
                 # The stub's wrapper forwards the call as written (`op(*args, **kwargs)`).
                 yield Route(f"{own}|binding@{layer.site.path}", call, _call_words(call),
                             bind(shape, layer))
-    if not copies.stubs_by_name.get(symbol):
+    for wrapper in copies.wrappers.get(symbol, []):
+        callers = copies.callers(wrapper)
+        ordinals = _ordinals(callers)
+        for call in callers:
+            yield Route(f"{symbol}|{ordinals[id(call)]}|wrapper@{wrapper.path}", call,
+                        _call_words(call), bind(Shape.of(call), wrapper_signature(wrapper)))
+    if not copies.stubs_by_name.get(symbol) and not copies.wrappers.get(symbol):
         direct = [c for c in copies.calls.get(symbol, [])
                   if not c.through_torch_ops and c.receiver != "."]
         ordinals = _ordinals(direct)

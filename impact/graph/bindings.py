@@ -41,6 +41,7 @@ from impact.graph.binding_records import (
     Stub,
     StubParam,
     Unreadable,
+    Wrapper,
 )
 from impact.graph.core import module_name_for, text_or_none
 from impact.index import TreeIndex
@@ -50,8 +51,8 @@ OP_KINDS = (SurfaceKind.OP_PYTHON, SurfaceKind.OP_CPP, SurfaceKind.OP_SOURCES_MA
 BINDING_KINDS = (FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF, FactKind.TORCH_IMPL)
 # The module name torch's build (`CUDAExtension(name=...)`) gives a `PYBIND11_MODULE`.
 _BUILD_NAMED = "TORCH_EXTENSION_NAME"
-STATED = (FactKind.OP_STUB, FactKind.OP_CALL, FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF,
-          FactKind.TORCH_IMPL, FactKind.BOXED_READ, FactKind.CPP_FUNCTION,
+STATED = (FactKind.OP_STUB, FactKind.OP_WRAPPER, FactKind.OP_CALL, FactKind.PYBIND_DEF,
+          FactKind.SCHEMA_DEF, FactKind.TORCH_IMPL, FactKind.BOXED_READ, FactKind.CPP_FUNCTION,
           FactKind.OP_MODULE, FactKind.PYBIND_MODULE, FactKind.BINDING_UNREADABLE)
 
 
@@ -77,6 +78,11 @@ def _identity(path: str, fact: Fact) -> tuple[Key, Key]:
         {k: v for k, v in data.items() if k not in ("arguments", "passed", "passed_keywords")}))
 
 
+def _params(data: Mapping[str, Any]) -> tuple[StubParam, ...]:
+    return tuple(StubParam(str(p["name"]), str(p.get("kind")), p.get("default") is not None)
+                 for p in data.get("params", []))
+
+
 def _passed(value: Any) -> Passed:
     value = value if isinstance(value, dict) else {}
     try:
@@ -96,10 +102,9 @@ def _copy(path: str, fact: Fact, roots: list[str]) -> Copy:
         return Stub(*at, str(data.get("symbol") or fact.name), text_or_none(data.get("module")),
                     text_or_none(data.get("ffi_type")),
                     develop if isinstance(develop, bool) else None,
-                    tuple(StubParam(str(p["name"]), str(p.get("kind")),
-                                    p.get("default") is not None)
-                          for p in data.get("params", [])),
-                    module_name_for(path, roots))
+                    _params(data), module_name_for(path, roots))
+    if fact.kind == FactKind.OP_WRAPPER:
+        return Wrapper(*at, _params(data), module_name_for(path, roots))
     if fact.kind == FactKind.OP_CALL:
         return Call(*at, data.get("receiver"),
                     tuple(str(r) for r in data.get("receivers") or [data.get("receiver", "")]),
@@ -151,6 +156,7 @@ class Copies:
 
     stubs: Mapping[str, list[Stub]]
     stubs_by_name: Mapping[str, list[Stub]]
+    wrappers: Mapping[str, list[Wrapper]]
     calls: Mapping[str, list[Call]]
     pybind: Mapping[str, list[PyBinding]]
     schemas: Mapping[str, list[Schema]]
@@ -165,10 +171,13 @@ class Copies:
     # The extension modules a file is compiled into (from the build, or a
     # `PYBIND11_MODULE` that names its module), for the files any source says.
     file_modules: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # Whether the snapshot holds a path (a module beside a caller shadows any other).
+    exists: Callable[[str], bool] = field(default=lambda path: False)
 
     @classmethod
     def of(cls, copies: Iterable[Copy],
-           modules_of: Callable[[str], frozenset[str]] | None = None) -> Copies:
+           modules_of: Callable[[str], frozenset[str]] | None = None,
+           exists: Callable[[str], bool] | None = None) -> Copies:
         tables: dict[type, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
         stubs: dict[str, list[Stub]] = defaultdict(list)
         modules: dict[str, OpModule] = {}
@@ -195,14 +204,16 @@ class Copies:
             found |= named.get(path, set())
             if found:
                 file_modules[path] = frozenset(found)
-        return cls(dict(stubs), dict(tables[Stub]), dict(tables[Call]), dict(tables[PyBinding]),
+        return cls(dict(stubs), dict(tables[Stub]), dict(tables[Wrapper]), dict(tables[Call]),
+                   dict(tables[PyBinding]),
                    dict(tables[Schema]), dict(tables[Boxed]), dict(tables[Impl]),
                    dict(tables[CppFunction]), modules, dict(expands), frozenset(keys),
-                   frozenset(shapes), bool(modules), file_modules)
+                   frozenset(shapes), bool(modules), file_modules,
+                   exists or (lambda path: False))
 
     def symbols(self) -> set[str]:
         """The ops a stub or a binding names."""
-        return set(self.stubs) | set(self.pybind) | set(self.schemas)
+        return set(self.stubs) | set(self.pybind) | set(self.schemas) | set(self.wrappers)
 
     @property
     def stub_style(self) -> bool:
@@ -213,10 +224,11 @@ class Copies:
 
     def op_copies(self, symbol: str) -> list[Copy]:
         """Every copy of one op: stubs, calls, bindings and the C++ functions they name."""
-        found: list[Copy] = [*self.stubs.get(symbol, []), *self.pybind.get(symbol, []),
+        found: list[Copy] = [*self.stubs.get(symbol, []), *self.wrappers.get(symbol, []),
+                             *self.pybind.get(symbol, []),
                              *self.schemas.get(symbol, []), *self.calls.get(symbol, []),
                              *self.impls.get(symbol, [])]
-        functions = {c.function for c in found if not isinstance(c, Stub)} | {symbol}
+        functions = {c.function for c in found if not isinstance(c, Stub | Wrapper)} | {symbol}
         return found + [f for name in functions if isinstance(name, str)
                         for f in self.cpp.get(name, [])]
 
@@ -280,11 +292,21 @@ class Copies:
         return [b for b in binds if b.path not in self.file_modules
                 or any(imports(m) for m in self.file_modules[b.path])]
 
-    def callers(self, stub: Stub) -> list[Call]:
+    def callers(self, stub: Stub | Wrapper) -> list[Call]:
         """The Python calls that reach `stub`: the same file's bare call, or a call through
         the stub's module or a package above it that re-exports it."""
-        return [c for c in self.calls.get(stub.name, [])
-                if not c.through_torch_ops and _calls_stub(c, stub)]
+        rivals = [*self.stubs_by_name.get(stub.name, []), *self.wrappers.get(stub.name, [])]
+        found = []
+        for call in self.calls.get(stub.name, []):
+            if call.through_torch_ops:
+                continue
+            strength = _calls_stub(call, stub, self.exists)
+            # A module named only by its tail (`flash_attn_interface`) is the one Python
+            # finds first when another of that name is found exactly (a sibling file).
+            if strength == _EXACT or (strength == _LOOSE and not any(
+                    _calls_stub(call, other, self.exists) == _EXACT for other in rivals)):
+                found.append(call)
+        return found
 
 
 def _near(sites: list[CppFunction], path: str) -> list[CppFunction]:
@@ -293,18 +315,31 @@ def _near(sites: list[CppFunction], path: str) -> list[CppFunction]:
     return here or sites
 
 
-def _calls_stub(call: Call, stub: Stub) -> bool:
+_NONE, _LOOSE, _EXACT = 0, 1, 2
+
+
+def _calls_stub(call: Call, stub: Stub | Wrapper,
+                exists: Callable[[str], bool] = lambda path: False) -> int:
+    """How surely `call` reaches `stub`: `_EXACT` for the same file's bare call, a
+    receiver that is the stub's module or a package above it, or a module Python finds
+    beside the caller (a script's own folder comes first on its path); `_LOOSE` for a
+    receiver that is only the tail of the stub's module; else `_NONE`."""
     module = stub.file_module
+    best = _NONE
     for receiver in call.receivers:
         if receiver == ".":
             if call.path == stub.path:
-                return True
+                return _EXACT
             continue
         plain = receiver.lstrip(".")
-        if module and plain and (module == plain or module.startswith(plain + ".")
-                                 or module.endswith("." + plain)):
-            return True
-    return False
+        if not module or not plain:
+            continue
+        beside = posixpath.join(posixpath.dirname(call.path), *plain.split(".")) + ".py"
+        if module == plain or module.startswith(plain + ".") or beside == stub.path:
+            return _EXACT
+        if module.endswith("." + plain) and not exists(beside):
+            best = _LOOSE  # (a module of that name beside the caller is the one it imports)
+    return best
 
 
 class BindingsGraph:
@@ -347,7 +382,8 @@ class BindingsGraph:
         key = frozenset(paths)
         if key not in self._copies:
             self._copies[key] = Copies.of((c for path in sorted(key)
-                                           for c in self.copies_at(path)), self.modules_of)
+                                           for c in self.copies_at(path)), self.modules_of,
+                                          self.snapshot.__contains__)
         return self._copies[key]
 
     def failure(self, path: str) -> Failure | None:
@@ -390,6 +426,7 @@ class BindingsGraph:
         return (c for c in self._of_kinds(path, BINDING_KINDS)
                 if isinstance(c, PyBinding | Schema | Impl))
 
-    def stubs_at(self, path: str) -> Iterator[Stub]:
-        """The op stubs `path` declares."""
-        return (c for c in self._of_kinds(path, (FactKind.OP_STUB,)) if isinstance(c, Stub))
+    def stubs_at(self, path: str) -> Iterator[Stub | Wrapper]:
+        """The op stubs and wrappers `path` declares."""
+        return (c for c in self._of_kinds(path, (FactKind.OP_STUB, FactKind.OP_WRAPPER))
+                if isinstance(c, Stub | Wrapper))

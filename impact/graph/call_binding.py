@@ -28,6 +28,7 @@ from impact.graph.binding_records import (
     PyBinding,
     Schema,
     Stub,
+    Wrapper,
 )
 from impact.kinds import ValueKind
 
@@ -190,6 +191,12 @@ def stub_signature(stub: Stub) -> Signature:
     """A Python stub's own parameters, as Python binds a call to it."""
     return Signature("stub", stub, tuple(
         LayerParam(i, p.name, p.kind, p.has_default) for i, p in enumerate(stub.params)))
+
+
+def wrapper_signature(wrapper: Wrapper) -> Signature:
+    """A Python function that calls into an extension, as Python binds a call to it."""
+    return Signature("Python function", wrapper, tuple(
+        LayerParam(i, p.name, p.kind, p.has_default) for i, p in enumerate(wrapper.params)))
 
 
 def pybind_signature(bind_site: PyBinding, functions: Sequence[CppFunction]
