@@ -235,3 +235,37 @@ def test_a_python_wrapper_of_an_extension_is_a_layer_its_callers_bind_to() -> No
         "    return_softmax: bool,\n", "    return_softmax: bool,\n    extra: int = 0,\n"))))
     assert not [r for r in charged_rows(doc, "mismatch")
                 if r["details"].get("layer") == "Python function"], doc["rows"]
+
+
+def test_wrappers_are_module_level_functions_that_reach_an_extension() -> None:
+    """A module-level function that calls the extension, or one that calls such a
+    function of its file, is a wrapper; a method of the same name is not (its callers
+    reach it through an object), nor is a function that calls neither."""
+    from impact.bindings.python_facts import extract_binding_python_facts
+
+    source = (b"import ext_cuda\n\n"
+              b"def _fwd(q, k):\n    return ext_cuda.fwd(q, k)\n\n"
+              b"def attn(q, k, scale=1.0):\n    return _fwd(q, k)\n\n"
+              b"def helper(x):\n    return x\n\n"
+              b"class Comm:\n    def fused(self, x):\n        return ext_cuda.fused(x)\n\n"
+              b"def user(q, k):\n    return attn(q, k), helper(q)\n")
+    facts = extract_binding_python_facts("pkg/iface.py", source)
+    wrappers = {f.name for f in facts if f.kind == "op-wrapper"}
+    assert wrappers == {"_fwd", "attn", "user"}
+    calls = {(f.name, f.data["receiver"], f.data["function"]) for f in facts
+             if f.kind == "op-call"}
+    assert ("attn", ".", "user") in calls and ("_fwd", ".", "attn") in calls
+    assert not any(name == "helper" for name, _, _ in calls)
+
+
+def test_a_module_beside_the_caller_shadows_one_of_that_name_elsewhere() -> None:
+    """hopper's tests `import flash_attn_interface`: the file beside them, not
+    flash_attn/flash_attn_interface.py, is the module they reach."""
+    caller = ("hopper/test_it.py", "from flash_attn_interface import flash_attn_func\n\n\n"
+              "def test_it(q, k, v):\n    flash_attn_func(q, k, v, causal=False)\n")
+    base = tree_with(FA, e.append(*caller))
+    doc = report(scenario(base, e.replace(caller[0], "causal=False", "causal=True")))
+    values = [r for r in doc["rows"] if r["reason"] == "call-passes-other-values"]
+    assert values, doc["rows"]
+    assert {s["file"] for r in values for s in r["sides"]} == {
+        "hopper/test_it.py", "hopper/flash_attn_interface.py"}, values

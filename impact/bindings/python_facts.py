@@ -87,7 +87,10 @@ class _Visitor:
         self.wrappers: set[str] = set()
         self.enclosing: dict[str, str] = {}  # a function's name -> its module-level function
         self.local_calls: list[tuple[ast.Call, str, str | None]] = []
-        self.local_functions = {n.name for n in source.tree.body if isinstance(n, _DEFS)}
+        module_level = [n for n in source.tree.body if isinstance(n, _DEFS)]
+        self.local_functions = {n.name for n in module_level}
+        self.module_defs = {id(n) for n in module_level}
+        self.tops: list[str | None] = []  # beside `functions`: the module-level one
         # The fields whose code the facts state, left out of the `beyond_bindings`
         # digest, by node id: a stub's parameter list, an op call's arguments.
         self.blanked: dict[int, frozenset[str]] = {}
@@ -102,15 +105,21 @@ class _Visitor:
             node, leaving = stack.pop()
             if leaving:
                 self.functions.pop()
+                self.tops.pop()
                 continue
             if isinstance(node, _DEFS):
                 for decorator in node.decorator_list:
                     self.decorator(node, decorator)
-                if not self.functions and node.name not in self.top_level:
+                # The module-level function it is, or sits in (None in a class: a
+                # method is no wrapper, its callers reach it through an object).
+                top = node.name if id(node) in self.module_defs else (
+                    self.tops[-1] if self.tops else None)
+                if top == node.name and node.name not in self.top_level:
                     self.top_level[node.name] = node
-                self.enclosing.setdefault(node.name, self.functions[0] if self.functions
-                                          else node.name)
+                if top is not None:
+                    self.enclosing.setdefault(node.name, top)
                 self.functions.append(node.name)
+                self.tops.append(top)
                 stack.append((node, True))
             elif isinstance(node, ast.Call):
                 self.call(node)
@@ -240,8 +249,8 @@ class _Visitor:
             receivers = self.receivers(receiver_text)
             if not receivers:
                 return
-        if self.functions and any(r != "." for r in receivers):
-            self.wrappers.add(self.functions[0])
+        if self.tops and self.tops[-1] is not None and any(r != "." for r in receivers):
+            self.wrappers.add(self.tops[-1])
         self.record_call(node, op, receivers, self.functions[-1] if self.functions else None)
 
     def record_call(self, node: ast.Call, op: str, receivers: list[str],

@@ -335,8 +335,15 @@ def _calls_stub(call: Call, stub: Stub | Wrapper,
         if not module or not plain:
             continue
         beside = posixpath.join(posixpath.dirname(call.path), *plain.split(".")) + ".py"
-        if module == plain or module.startswith(plain + ".") or beside == stub.path:
+        if module == plain or beside == stub.path:
             return _EXACT
+        if module.startswith(plain + "."):
+            # A package above the stub's module re-exports its ops (`aiter.silu_and_mul`);
+            # a plain function of a submodule it need not.
+            if isinstance(stub, Stub):
+                return _EXACT
+            best = _LOOSE
+            continue
         if module.endswith("." + plain) and not exists(beside):
             best = _LOOSE  # (a module of that name beside the caller is the one it imports)
     return best
