@@ -11,7 +11,7 @@ import ast
 import sys
 from typing import Any
 
-from impact.facts import Fact, sorted_facts
+from impact.facts import Fact, never_raises, sorted_facts
 from impact.kinds import FactKind, ValueKind
 from impact.python.digest import arguments_digest, module_digests
 from impact.python.scaffold import (
@@ -20,6 +20,7 @@ from impact.python.scaffold import (
     dotted_name,
     extract_python,
     parameters,
+    parse_statements,
     string_value,
 )
 
@@ -55,7 +56,8 @@ def literal_kind(value: ast.expr) -> ValueKind:
 def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
     """`op-stub`, `op-call` and `fake-twin` facts and the `content` fact of one file, sorted.
 
-    Never raises; a file that is not UTF-8 or not Python yields one parse-failure fact.
+    Never raises; a file that is not UTF-8 or not Python yields its parse-failure fact,
+    and beside it the facts of the module-level statements that parse on their own.
     """
 
     def extract(parsed: Source) -> list[Fact]:
@@ -68,7 +70,25 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
                           {"digest": digest, "beyond_bindings": beyond}))
         return sorted_facts(facts)
 
-    return extract_python(path, source, extract)
+    facts = extract_python(path, source, extract)
+    if len(facts) != 1 or facts[0].kind != FactKind.PARSE_FAILURE:
+        return facts
+    # A file that does not parse still says what its other statements state: the calls
+    # and stubs of the functions the error is not in are read (the failure stays, so the
+    # file is still not understood, and no content digest says it is).
+    partial = _statements(source)
+    if partial is None:
+        return facts
+    read = never_raises(path, "python", lambda: extract(partial))
+    return sorted_facts([*facts, *(f for f in read if f.kind not in (
+        FactKind.CONTENT, FactKind.PARSE_FAILURE))])
+
+
+def _statements(source: bytes) -> Source | None:
+    try:
+        return parse_statements(source.decode("utf-8-sig"))
+    except (UnicodeDecodeError, RecursionError, MemoryError, ValueError):
+        return None
 
 
 class _Visitor:
