@@ -5,9 +5,14 @@ Runs one fresh `impact report --commit C --format json` process per first-parent
 every BREAKS with its rows (contract, subject, sides as file:line). With `--corpus FILE`
 it also checks a labelled corpus (`benchmarks/realhist_corpus.json`, schema
 `benchmarks/realhist_corpus.schema.json`): each entry of this repository is reported
-and agreement is counted. Run:
+and agreement is counted. A repository no built-in map fits is reported with a surface
+map of its own: `--surface-map FILE` (passed to `impact report --surface-map`) for every
+report of the run, else the map the corpus names for the entry or its repository
+(`surface_map`, `surface_maps`; `benchmarks/maps/`). Run:
 
     python benchmarks/realhist.py --repo /path/to/aiter.git --last 40 [--corpus FILE]
+    python benchmarks/realhist.py --repo /path/to/FlashMLA.git --corpus FILE \
+        --surface-map benchmarks/maps/flashmla.surface.toml
 
 The repository may be bare; nothing is written to it. Exit status: 0, or 1 when a corpus
 entry disagrees, 3 on bad arguments.
@@ -70,20 +75,30 @@ def resolve(repo: str, rev: str) -> tuple[str, str]:
 
 
 def run_one(repo: str, sha: str, subject: str, timeout: float, target_tip: str | None,
-            cache: bool) -> Outcome:
-    """One fresh `impact report --commit sha` process (start-up included in the time)."""
+            cache: bool, surface_map: str | None = None) -> Outcome:
+    """One fresh `impact report --commit sha` process (start-up included in the time),
+    with `surface_map` passed as `--surface-map` when given."""
     given = ["--commit", sha] + (["--target-tip", target_tip] if target_tip else [])
-    return run_report(repo, given, sha, subject, timeout, cache)
+    return run_report(repo, given, sha, subject, timeout, cache, surface_map)
+
+
+def report_command(repo: str, given: list[str], cache: bool,
+                   surface_map: str | None = None) -> list[str]:
+    """The `impact report` command line for one change named by `given`."""
+    command = [sys.executable, "-m", "impact", "report", "--repo", repo, *given,
+               "--format", "json"]
+    if surface_map:
+        command += ["--surface-map", surface_map]
+    if not cache:
+        command.append("--no-cache")
+    return command
 
 
 def run_report(repo: str, given: list[str], sha: str, subject: str, timeout: float,
-               cache: bool) -> Outcome:
+               cache: bool, surface_map: str | None = None) -> Outcome:
     """One fresh `impact report` process naming the change with `given` (start-up
     included in the time); the outcome is labelled `sha` and `subject`."""
-    command = [sys.executable, "-m", "impact", "report", "--repo", repo, *given,
-               "--format", "json"]
-    if not cache:
-        command.append("--no-cache")
+    command = report_command(repo, given, cache, surface_map)
     start = time.monotonic()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
@@ -111,11 +126,25 @@ def run_report(repo: str, given: list[str], sha: str, subject: str, timeout: flo
 
 
 def load_corpus(path: Path) -> list[dict[str, Any]]:
-    """The corpus, validated against its schema; a clear error line when it is not."""
+    """The corpus, validated against its schema; a clear error line when it is not.
+    Each entry's `surface_map` (its own, else its repository's in `surface_maps`) comes
+    back as an absolute path, resolved against the corpus file's folder; a named map that
+    is not a file is refused (ValueError), not left to fail in every report."""
     document = json.loads(path.read_text(encoding="utf-8"))
     schema = json.loads(CORPUS_SCHEMA.read_text(encoding="utf-8"))
     jsonschema.validate(document, schema)
-    return list(document["entries"])
+    maps = document.get("surface_maps", {})
+    entries = []
+    for entry in document["entries"]:
+        named = entry.get("surface_map") or maps.get(entry["repo"])
+        if named:
+            found = (path.parent / named).resolve()
+            if not found.is_file():
+                raise ValueError(f"surface map {named} (for {entry['repo']}) is not a file "
+                                 f"under {path.parent}")
+            entry = {**entry, "surface_map": str(found)}
+        entries.append(entry)
+    return entries
 
 
 def side_text(side: dict[str, Any]) -> str:
@@ -146,10 +175,15 @@ def summary(outcomes: list[Outcome], out: Any) -> None:
         if outcome.verdict != "BREAKS":
             continue
         out.write(f"\nBREAKS {outcome.commit[:10]} {outcome.subject[:80]}\n")
-        for row in outcome.rows:
-            sides = "; ".join(side_text(s) for s in row.get("sides", []))
-            out.write(f"  {row.get('contract')} {row.get('subject')} "
-                      f"[{row.get('reason')}]: {sides}\n")
+        print_rows(outcome, out, "  ")
+
+
+def print_rows(outcome: Outcome, out: Any, indent: str) -> None:
+    """The outcome's new mismatch rows: contract, subject, reason and every side."""
+    for row in outcome.rows:
+        sides = "; ".join(side_text(s) for s in row.get("sides", []))
+        out.write(f"{indent}{row.get('contract')} {row.get('subject')} "
+                  f"[{row.get('reason')}]: {sides}\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,9 +197,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", action="store_true",
                         help="let reports use the fact cache (default: --no-cache, cold)")
     parser.add_argument("--json", type=Path, help="also write every outcome to this file")
+    parser.add_argument("--surface-map", type=Path, metavar="FILE",
+                        help="the surface map every report uses (impact report --surface-map);"
+                             " default: the corpus entry's, else the one impact picks")
     args = parser.parse_args(argv)
     if not Path(git_dir(args.repo)).is_dir():
         parser.exit(3, f"realhist: no git repository at {args.repo}; pass --repo DIR\n")
+    given_map = str(args.surface_map.resolve()) if args.surface_map else None
+    if args.surface_map and not args.surface_map.is_file():
+        parser.exit(3, f"realhist: no surface map at {args.surface_map}\n")
     try:
         corpus = load_corpus(args.corpus) if args.corpus else []
     except (OSError, ValueError, jsonschema.ValidationError) as err:
@@ -180,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     out.write(ready(sys.executable, cwd=tempfile.gettempdir()) + "\n")
     outcomes: list[Outcome] = []
     for sha, subject in first_parent(args.repo, args.last) if args.last else []:
-        outcome = run_one(args.repo, sha, subject, args.timeout, tip, args.cache)
+        outcome = run_one(args.repo, sha, subject, args.timeout, tip, args.cache, given_map)
         print_outcome(outcome, out)
         out.flush()
         outcomes.append(outcome)
@@ -190,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     mine = [e for e in corpus if _same_repo(e["repo"], args.repo)]
     if mine:
         out.write(f"\ncorpus: {len(mine)} entries for this repository\n")
-        done = {o.commit: o for o in outcomes}
+        done = {(o.commit, given_map): o for o in outcomes}
+        checked: list[Outcome] = []
         for entry in mine:
             try:
                 sha, subject = resolve(args.repo, entry["commit"])
@@ -198,13 +239,22 @@ def main(argv: list[str] | None = None) -> int:
                 out.write(f"  {entry['commit']}: not in this repository\n")
                 disagreements += 1
                 continue
-            outcome = done.get(sha) or run_one(args.repo, sha, subject, args.timeout, tip,
-                                               args.cache)
+            surface_map = given_map or entry.get("surface_map")
+            outcome = done.get((sha, surface_map)) or run_one(
+                args.repo, sha, subject, args.timeout, tip, args.cache, surface_map)
+            checked.append(outcome)
             ok = outcome.verdict == entry["expected"]
             disagreements += not ok
             out.write(f"  {'ok  ' if ok else 'DIFF'} {sha[:10]} expected {entry['expected']:<12}"
                       f" got {outcome.verdict:<12} {outcome.seconds:5.1f}s  {entry['reason']}\n")
+            if not ok:
+                print_rows(outcome, out, "         ")
         out.write(f"corpus agreement: {len(mine) - disagreements}/{len(mine)}\n")
+        times = [o.seconds for o in checked]
+        if times:
+            out.write(f"corpus wall time: median {statistics.median(times):.2f}s, "
+                      f"worst {max(times):.2f}s over {len(times)} reports\n")
+        outcomes += [o for o in checked if o not in outcomes]
     if args.json:
         args.json.write_text(json.dumps([o.__dict__ for o in outcomes], indent=1) + "\n",
                              encoding="utf-8")
