@@ -269,3 +269,37 @@ def test_a_module_beside_the_caller_shadows_one_of_that_name_elsewhere() -> None
     assert values, doc["rows"]
     assert {s["file"] for r in values for s in r["sides"]} == {
         "hopper/test_it.py", "hopper/flash_attn_interface.py"}, values
+
+
+VARLEN_CALL = "        alibi_slopes, max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, zero_tensors,"
+TYPO = "        alibi_slopes, max_seqlen_q, max_seqlen_k dropout_p, softmax_scale, zero_tensors,"
+
+
+def test_a_typo_in_one_function_leaves_the_other_calls_of_the_file_judged() -> None:
+    """The interface no longer compiles (a comma dropped in the varlen wrapper), and the
+    C++ `fwd` gains a parameter without a default: the forward wrapper's call, which
+    still parses on its own, fails to bind. BREAKS; the file is also not understood."""
+    extra = "        const bool return_softmax,\n        std::optional<at::Generator> gen_,\n" \
+            "        bool deterministic)"
+    doc = report(scenario(FA, e.replace(FA_PY, VARLEN_CALL, TYPO), e.replace(
+        CUDA, "        const bool return_softmax,\n        std::optional<at::Generator> gen_)",
+        extra)))
+    assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
+    assert any(r["reason"] == "call-does-not-bind" and r["subject"].startswith("fwd|")
+               for r in charged_rows(doc, "mismatch")), doc["rows"]
+    assert any(r["contract"] == "surface" and r["files"] == [FA_PY] if "files" in r else
+               r["contract"] == "surface" and r["sides"][0]["file"] == FA_PY
+               for r in doc["rows"] if r["status"] == "changed"), doc["rows"]
+
+
+def test_a_problem_in_a_file_the_base_could_not_read_is_changed_not_breaks() -> None:
+    """The base's varlen wrapper does not compile and the C++ `varlen_fwd` already takes
+    one more parameter; the change fixes the typo: the call now read fails to bind, but
+    nothing shows the base's did not (it could not be read): changed."""
+    more = "               std::optional<at::Generator> gen_,\n               bool deterministic)"
+    base = tree_with(FA, e.replace(FA_PY, VARLEN_CALL, TYPO), e.replace(
+        CUDA, "               std::optional<at::Generator> gen_)", more))
+    doc = report(scenario(base, e.replace(FA_PY, TYPO, VARLEN_CALL)))
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
+    assert any(r["reason"] == "call-does-not-bind" and r["status"] == "changed"
+               for r in doc["rows"]), doc["rows"]
