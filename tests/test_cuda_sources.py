@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from harness import charged_rows, report, scenario
 from memory import tree_with
 
@@ -233,9 +234,12 @@ def test_a_declaration_in_a_cuda_header_is_compared() -> None:
         (HEADER, "changed"), ("csrc/include/rocm_ops.hpp", "counterpart")}
 
 
-def test_a_kernel_edit_in_a_cuda_source_is_code_beyond_the_bindings() -> None:
-    doc = report(scenario(AITER_CUDA, e.replace(KERNELS, "block(d < 1024 ? d : 1024)",
-                                                "block(d < 512 ? d : 512)")))
+@pytest.mark.parametrize("edit", [
+    e.replace(KERNELS, "block(d < 1024 ? d : 1024)", "block(d < 512 ? d : 512)"),
+    e.replace(KERNELS, "<<<grid, block, 0, stream>>>", "<<<grid, block, 256, stream>>>"),
+], ids=["kernel-body", "launch-configuration"])
+def test_a_kernel_edit_in_a_cuda_source_is_code_beyond_the_bindings(edit: e.Edit) -> None:
+    doc = report(scenario(AITER_CUDA, edit))
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
     assert not _not_understood(doc), _not_understood(doc)
     assert [r["reason"] for r in charged_rows(doc, "changed")] == [
