@@ -2,10 +2,11 @@
 flash-attention: how many files each grammar leaves with ERROR/MISSING nodes, and how long
 it takes to parse them.
 
-The files: every `.cu`, `.cuh` and `.hip` file, and every `.h`/`.hpp` whose text is
-CUDA-flavoured (`impact.cpp.scaffold.cuda_flavoured`: `__global__`, `__device__`,
-`__host__`, `__shared__`, `__launch_bounds__`, `<<<`), of each mirror at HEAD and at one
-2024 commit, read from the bare snapshots under /work/.mirror (a mirror that is absent is
+The files: those impact reads with the CUDA grammar (`grammar_for` in
+impact/cpp/scaffold.py): every `.cu`, `.cuh` and `.hip` file, and every `.h`, `.hpp`,
+`.cpp` or `.cc` whose text is CUDA-flavoured (`__global__`, `__device__`, `__host__`,
+`__shared__`, `__launch_bounds__`, `<<<`), of each mirror at HEAD and at one 2024
+commit, read from the bare snapshots under /work/.mirror (a mirror that is absent is
 skipped). Each file is parsed as written ("raw") and as the bindings extractor hands it to
 tree-sitter, its `#if` blocks inside parentheses flattened ("flat",
 `impact/bindings/cpp_conditionals.py`: what a report's syntax errors come from). Then:
@@ -30,7 +31,7 @@ from pathlib import Path
 import tree_sitter
 
 from impact.bindings.cpp_conditionals import flatten_conditionals
-from impact.cpp.scaffold import CPP, CUDA, cuda_flavoured, first_error_line
+from impact.cpp.scaffold import CPP, CUDA, first_error_line, grammar_for
 from impact.kinds import FactKind
 
 MIRROR = Path("/work/.mirror")
@@ -39,8 +40,7 @@ TREES = (
     ("ROCm+aiter", ("HEAD", "963511808d6cdfff876b361617a21d999ecc1e17")),  # 2024-12-31
     ("Dao-AILab+flash-attention", ("HEAD", "v2.7.0")),  # 2024-11-12
 )
-CUDA_SUFFIXES = (".cu", ".cuh", ".hip")
-HEADER_SUFFIXES = (".h", ".hpp")
+CPP_SUFFIXES = (".cu", ".cuh", ".hip", ".h", ".hpp", ".cpp", ".cc")
 GRAMMARS = {"cpp": CPP, "cuda": CUDA}
 
 
@@ -50,14 +50,13 @@ def _git(git_dir: Path, *args: str) -> bytes:
 
 
 def _files(git_dir: Path, rev: str) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
-    """(the CUDA/HIP sources and CUDA-flavoured headers, the .cpp files) at `rev`."""
+    """(the C++ files impact reads with the CUDA grammar, the other `.cpp` files) at `rev`."""
     names = _git(git_dir, "ls-tree", "-r", "--name-only", rev).decode().splitlines()
-    wanted = [n for n in names if n.endswith(CUDA_SUFFIXES + HEADER_SUFFIXES + (".cpp",))]
+    wanted = [n for n in names if n.endswith(CPP_SUFFIXES)]
     blobs = _cat(git_dir, [f"{rev}:{n}" for n in wanted])
     cuda, cpp = [], []
     for name, text in zip(wanted, blobs, strict=True):
-        if name.endswith(CUDA_SUFFIXES) or (name.endswith(HEADER_SUFFIXES)
-                                            and cuda_flavoured(text)):
+        if grammar_for(name, text) is CUDA:
             cuda.append((name, text))
         elif name.endswith(".cpp"):
             cpp.append((name, text))
