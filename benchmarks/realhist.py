@@ -52,6 +52,9 @@ class Outcome:
     archs: list[str] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""
+    # Every row that names a file impact could not read (a parse failure, a binding not
+    # understood): "reason file,...: failure", so --json can count them.
+    unread: list[str] = field(default_factory=list)
 
 
 def first_parent(repo: str, last: int) -> list[tuple[str, str]]:
@@ -122,7 +125,11 @@ def run_report(repo: str, given: list[str], sha: str, subject: str, timeout: flo
     archs = list(verdict.get("archs", []))
     rows = [r for r in report.get("rows", [])
             if r.get("status") == "mismatch" and not r.get("preexisting")]
-    return Outcome(sha, subject, word, seconds, cpu, archs, rows)
+    unread = [f"{r.get('reason')} "
+              f"{','.join(sorted({str(s.get('file')) for s in r.get('sides', [])}))}: "
+              f"{r['details']['failure']}" for r in report.get("rows", [])
+              if isinstance(r.get("details"), dict) and r["details"].get("failure")]
+    return Outcome(sha, subject, word, seconds, cpu, archs, rows, unread=unread)
 
 
 def load_corpus(path: Path) -> list[dict[str, Any]]:

@@ -49,8 +49,8 @@ _TMP_PREFIX = ".tmp-"
 _SOURCES = ("python", "cpp", "descriptors", "bindings", "dvc.py", "extract.py", "facts.py",
             "kinds.py", "strict.py", "surface.py", "contracts")
 _SOURCE_SUFFIXES = (".py", ".json")
-_DISTRIBUTIONS = ("tree-sitter", "tree-sitter-cpp", "tree-sitter-cmake", "PyYAML",
-                  "jsonschema")
+_DISTRIBUTIONS = ("tree-sitter", "tree-sitter-cpp", "tree-sitter-cmake", "tree-sitter-cuda",
+                  "PyYAML", "jsonschema")
 
 Warn = Callable[[str], None]
 

@@ -51,7 +51,7 @@ _PACKAGES = ("impact", "emit")
 _NOT_READ_BY_REPORTS = ("impact/fixtures",)
 _SUFFIXES = (".py", ".json", ".toml")
 _DEPENDENCIES = ("dulwich", "merge3", "tree-sitter", "tree-sitter-cpp", "tree-sitter-cmake",
-                 "networkx", "jsonschema", "PyYAML")
+                 "tree-sitter-cuda", "networkx", "jsonschema", "PyYAML")
 
 
 @cache

@@ -217,7 +217,7 @@ class SurfaceMap:
 OUTSIDE = SurfaceKind.OUTSIDE
 _SUFFIX_LANGUAGES = (
     ((".py",), Language.PYTHON),
-    ((".cpp", ".hpp", ".h", ".cc", ".cxx", ".hip", ".cu"), Language.CPP),
+    ((".cpp", ".hpp", ".h", ".cc", ".cxx", ".hip", ".cu", ".cuh"), Language.CPP),
     (("CMakeLists.txt", ".cmake"), Language.CMAKE),
 )
 

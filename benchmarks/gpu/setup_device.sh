@@ -18,7 +18,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 WHEELS="$HERE/wheels"
 VENV="${VENV:-$ROOT/.venv-gpu}"
 DEPS=("dulwich>=1.2.21" "merge3>=1.0.0" "tree-sitter>=0.26.1"
-      "tree-sitter-cpp>=0.23.4" "tree-sitter-cmake>=0.7.2" "networkx>=3.6.1"
+      "tree-sitter-cpp>=0.23.4" "tree-sitter-cmake>=0.7.2" "tree-sitter-cuda>=0.21.2"
+      "networkx>=3.6.1"
       "jsonschema>=4.26.0" "PyYAML>=6.0.4" "nvidia-ml-py" "setuptools>=68" "wheel")
 
 if [ "${1:-}" = "--download" ]; then

@@ -1,9 +1,11 @@
 """Binding facts of one C++ source: pybind `m.def`, TORCH_LIBRARY schemas, `m.impl`,
 boxed `stack[i]` reads and every function's parameter list, and its two digests.
 
-Maintainers: this module parses the bytes it is handed with tree-sitter-cpp and must not
-touch git or the filesystem. `extract_binding_cpp_facts` never raises: a file it cannot
-read fully yields one `parse-failure` fact beside whatever its clean parts showed.
+Maintainers: this module parses the bytes it is handed with tree-sitter-cpp, or with
+tree-sitter-cuda for a CUDA/HIP source or a CUDA-flavoured header (`grammar_for` in
+impact/cpp/scaffold.py), and must not touch git or the filesystem.
+`extract_binding_cpp_facts` never raises: a file it cannot read fully yields one
+`parse-failure` fact beside whatever its clean parts showed.
 Before tree-sitter sees the file, `#if` blocks inside parentheses are flattened to their
 first branch (`cpp_conditionals.py`); the walk that states the facts is `cpp_walk.py`;
 what is left here is the entry point and the digests that say whether code beyond the
@@ -19,30 +21,40 @@ import tree_sitter
 
 from impact.bindings.cpp_conditionals import flatten_conditionals
 from impact.bindings.cpp_walk import DEF_CALL, Scope, Walker
-from impact.cpp.scaffold import extract_tree, parse, syntax_failure, token_digest
+from impact.cpp.scaffold import (
+    extract_tree,
+    grammar_for,
+    language_label,
+    parse,
+    syntax_failure,
+    token_digest,
+)
 from impact.facts import Fact, sorted_facts
 from impact.kinds import FactKind
 
 LANGUAGE = "C++"
 
 
-def extract_binding_cpp_facts(path: str, source: bytes) -> list[Fact]:
-    """Every binding fact one C++ source states, sorted; never raises."""
+def extract_binding_cpp_facts(path: str, source: bytes,
+                              grammar: tree_sitter.Language | None = None) -> list[Fact]:
+    """Every binding fact one C++ source states, sorted; never raises. The grammar is the
+    one `grammar_for` picks for the file unless `grammar` names one (a benchmark's)."""
 
     def extract(text: bytes) -> list[Fact]:
+        language = grammar if grammar is not None else grammar_for(path, text)
         flat, regions = flatten_conditionals(text)
-        tree = parse(flat)
-        walker = Walker(flat, regions)
+        tree = parse(flat, language)
+        walker = Walker(flat, regions, grammar=language)
         walker.visit(tree.root_node, Scope())
         facts = walker.finish()
-        failure = syntax_failure(path, tree.root_node, LANGUAGE)
+        failure = syntax_failure(path, tree.root_node, language_label(language))
         if failure is not None:
             # Unparsed, yet a comment-only edit is still provable: the text without its
             # comments, layout folded, is the same at both revisions.
             facts.append(Fact(failure.kind, failure.name, failure.line,
                               {**failure.data, "lexical_digest": lexical_digest(text)}))
         else:
-            root = parse(text).root_node
+            root = parse(text, language).root_node
             facts.append(Fact(FactKind.CONTENT, path, 0, {
                 "digest": token_digest(root), "beyond_bindings": beyond_digest(root)}))
         return sorted_facts(facts)

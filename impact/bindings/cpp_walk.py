@@ -23,6 +23,7 @@ from impact.bindings.schema import SchemaError, parse_schema
 from impact.cpp.literals import string_value
 from impact.cpp.scaffold import (
     CLASS_TYPES,
+    CPP,
     declared_identifier,
     function_declarator,
     line_of,
@@ -90,6 +91,8 @@ class Walker:
     source: bytes
     regions: list[Region]
     line_offset: int = 0
+    # The grammar the source was parsed with; a `#define` body is re-parsed with it too.
+    grammar: tree_sitter.Language = CPP
     facts: list[Fact] = field(default_factory=list)
     boxed: dict[tuple[str, int], _Boxed] = field(default_factory=dict)
     seen_calls: set[int] = field(default_factory=set)
@@ -499,9 +502,9 @@ class Walker:
         body = body.replace(b"##", _PASTE)
         body = re.sub(rb"#\s*(?=[A-Za-z_])", _STRINGIFY, body)
         wrapped = _MACRO_WRAPPER + body + b"\n}\n"
-        sub = Walker(wrapped, [], self.line_offset + value.start_point.row)
+        sub = Walker(wrapped, [], self.line_offset + value.start_point.row, grammar=self.grammar)
         macro_scope = scope.inner(function=None, macro=self.text(name_node))
-        sub.visit(parse(wrapped).root_node, macro_scope)
+        sub.visit(parse(wrapped, self.grammar).root_node, macro_scope)
         self.facts.extend(f for f in sub.facts if f.kind != FactKind.CPP_FUNCTION)
         for match in DEF_CALL.finditer(wrapped):
             if match.start() not in sub.seen_calls:

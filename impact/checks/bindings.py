@@ -411,15 +411,20 @@ class BindingsCheck(Check):
         old, new = base.copies(reach.paths), head.copies(reach.paths)
         # A copy we could not read may hold the binding (or the stub) we call missing.
         blind = any(side.failure(path) is not None for path in touched for side in (base, head))
+        # The files whose copies moved: what an unread related file's row is charged to.
+        moved = {p for p in touched if base.stated(p) != head.stated(p)} or touched
         for path in sorted(reach.related):
             for side in (base, head):
                 failure = side.failure(path)
                 blind = blind or failure is not None
                 if failure is not None and path not in touched:
-                    # Unread, so it cannot be shown unchanged: its side reads changed.
+                    # Unread, so it cannot be shown unchanged: the row reads changed (fail
+                    # closed), yet the change did not touch it: it is the counterpart of
+                    # the touched files that reached its op.
                     yield self._row(scope, f"unreadable-copy:{path}", Status.CHANGED,
                                     Reason.COPY_UNREADABLE, {"failure": failure.reason},
-                                    [(Place(path, failure.line), view.name, True)])
+                                    [(Place(path, failure.line), view.name, False),
+                                     *_files_moved(moved, view)])
                     break
         for symbol in sorted(reach.ops & (old.symbols() | new.symbols()
                                           | set(new.stubs_by_name))):

@@ -1,8 +1,10 @@
 """C++ facts: argument lists, launch calls, metadata reads and the rest, from one source.
 
-Maintainers: this module parses the bytes it is handed with tree-sitter-cpp and must not
-touch git or the filesystem. `extract_cpp_facts` never raises: a file it cannot read
-fully yields one `parse-failure` fact beside whatever its clean parts showed.
+Maintainers: this module parses the bytes it is handed with tree-sitter-cpp, or with
+tree-sitter-cuda for a `.hip`/`.cu` source or a CUDA-flavoured header (`grammar_for` in
+impact/cpp/scaffold.py), and must not touch git or the filesystem. `extract_cpp_facts`
+never raises: a file it cannot read fully yields one `parse-failure` fact beside whatever
+its clean parts showed.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from impact.cpp.scaffold import (
     declared_identifier,
     extract_tree,
     function_declarator,
+    grammar_for,
+    language_label,
     line_of,
     node_text,
     parse,
@@ -54,11 +58,12 @@ def extract_cpp_facts(path: str, source: bytes, *, pack_array: str = "") -> list
     """
 
     def extract(text: bytes) -> list[Fact]:
-        tree = parse(text)
+        grammar = grammar_for(path, text)
+        tree = parse(text, grammar)
         walker = _Walker(text, tree.root_node, pack_array)
         walker.visit(tree.root_node, _Scope())
         facts = walker.finish()
-        facts.append(closing_fact(path, tree.root_node, LANGUAGE))
+        facts.append(closing_fact(path, tree.root_node, language_label(grammar)))
         return sorted_facts(facts)
 
     return extract_tree(path, source, LANGUAGE, extract)

@@ -1,5 +1,5 @@
-"""What every tree-sitter extractor starts from: the parsers, decoding, syntax errors, the
-layout-blind digest, and small node readers.
+"""What every tree-sitter extractor starts from: the parsers, which grammar reads a C++
+file, decoding, syntax errors, the layout-blind digest, and small node readers.
 
 Maintainers: shared by the hipDNN C++ extractor (impact/cpp/facts.py), the CMake extractor
 (impact/cpp/cmake.py) and the bindings C++ extractor (impact/bindings/cpp_facts.py), so all
@@ -10,25 +10,54 @@ in impact/cpp/literals.py.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import tree_sitter
 import tree_sitter_cmake
 import tree_sitter_cpp
+import tree_sitter_cuda
 
 from impact.cpp.digest import tree_digest
 from impact.facts import Fact, content_fact, never_raises, parse_failure
 
 CPP = tree_sitter.Language(tree_sitter_cpp.language())
 CMAKE = tree_sitter.Language(tree_sitter_cmake.language())
+# tree-sitter-cpp with CUDA's declaration specifiers (`__global__`, `__device__`, ...) and
+# the `<<<grid, block>>>` launch: HIP spells kernels the same way.
+CUDA = tree_sitter.Language(tree_sitter_cuda.language())
+CUDA_SUFFIXES = (".cu", ".cuh", ".hip")
+# What makes a header's text CUDA: a plain C++ grammar rejects any of these.
+_CUDA_MARKERS = re.compile(
+    rb"\b__(?:global|device|host|shared|launch_bounds)__\b|<<<")
 # Node types that open a class body (their members are scoped by the class name).
 CLASS_TYPES = ("class_specifier", "struct_specifier")
-_PARSERS = {id(CPP): tree_sitter.Parser(CPP), id(CMAKE): tree_sitter.Parser(CMAKE)}
+_PARSERS = {id(language): tree_sitter.Parser(language) for language in (CPP, CUDA, CMAKE)}
 
 
 def parse(source: bytes, language: tree_sitter.Language = CPP) -> tree_sitter.Tree:
     """The syntax tree of `source` (tree-sitter never fails: broken parts become ERROR)."""
     return _PARSERS[id(language)].parse(source)
+
+
+def cuda_flavoured(text: bytes) -> bool:
+    """Whether a C++ text uses a CUDA/HIP keyword or a `<<<...>>>` launch."""
+    return _CUDA_MARKERS.search(text) is not None
+
+
+def grammar_for(path: str, text: bytes) -> tree_sitter.Language:
+    """The grammar a C++ file is parsed with: CUDA's for `.cu`, `.cuh` and `.hip` sources
+    and for any file whose text is CUDA-flavoured (a `.h` of device helpers), else
+    tree-sitter-cpp's, so plain C++ keeps the facts and digests it always had (the two
+    grammars name some nodes differently; benchmarks/cuda_grammar.py measures both)."""
+    if path.endswith(CUDA_SUFFIXES) or cuda_flavoured(text):
+        return CUDA
+    return CPP
+
+
+def language_label(grammar: tree_sitter.Language) -> str:
+    """The language a parse failure names: `CUDA` for the CUDA grammar, else `C++`."""
+    return "CUDA" if grammar is CUDA else "C++"
 
 
 def decoded(path: str, source: bytes) -> bytes | Fact:
