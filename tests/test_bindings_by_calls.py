@@ -303,3 +303,33 @@ def test_a_problem_in_a_file_the_base_could_not_read_is_changed_not_breaks() -> 
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
     assert any(r["reason"] == "call-does-not-bind" and r["status"] == "changed"
                for r in doc["rows"]), doc["rows"]
+
+
+def test_an_ater_era_stub_names_its_module_and_sources_in_its_decorator() -> None:
+    """aiter's 2024 stubs (package `ater`) spell their build in the decorator: the module
+    in `md_name=`, the sources in `srcs=` (f-strings over a folder constant)."""
+    from impact.bindings.python_facts import extract_binding_python_facts
+    from impact.graph.bindings import Copies, _copy
+
+    source = (b"from ..jit.core import compile_ops, ATER_CSRC_DIR\n"
+              b"@compile_ops(srcs=[f'{ATER_CSRC_DIR}/py_itfs_ck/norm_kernels.cu',\n"
+              b"                   f'{ATER_CSRC_DIR}/py_itfs_ck/norm_pybind.cu'],\n"
+              b"             md_name='norm_module', fc_name='layernorm2d_fwd')\n"
+              b"def layer_norm(input, weight, bias, epsilon): ...\n")
+    facts = extract_binding_python_facts("ater/ops/norm.py", source)
+    stub = next(f for f in facts if f.kind == "op-stub")
+    assert stub.data["module"] == "norm_module"
+    assert stub.data["sources"] == ["py_itfs_ck/norm_kernels.cu", "py_itfs_ck/norm_pybind.cu"]
+    cpp = b'#include <pybind11/pybind11.h>\nvoid layernorm2d_fwd(int a, int b, int c, int d);\n' \
+          b'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n    m.def("layernorm2d_fwd", ' \
+          b'&layernorm2d_fwd, py::arg("input"), py::arg("weight"), py::arg("bias"), ' \
+          b'py::arg("epsilon"));\n}\n'
+    from impact.bindings.cpp_facts import extract_binding_cpp_facts
+    mine = extract_binding_cpp_facts("csrc/py_itfs_ck/norm_pybind.cu", cpp)
+    other = extract_binding_cpp_facts("csrc/other/norm_pybind2.cu", cpp)
+    copies = Copies.of([_copy("ater/ops/norm.py", f, ["."]) for f in facts] + [
+        _copy("csrc/py_itfs_ck/norm_pybind.cu", f, ["."]) for f in mine] + [
+        _copy("csrc/other/norm_pybind2.cu", f, ["."]) for f in other])
+    stubs = copies.stubs["layernorm2d_fwd"]
+    scoped = copies.scoped(stubs[0], copies.pybind["layernorm2d_fwd"])
+    assert [b.path for b in scoped] == ["csrc/py_itfs_ck/norm_pybind.cu"]

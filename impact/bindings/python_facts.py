@@ -35,6 +35,19 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _PASSED_TEXT = 60  # characters of a passed value kept to name it in a finding
 
 
+def _source_tail(item: ast.expr) -> str | None:
+    """A source path as a decorator writes it, less any leading `{DIR}/`: the literal
+    text after the last formatted value (None when nothing literal follows it)."""
+    if isinstance(item, ast.Constant) and isinstance(item.value, str):
+        return item.value.lstrip("./") or None
+    if not isinstance(item, ast.JoinedStr) or not item.values:
+        return None
+    last = item.values[-1]
+    if not (isinstance(last, ast.Constant) and isinstance(last.value, str)):
+        return None
+    return last.value.lstrip("/") or None
+
+
 def literal_kind(value: ast.expr) -> ValueKind:
     """The kind of a literal a call passes (`-1` and `+2.0` included), else `expr`."""
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub | ast.UAdd):
@@ -196,8 +209,14 @@ class _Visitor:
         self.blanked[id(func)] = frozenset({"args"})
         positional = [a for a in call.args if not isinstance(a, ast.Starred)]
         keywords = {a.arg: a.value for a in call.keywords if a.arg is not None}
-        module = string_value(positional[0]) if positional else None
+        module = string_value(positional[0]) if positional else string_value(
+            keywords.get("md_name"))
         fc_name = string_value(keywords.get("fc_name"))
+        # aiter's first era (`ater`, 2024) names the stub's own sources in its decorator
+        # (`srcs=[f"{ATER_CSRC_DIR}/py_itfs_ck/norm_pybind.cu", ...]`): the module's build.
+        srcs = keywords.get("srcs")
+        sources = [tail for item in (srcs.elts if isinstance(srcs, ast.List | ast.Tuple)
+                                     else []) if (tail := _source_tail(item))]
         ffi_type = string_value(keywords.get("ffi_type"))
         # aiter's `develop=True`: the wrapper hands C++ `aiter_tensor_t`s for tensors
         # (False when not given; None when not a literal, so nothing is concluded).
@@ -212,6 +231,7 @@ class _Visitor:
             "ffi_type": ffi_type,
             "develop": develop,
             "symbol": fc_name or func.name,
+            "sources": sources,
             "params": self.params(func.args),
             "line": line,
         }))

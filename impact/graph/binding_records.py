@@ -75,6 +75,7 @@ class Stub(Copy):
     develop: bool | None  # None when not a literal
     params: tuple[StubParam, ...]
     file_module: str | None
+    sources: tuple[str, ...] = ()  # the source tails its decorator builds it from (`srcs=`)
 
     @property
     def names(self) -> list[str]:

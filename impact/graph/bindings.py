@@ -102,7 +102,8 @@ def _copy(path: str, fact: Fact, roots: list[str]) -> Copy:
         return Stub(*at, str(data.get("symbol") or fact.name), text_or_none(data.get("module")),
                     text_or_none(data.get("ffi_type")),
                     develop if isinstance(develop, bool) else None,
-                    _params(data), module_name_for(path, roots))
+                    _params(data), module_name_for(path, roots),
+                    tuple(str(t) for t in data.get("sources") or []))
     if fact.kind == FactKind.OP_WRAPPER:
         return Wrapper(*at, _params(data), module_name_for(path, roots))
     if fact.kind == FactKind.OP_CALL:
@@ -256,7 +257,10 @@ class Copies:
     def scoped(self, stub: Stub, binds: list[PyBinding]) -> list[PyBinding]:
         """The bindings a stub pairs with: those its module is built from, when the sources
         map names them (an `x_gfx1250` module's binding is another extension's op)."""
-        files = self._module_files(stub.module) if stub.module else None
+        if stub.sources:
+            files = self._built_from(stub.sources)
+        else:
+            files = self._module_files(stub.module) if stub.module else None
         if files is None:
             return binds
         return [b for b in binds if b.path in files] or binds
@@ -267,8 +271,14 @@ class Copies:
         entry = self.modules.get(module)
         if entry is None:
             return None
+        return self._built_from(entry.files)
+
+    def _built_from(self, tails: Iterable[str]) -> set[str]:
+        """The files whose paths end in `tails`, and those whose bindings their
+        PYBIND11_MODULEs expand."""
+        tails = tuple(tails)
         own = {p for p in self._paths() if any(p == t or p.endswith("/" + t)
-                                                for t in entry.files)}
+                                                for t in tails)}
         macros = {m for p in own for m in self.expands.get(p, set())}
         return own | {s.path for sites in self.pybind.values() for s in sites
                       if s.macro in macros}
