@@ -118,6 +118,7 @@ class _Visitor:
         # those are wrappers, and the bare calls of them in this file are calls of an op.
         self.top_level: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.wrappers: set[str] = set()
+        self.reaches: dict[str, set[str]] = {}  # a wrapper -> the op names it calls into
         self.enclosing: dict[str, str] = {}  # a function's name -> its module-level function
         self.local_calls: list[tuple[ast.Call, str, str | None]] = []
         module_level = [n for n in source.tree.body if isinstance(n, _DEFS)]
@@ -169,15 +170,21 @@ class _Visitor:
             grew = False
             for _, op, function in self.local_calls:
                 top = self.enclosing.get(function) if function else None
-                if top and top not in self.wrappers and (op in self.wrappers
-                                                         or op in self.stub_names):
-                    self.wrappers.add(top)
-                    grew = True
+                if top and (op in self.wrappers or op in self.stub_names):
+                    reached = self.reaches.get(op, set()) | ({op} if op in self.stub_names
+                                                              else set())
+                    if top not in self.wrappers or not reached <= self.reaches.get(top, set()):
+                        self.wrappers.add(top)
+                        self.reaches.setdefault(top, set()).update(reached)
+                        grew = True
         for name in sorted(self.wrappers - self.stub_names):
             func = self.top_level[name]
             line = self.line(func)
             self.facts.append(Fact(FactKind.OP_WRAPPER, name, line, {
-                "params": self.params(func.args), "line": line}))
+                "params": self.params(func.args), "line": line,
+                # the names it calls into, through the extension or the file's own
+                # wrappers and stubs: a wrapper is an op's only where one is bound
+                "reaches": sorted(self.reaches.get(name, set()))}))
         for node, op, function in self.local_calls:
             if op in self.wrappers and op not in self.stub_names:
                 self.record_call(node, op, ["."], function)
@@ -291,6 +298,7 @@ class _Visitor:
                 return
         if self.tops and self.tops[-1] is not None and any(r != "." for r in receivers):
             self.wrappers.add(self.tops[-1])
+            self.reaches.setdefault(self.tops[-1], set()).add(op)
         self.record_call(node, op, receivers, self.functions[-1] if self.functions else None)
 
     def record_call(self, node: ast.Call, op: str, receivers: list[str],

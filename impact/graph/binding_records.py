@@ -91,6 +91,7 @@ class Wrapper(Copy):
 
     params: tuple[StubParam, ...]
     file_module: str | None
+    reaches: tuple[str, ...] = ()  # the op names it calls into (an op only where bound)
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,8 @@ def _copy(path: str, fact: Fact, roots: list[str]) -> Copy:
                     _params(data), module_name_for(path, roots),
                     tuple(str(t) for t in data.get("sources") or []))
     if fact.kind == FactKind.OP_WRAPPER:
-        return Wrapper(*at, _params(data), module_name_for(path, roots))
+        return Wrapper(*at, _params(data), module_name_for(path, roots),
+                       tuple(str(n) for n in data.get("reaches") or []))
     if fact.kind == FactKind.OP_CALL:
         return Call(*at, data.get("receiver"),
                     tuple(str(r) for r in data.get("receivers") or [data.get("receiver", "")]),
@@ -436,6 +437,23 @@ class BindingsGraph:
 
     def paths(self, kind: SurfaceKind) -> list[str]:
         return self.index().paths(kind)
+
+    def holding(self, paths: Iterable[str], needles: Iterable[str]) -> set[str]:
+        """Those of `paths` whose text holds one of `needles` as written (a few known
+        files, read directly; one that cannot be read is kept, so it is parsed)."""
+        wanted = [n.encode() for n in needles if n]
+        found: set[str] = set()
+        for path in paths:
+            if path not in self.snapshot:
+                continue
+            try:
+                text = self.snapshot.read(path)
+            except Exception:  # a missing blob, a gitlink: let the parser say so
+                found.add(path)
+                continue
+            if any(needle in text for needle in wanted):
+                found.add(path)
+        return found
 
     def bindings_at(self, path: str) -> Iterator[PyBinding | Schema | Impl]:
         """The bindings (`m.def`, schema, `m.impl`) `path` registers (read without making
