@@ -135,6 +135,7 @@ class Reason(enum.StrEnum):
     CALL_PASSES_OTHER_VALUES = "call-passes-other-values"
     CALL_ADDED = "call-added"
     CALL_GONE = "call-gone"
+    DECLARATION_WITHOUT_DEFINITION = "declaration-without-definition"
     DEFAULT_FILLS_DIFFERENTLY = "default-fills-differently"
 
     # --- emit fold

@@ -333,3 +333,17 @@ def test_an_ater_era_stub_names_its_module_and_sources_in_its_decorator() -> Non
     stubs = copies.stubs["layernorm2d_fwd"]
     scoped = copies.scoped(stubs[0], copies.pybind["layernorm2d_fwd"])
     assert [b.path for b in scoped] == ["csrc/py_itfs_ck/norm_pybind.cu"]
+
+
+def test_a_definition_that_leaves_its_declaration_behind_breaks() -> None:
+    """The kernels' definition of silu_and_mul gains a parameter; the header and the
+    py::arg list keep two: the declaration the binding compiles against is defined
+    nowhere (an undefined symbol when the module loads)."""
+    kernels = "csrc/kernels/activation_kernels.cu"
+    doc = report(scenario(AITER, e.replace(
+        kernels, "void silu_and_mul(torch::Tensor& out, torch::Tensor& input)",
+        "void silu_and_mul(torch::Tensor& out, torch::Tensor& input, float scale)")))
+    assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
+    undefined = [r for r in charged_rows(doc, "mismatch")
+                 if r["reason"] == "declaration-without-definition"]
+    assert undefined and {s["file"] for s in undefined[0]["sides"]} == {ACT_H, kernels}

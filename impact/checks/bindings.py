@@ -287,6 +287,12 @@ def _problems(symbol: str, copies: Copies, old: Copies | None = None) -> list[_P
     for bind in binds:
         functions = copies.bound_functions(bind)
         ident = f"{symbol}@{bind.path}:{bind.line}"
+        for declared, defined in copies.undefined(bind):
+            problems.append(_Problem(
+                f"{symbol}:undefined:{declared.qualified}@{declared.path}",
+                Reason.DECLARATION_WITHOUT_DEFINITION,
+                {"function": declared.qualified, "declared": len(declared.params),
+                 "defined": len(defined.params)}, (declared, defined)))
         if bind.args is not None:
             problems += _compare_cpp(ident, len(bind.args), "the py::arg list", bind,
                                      functions)

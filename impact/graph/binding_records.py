@@ -190,6 +190,7 @@ class CppFunction(Copy):
     params: tuple[CppParam, ...]
     member: bool
     extern_c: bool
+    definition: bool = False  # a definition (with a body), not only a declaration
 
 
 @dataclass(frozen=True, eq=False)

@@ -141,7 +141,8 @@ def _copy(path: str, fact: Fact, roots: list[str]) -> Copy:
                            tuple(CppParam(str(p.get("type") or ""), bool(p.get("conditional")),
                                           text_or_none(p.get("name")))
                                  for p in data.get("params", [])),
-                           bool(data.get("member")), bool(data.get("extern_c")))
+                           bool(data.get("member")), bool(data.get("extern_c")),
+                           bool(data.get("is_definition")))
     if fact.kind == FactKind.OP_MODULE:
         return OpModule(*at, tuple(str(t) for t in data.get("files", [])))
     if fact.kind == FactKind.PYBIND_MODULE:
@@ -245,11 +246,30 @@ class Copies:
         function = bind.function
         if not function:
             return []
+        return _near(self._spelled(bind), bind.path)
+
+    def _spelled(self, bind: PyBinding) -> list[CppFunction]:
+        """Every non-member function a binding's `&ns::f` names, anywhere."""
+        function = bind.function
+        if not function:
+            return []
         spelled = bind.qualified_function or function
-        found = [site for site in self.cpp.get(function, []) if not site.member and (
+        return [site for site in self.cpp.get(function, []) if not site.member and (
             "::" not in spelled or site.qualified == spelled
             or site.qualified.endswith("::" + spelled))]
-        return _near(found, bind.path)
+
+    def undefined(self, bind: PyBinding) -> list[tuple[CppFunction, CppFunction]]:
+        """The bound declarations no definition of theirs matches, each with a definition
+        of that name that takes another parameter count: the declaration the binding
+        compiles against is then defined nowhere, and the module fails to load."""
+        sites = self._spelled(bind)
+        definitions = [f for f in sites if f.definition]
+        found = []
+        for declared in (f for f in bind_declarations(sites) if not f.definition):
+            same = [d for d in definitions if d.qualified == declared.qualified]
+            if same and not any(len(d.params) == len(declared.params) for d in same):
+                found.append((declared, same[0]))
+        return found
 
     def functions_near(self, name: str, path: str) -> list[CppFunction]:
         """The non-member C++ functions named `name`, those beside `path` when any."""
@@ -318,6 +338,12 @@ class Copies:
                     _calls_stub(call, other, self.exists) == _EXACT for other in rivals)):
                 found.append(call)
         return found
+
+
+def bind_declarations(sites: list[CppFunction]) -> list[CppFunction]:
+    """Declarations whose parameters are all unconditional (an `#if`-guarded list is
+    judged elsewhere)."""
+    return [f for f in sites if not any(p.conditional for p in f.params)]
 
 
 def _near(sites: list[CppFunction], path: str) -> list[CppFunction]:

@@ -195,6 +195,10 @@ REASONS: dict[Reason, str] = {
     Reason.CALL_ADDED: "{call} is new and binds to the {layer}: a kernel runs where none did",
     Reason.CALL_GONE: "{call}, which bound to the {layer} at the base, is gone: what runs "
                       "changed",
+    Reason.DECLARATION_WITHOUT_DEFINITION:
+        "'{function}' is declared with {declared} parameters and defined with {defined}: "
+        "the declaration the binding compiles against is defined nowhere, so the module "
+        "fails to load (undefined symbol)",
     Reason.DEFAULT_FILLS_DIFFERENTLY:
         "{call} leaves '{param}' of the {layer} to its default, which was {was} and is "
         "{now} now: what runs changed",
