@@ -5,9 +5,10 @@ imports, readers, reach), `descriptors.py` (descriptor files, KDP families, vari
 their archs, launch surfaces, symbol strings), `kernels.py` (builders and the copies of
 their argument lists, paired by the rules of `pairing.py`; includes), all three over the
 one networkx graph of `core.py`, and `bindings.py` (the op copies of the aiter and
-flash-attention family, with `binding_reach.py`: which ops a change reaches). `records.py`
-and `binding_records.py` hold the frozen records the queries return. Outside this
-package a node id is an opaque string.
+flash-attention family, with `binding_reach.py`: which ops a change reaches), and
+`builds.py` (the extension modules the build files declare). `records.py`,
+`binding_records.py` and `build_records.py` hold the frozen records the queries return.
+Outside this package a node id is an opaque string.
 """
 
 from impact.graph.binding_reach import Reach, reach_of_change
@@ -15,6 +16,8 @@ from impact.graph.binding_records import *  # noqa: F403  (the records are the g
 from impact.graph.binding_records import __all__ as _binding_records
 from impact.graph.binding_routes import Route, routes
 from impact.graph.bindings import OP_KINDS, BindingsGraph, Copies
+from impact.graph.build_records import BuildFileFailure, ExtensionModule, Unresolved
+from impact.graph.builds import BuildsGraph, covering_map
 from impact.graph.call_binding import Binding, LayerParam, Signature, pybind_signature, takes
 from impact.graph.core import DEFINITION_KINDS, module_node, symbol_node
 from impact.graph.descriptors import DescriptorGraph, descriptor_type, family_key
@@ -26,7 +29,8 @@ from impact.graph.records import __all__ as _records
 from impact.graph.symbols import SymbolGraph, build_graph
 
 __all__ = [*_records, *_binding_records, "DEFINITION_KINDS", "OP_KINDS", "Binding",
-           "BindingsGraph", "Copies", "DescriptorGraph", "KernelGraph", "LayerParam", "PythonGraph",
-           "Reach", "Route", "Signature", "SymbolGraph", "abbreviates", "build_graph",
-           "descriptor_type", "family_key", "module_node", "name_forms", "pybind_signature",
-           "reach_of_change", "routes", "same_name", "symbol_node", "takes"]
+           "BindingsGraph", "BuildFileFailure", "BuildsGraph", "Copies", "DescriptorGraph",
+           "ExtensionModule", "KernelGraph", "LayerParam", "PythonGraph", "Reach", "Route",
+           "Signature", "SymbolGraph", "Unresolved", "abbreviates", "build_graph",
+           "covering_map", "descriptor_type", "family_key", "module_node", "name_forms",
+           "pybind_signature", "reach_of_change", "routes", "same_name", "symbol_node", "takes"]
