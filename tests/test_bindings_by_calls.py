@@ -259,16 +259,17 @@ def test_wrappers_are_module_level_functions_that_reach_an_extension() -> None:
 
 
 def test_a_module_beside_the_caller_shadows_one_of_that_name_elsewhere() -> None:
-    """hopper's tests `import flash_attn_interface`: the file beside them, not
+    """hopper scripts `import flash_attn_interface`: the file beside them, not
     flash_attn/flash_attn_interface.py, is the module they reach."""
-    caller = ("hopper/test_it.py", "from flash_attn_interface import flash_attn_func\n\n\n"
+    caller = ("hopper/attn_helpers.py",
+              "from flash_attn_interface import flash_attn_func\n\n\n"
               "def test_it(q, k, v):\n    flash_attn_func(q, k, v, causal=False)\n")
     base = tree_with(FA, e.append(*caller))
     doc = report(scenario(base, e.replace(caller[0], "causal=False", "causal=True")))
     values = [r for r in doc["rows"] if r["reason"] == "call-passes-other-values"]
     assert values, doc["rows"]
     assert {s["file"] for r in values for s in r["sides"]} == {
-        "hopper/test_it.py", "hopper/flash_attn_interface.py"}, values
+        "hopper/attn_helpers.py", "hopper/flash_attn_interface.py"}, values
 
 
 VARLEN_CALL = "        alibi_slopes, max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, zero_tensors,"
