@@ -272,8 +272,9 @@ def test_a_module_beside_the_caller_shadows_one_of_that_name_elsewhere() -> None
         "hopper/attn_helpers.py", "hopper/flash_attn_interface.py"}, values
 
 
-VARLEN_CALL = "        alibi_slopes, max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, zero_tensors,"
-TYPO = "        alibi_slopes, max_seqlen_q, max_seqlen_k dropout_p, softmax_scale, zero_tensors,"
+VARLEN_CALL = ("        alibi_slopes, max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, "
+               "zero_tensors,")
+TYPO = VARLEN_CALL.replace("max_seqlen_k,", "max_seqlen_k")
 
 
 def test_a_typo_in_one_function_leaves_the_other_calls_of_the_file_judged() -> None:
