@@ -241,3 +241,14 @@ class Step(enum.StrEnum):
 
     # --- emit fold
     EMIT_FAMILIES_EQUAL = "emit-families-equal"
+
+
+class Refusal(enum.StrEnum):
+    """Why a call does not bind (each raises TypeError); its sentence is in
+    impact/render/words/rows.py (REFUSALS), filled from the refusal's values."""
+
+    TOO_MANY = "too-many-positional"  # given, most
+    NO_NAMES = "keyword-without-names"  # name
+    UNKNOWN_KEYWORD = "unknown-keyword"  # name
+    GIVEN_TWICE = "given-twice"  # name
+    MISSING = "missing"  # missing (a list of labels)

@@ -82,8 +82,8 @@ def test_a_caller_that_no_longer_fits_the_stub_breaks() -> None:
                  e.replace(NORM_H, RMS_DECL, "              double epsilon);")))
     # utils.rms_norm_into still passes use_model_sensitive_rmsnorm=0 by keyword.
     failed = [r for r in charged_rows(doc, "mismatch") if r["reason"] == "call-does-not-bind"]
-    assert any("'use_model_sensitive_rmsnorm' by keyword" in r["details"]["failure"]
-               for r in failed), failed
+    assert any(r["details"]["refusal"] == "unknown-keyword"
+               and r["details"]["name"] == "use_model_sensitive_rmsnorm" for r in failed), failed
 
 
 def test_a_mismatch_on_untouched_copies_stays_preexisting() -> None:

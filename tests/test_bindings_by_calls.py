@@ -14,6 +14,8 @@ from impact.graph import LayerParam, Signature, pybind_signature, takes
 from impact.graph.binding_records import PyArg
 from impact.graph.call_binding import POSITIONAL, Shape, bind
 from impact.kinds import ValueKind
+from impact.reasons import Refusal
+from impact.render.words.rows import reason_text
 
 AITER = tree_files("aiter_tree")
 FA = tree_files("flash_attention_tree")
@@ -53,7 +55,10 @@ def test_a_default_only_the_stub_has_breaks_the_calls_that_leave_it_out() -> Non
         "def gelu_and_mul(out: Tensor, input: Tensor = None)")))
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     failed = [r for r in charged_rows(doc, "mismatch") if r["reason"] == "call-does-not-bind"]
-    assert any("'input'" in r["details"]["failure"] for r in failed), failed
+    assert any(r["details"]["refusal"] == "missing" and r["details"]["missing"] == ["input"]
+               for r in failed), failed
+    text = reason_text(failed[0]["reason"], failed[0]["details"])
+    assert "leaves input without a value" in text and "TypeError" in text, text
     assert {s["file"] for r in failed for s in r["sides"]} >= {ACT, OPS}
 
 
@@ -133,12 +138,13 @@ def test_bind_follows_python_rules() -> None:
     sig = _named("out", "input", "scale", defaults=("scale",))
     ok = bind(Shape(_passed("o", "i"), ()), sig)
     assert ok.failure is None and [p.name for p in ok.defaulted] == ["scale"]
-    assert "at most 3" in (bind(Shape(_passed("o", "i", "s", "x"), ()), sig).failure or "")
-    assert "by position and by keyword" in (
-        bind(Shape(_passed("o", "i"), (("out", _passed("o")[0]),)), sig).failure or "")
-    assert "no such parameter" in (
-        bind(Shape(_passed("o", "i"), (("alpha", _passed("a")[0]),)), sig).failure or "")
-    assert "'input'" in (bind(Shape(_passed("o"), ()), sig).failure or "")
+    many = bind(Shape(_passed("o", "i", "s", "x"), ()), sig)
+    assert many.refusal == {"refusal": "too-many-positional", "given": 4, "most": 3}
+    assert bind(Shape(_passed("o", "i"), (("out", _passed("o")[0]),)), sig).failure \
+        == Refusal.GIVEN_TWICE
+    assert bind(Shape(_passed("o", "i"), (("alpha", _passed("a")[0]),)), sig).failure \
+        == Refusal.UNKNOWN_KEYWORD
+    assert bind(Shape(_passed("o"), ()), sig).refusal["missing"] == ("input",)
     # A spread hides what it passes: nothing is missing for sure.
     assert bind(Shape(_passed("o"), (), star=True), sig).failure is None
 
@@ -152,13 +158,13 @@ def test_a_bare_m_def_takes_every_cpp_parameter_by_position() -> None:
     bare = PyBinding(FactKind.PYBIND_DEF, "a.cpp", 2, "f", key, key, "f", "f", None, None)
     sig = pybind_signature(bare, [decl])
     assert sig is not None and [p.name for p in sig.params] == [None, None]
-    assert "keyword" in (bind(Shape(_passed("t"), (("scale", _passed("s")[0]),)), sig).failure
-                         or "")
+    assert bind(Shape(_passed("t"), (("scale", _passed("s")[0]),)), sig).failure \
+        == Refusal.NO_NAMES
     named = PyBinding(FactKind.PYBIND_DEF, "a.cpp", 2, "f", key, key, "f", "f",
                       (PyArg("t", False), PyArg("scale", True, "1.0", kw_only=True)), None)
     sig = pybind_signature(named, [decl])
     assert sig is not None and sig.params[1].type == "double"
-    assert "at most 1" in (bind(Shape(_passed("t", "s"), ()), sig).failure or "")
+    assert bind(Shape(_passed("t", "s"), ()), sig).refusal["most"] == 1
 
 
 def test_takes_judges_literals_against_cpp_types() -> None:

@@ -183,7 +183,7 @@ def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_P
             was.binding.signature.site.key != binding.signature.site.key else ()
         if binding.failure is not None:
             yield _Problem(f"{ident}:binds", Reason.CALL_DOES_NOT_BIND,
-                           {**words, "failure": binding.failure}, sites, base_sites=then)
+                           {**words, **binding.refusal}, sites, base_sites=then)
             continue
         for landing in binding.landings:
             if takes(landing.param.type, landing.passed.kind) is False:
@@ -195,7 +195,8 @@ def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_P
             continue
         if was.binding.failure is not None:
             yield _Problem(f"{ident}:now-binds", Reason.CALL_NOW_BINDS,
-                           {**words, "was": was.binding.failure}, sites, soft=True)
+                           {**words, **{f"was_{k}": v for k, v in was.binding.refusal.items()}},
+                           sites, soft=True)
             continue
         moves = [f"{ln.passed.text}: {prior.param.label} -> {ln.param.label}"
                  for ln in binding.landings

@@ -14,7 +14,7 @@ revisions; nothing here decides a row.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from impact.graph.binding_records import (
@@ -31,6 +31,7 @@ from impact.graph.binding_records import (
     Wrapper,
 )
 from impact.kinds import ValueKind
+from impact.reasons import Refusal
 
 POSITIONAL = "positional"
 POSITIONAL_ONLY = "positional-only"
@@ -127,8 +128,16 @@ class Binding:
     signature: Signature
     landings: tuple[Landing, ...]
     defaulted: tuple[LayerParam, ...]
-    failure: str | None
+    failure: Refusal | None
     opaque: bool
+    why: tuple[tuple[str, object], ...] = ()  # the refusal's values, for its sentence
+
+    @property
+    def refusal(self) -> dict[str, object]:
+        """The refusal and its values, as a row's details carry them (empty: it binds)."""
+        if self.failure is None:
+            return {}
+        return {"refusal": str(self.failure), **dict(self.why)}
 
     def landing(self, text: str) -> Landing | None:
         """Where the value written `text` lands, when the call passes it once."""
@@ -146,8 +155,9 @@ def bind(shape: Shape, signature: Signature) -> Binding:
     landings: list[Landing] = []
     opaque = shape.star or shape.spread
 
-    def failed(why: str) -> Binding:
-        return Binding(signature, tuple(landings), (), why, opaque)
+    def failed(refusal: Refusal, **why: object) -> Binding:
+        return Binding(signature, tuple(landings), (), refusal, opaque,
+                       tuple(sorted(why.items())))
 
     for index, value in enumerate(shape.positional):
         if index < len(ordered):
@@ -155,8 +165,7 @@ def bind(shape: Shape, signature: Signature) -> Binding:
         elif var_pos is not None:
             landings.append(Landing(f"#{index}", value, var_pos))
         else:
-            return failed(f"passes {len(shape.positional)} arguments by position; the "
-                          f"{signature.layer} takes at most {len(ordered)}")
+            return failed(Refusal.TOO_MANY, given=len(shape.positional), most=len(ordered))
     filled = {ln.param.index for ln in landings}
     for name, value in shape.keywords:
         param = next((p for p in params if p.name == name and p.kind in _BY_NAME), None)
@@ -165,21 +174,17 @@ def bind(shape: Shape, signature: Signature) -> Binding:
                 landings.append(Landing(f"{name}=", value, var_kw))
                 continue
             if not signature.names():
-                return failed(f"passes '{name}' by keyword; the {signature.layer} "
-                              "names no parameter")
-            return failed(f"passes '{name}' by keyword; the {signature.layer} has no "
-                          "such parameter")
+                return failed(Refusal.NO_NAMES, name=name)
+            return failed(Refusal.UNKNOWN_KEYWORD, name=name)
         if param.index in filled:
-            return failed(f"passes '{name}' by position and by keyword")
+            return failed(Refusal.GIVEN_TWICE, name=name)
         filled.add(param.index)
         landings.append(Landing(f"{name}=", value, param))
     unfilled = [p for p in params if p.index not in filled
                 and p.kind not in (VAR_POSITIONAL, VAR_KEYWORD)]
     missing = [p for p in unfilled if not p.has_default]
     if missing and not opaque:
-        return failed(f"leaves {', '.join(repr(p.label) for p in missing)} without a value "
-                      f"(the {signature.layer} has no default for "
-                      f"{'it' if len(missing) == 1 else 'them'})")
+        return failed(Refusal.MISSING, missing=tuple(p.label for p in missing))
     return Binding(signature, tuple(landings), tuple(p for p in unfilled if p.has_default),
                    None, opaque)
 
@@ -295,7 +300,3 @@ def takes(type_text: str | None, kind: ValueKind) -> bool | None:
 def _judged(text: str) -> bool:
     """A type whose values a None never is: a tensor, a string, a number, a bool."""
     return any(p.search(text) for p in (_TENSOR, _STRING, _FLOATING, _INTEGRAL, _BOOLEAN))
-
-
-def first_failure(bindings: Iterable[Binding]) -> Binding | None:
-    return next((b for b in bindings if b.failure is not None), None)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from string import Formatter
 from typing import Any
 
-from impact.reasons import Reason, Step
+from impact.reasons import Reason, Refusal, Step
 
 REASONS: dict[Reason, str] = {
     # --- surface
@@ -194,8 +194,8 @@ REASONS: dict[Reason, str] = {
     Reason.CALL_VALUE_KIND_DIFFERS:
         "{call} passes {kind} {value} to '{param}' of the {layer}, which takes {type}",
     Reason.CALL_NOW_BINDS:
-        "{call} did not bind to the {layer} at the base (it {was}) and binds now: what "
-        "runs changed",
+        "{call} did not bind to the {layer} at the base (it {was_failure}) and binds now: "
+        "what runs changed",
     Reason.CALL_PASSES_OTHER_VALUES:
         "{call} binds as before to the {layer} but passes other values ({values}): what "
         "runs changed",
@@ -369,6 +369,29 @@ def _say(template: str, values: Mapping[str, Any]) -> str:
         for name in fields_of(template)})
 
 
+# Why a call does not bind (impact/graph/call_binding.py `Refusal`), filled from the
+# values beside it: a row's `refusal` (and a base's `was_refusal`) becomes its `failure`.
+REFUSALS: dict[Refusal, str] = {
+    Refusal.TOO_MANY: "passes {given} arguments by position; the {layer} takes at most {most}",
+    Refusal.NO_NAMES: "passes '{name}' by keyword; the {layer} names no parameter",
+    Refusal.UNKNOWN_KEYWORD: "passes '{name}' by keyword; the {layer} has no such parameter",
+    Refusal.GIVEN_TWICE: "passes '{name}' by position and by keyword",
+    Refusal.MISSING: "leaves {missing} without a value (the {layer} has no default for it)",
+}
+
+
+def _refusals(details: Mapping[str, Any]) -> dict[str, Any]:
+    """`details` with the sentence of each refusal they carry, as `failure` (and
+    `was_failure` for the base's)."""
+    values = dict(details)
+    for prefix in ("", "was_"):
+        refusal = details.get(f"{prefix}refusal")
+        if refusal is not None:
+            own = {k.removeprefix(prefix): v for k, v in details.items() if k.startswith(prefix)}
+            values[f"{prefix}failure"] = _say(REFUSALS[Refusal(refusal)], {**details, **own})
+    return values
+
+
 # Qualifiers any reason's sentence takes when its details carry the value.
 QUALIFIERS: dict[str, str] = {
     "closest_to": " (paired by closest names with {closest_to})",
@@ -377,6 +400,7 @@ QUALIFIERS: dict[str, str] = {
 
 def reason_text(reason: str, details: Mapping[str, Any]) -> str:
     """The sentence of a row's reason, filled from its details, with its qualifiers."""
+    details = _refusals(details)
     text = _say(REASONS[Reason(reason)], details)
     return text + "".join(_say(template, details) for key, template in QUALIFIERS.items()
                           if details.get(key) is not None)
