@@ -441,6 +441,9 @@ class BindingsCheck(Check):
             # the change's: none of its copies counts as moved (`charged` lists it).
             at_base = {_said(p) for p in _problems(symbol, old, None)}
             for problem in after:
+                if problem.reason == Reason.CALL_GONE and any(
+                        head.failure(site.path) is not None for site in problem.base_sites):
+                    continue  # not read at the head, not gone: the file's row says changed
                 # A problem on a copy whose file the base could not read may be the base's
                 # own (nothing shows it was not): only a run can tell.
                 unseen = any(base.failure(site.path) is not None for site in problem.sites)
