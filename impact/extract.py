@@ -94,6 +94,12 @@ def _sources_map(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
     return extract_sources_map_facts(path, source)
 
 
+def _build_script(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+    from impact.builds.setup_py import extract_setup_facts
+
+    return extract_setup_facts(path, source)
+
+
 EXTRACTORS: dict[str, Extractor] = {
     Language.PYTHON: _python,
     Language.CPP: _cpp,
@@ -113,6 +119,7 @@ KIND_EXTRACTORS: dict[str, Extractor] = {
     SurfaceKind.OP_PYTHON: _op_python,
     SurfaceKind.OP_CPP: _op_cpp,
     SurfaceKind.OP_SOURCES_MAP: _sources_map,
+    SurfaceKind.BUILD_SCRIPT: _build_script,
 }
 
 
