@@ -160,13 +160,16 @@ class FactCache:
 
     def facts(self, snapshot: Snapshot, path: str) -> list[Fact]:
         blob = snapshot[path].sha
-        key = (self.surface.sha256, path, blob)
+        # Keyed by the map as written: a widened map (`SurfaceMap.covering`) reads every
+        # file it did not widen as the map does, so their facts are shared.
+        surface_key = self.surface.facts_key(path)
+        key = (surface_key, path, blob)
         found = self._facts.get(key)
         if found is not None:
             return found
         what = self.surface.describe(path)
         extractor = KIND_EXTRACTORS.get(what.kind) or EXTRACTORS.get(what.language)
-        stored = self.store.key(self.surface.sha256, path, blob) if self.store else None
+        stored = self.store.key(surface_key, path, blob) if self.store else None
         try:
             records = self.store.load(stored) if self.store and stored is not None else None
             if records is not None:
