@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from impact.builds.archflags import cmake_arch, flag_archs, torch_arch
+from impact.builds.archflags import changes_code, cmake_arch, flag_archs, torch_arch
 from impact.builds.cmake import cmake_extension_facts
 from impact.builds.setup_py import extract_setup_facts
 from impact.cpp import extract_cmake_facts
@@ -277,3 +277,14 @@ def test_cmake_unknown_variables_are_unresolved_and_function_bodies_are_not_run(
     assert found["m"]["sources"] == ["ext/a.cu", "ext/b.cu"]
     assert [g["text"] for g in found["m"]["gaps"] if g["what"] == "sources"] == [
         "${FROM_PARENT}/y.cu"]
+
+
+@pytest.mark.parametrize(("flag", "changes"), [
+    ("-O3", True), ("-DFLASHATTENTION_DISABLE_BACKWARD", True), ("--use_fast_math", True),
+    ("-mllvm", True), ("--ptxas-options=--verbose,--register-usage-level=10", True),
+    ("--threads", False), ("4", False), ("--split-compile=4", False), ("-lineinfo", False),
+    ("-Wno-deprecated", False), ("--resource-usage", False), ("-Xfatbin", False),
+    ("-compress-mode=size", False), ("--ptxas-options=-v", False),
+])
+def test_which_flags_change_the_code_a_module_ships(flag: str, changes: bool) -> None:
+    assert changes_code(flag) is changes

@@ -9,8 +9,9 @@ needs added."""
 from __future__ import annotations
 
 import pytest
-from harness import report, rows_naming, scenario
+from harness import report, rows_naming, run, scenario
 
+from impact import shortcuts
 from impact.extract import FactCache
 from impact.fixtures import edits as e
 from impact.fixtures.tree import tree_files
@@ -320,3 +321,31 @@ def test_a_map_names_archs_by_the_first_rule_that_matches() -> None:
     assert surface.archs_named("src/sm90/k.cu") == ("sm_90a",)
     assert surface.archs_named("src/k.cu") == ("sm_80", "sm_90a")
     assert surface.archs_named("docs/k.md") is None
+
+
+# --- the shortcuts read the same -------------------------------------------------------------
+
+@pytest.mark.parametrize("edit", [
+    e.replace(GRADLIB_CU, "return mat1.matmul(mat2);", "return mat2.matmul(mat1);"),
+    e.append("docs/notes.md", "notes\n"),
+    e.append("tools/other.cu", "int other() { return 0; }\n"),
+], ids=["compiled-outside-the-map", "outside-every-surface", "compilable-but-not-compiled"])
+def test_the_builds_read_the_same_with_and_without_the_shortcuts(edit) -> None:
+    """Without IMPACT_FULL_PATH the builds are read only when a changed path is on a
+    surface or could be compiled; the report is byte-identical either way."""
+    found = []
+    for full in (False, True):
+        with pytest.MonkeyPatch.context() as patch:
+            if full:
+                patch.setenv(shortcuts.ENV, "1")
+            else:
+                patch.delenv(shortcuts.ENV, raising=False)
+            found.append(run(scenario(aiter_with_gradlib(), edit)).render("json"))
+    assert found[0] == found[1]
+
+
+def test_a_flag_that_changes_no_code_stays_in_its_lane() -> None:
+    """flash-attention's `--threads` value and its fatbin compression change no kernel."""
+    doc = report(scenario(fa_with_builds(), e.replace(
+        "setup.py", '["-O3"]', '["-O3", "--threads", "4", "-Xfatbin", "-compress-all"]')))
+    assert extension_rows(doc) == [] and doc["verdict"]["kind"] == "N/A"

@@ -1,4 +1,5 @@
-"""The GPU architectures a compiler flag names, in every spelling the builds use.
+"""The GPU architectures a compiler flag names, in every spelling the builds use, and
+which flags change no code a module ships.
 
 Maintainers: pure string functions. nvcc: `-gencode arch=compute_90a,code=sm_90a` (also
 `-gencode=...`, `code=[sm_80,compute_80]`), `-arch=sm_90a`, `--gpu-architecture=sm_80`;
@@ -8,7 +9,9 @@ hipcc/clang: `--offload-arch=gfx942` (a `:xnack+` feature suffix dropped),
 names its device code: `sm_90a`, `gfx942`. A PTX-only target (`code=compute_80`) embeds
 no device code of its own: its flag counts (an edit of it changes what ships), its arch
 does not. A target that depends on the machine (`native`) is no arch: callers record it
-as unknown.
+as unknown. The flags that change no generated code are the compiler's parallelism
+(`--threads 4`, `--split-compile`), its diagnostics (`-W...`, `--resource-usage`,
+`-lineinfo`, a verbose ptxas) and the fatbin's compression; any other flag may.
 """
 
 from __future__ import annotations
@@ -22,6 +25,18 @@ _CMAKE_CUDA = re.compile(r"^(\d+)([a-z]?)(?:-(?:real|virtual))?$")
 _TORCH_LIST = re.compile(r"^(\d+)\.(\d+)([a-z]?)(\+PTX)?$")
 _GFX = re.compile(r"^gfx[0-9a-f]+$")
 MACHINE = "native"
+_NO_CODE = re.compile(
+    r"\d+|--threads(?:[= ]\d+)?|-t ?\d*|--split-compile(?:[= ]\d+)?|-j ?\d*"
+    r"|--resource-usage|-v|--verbose|-lineinfo|--display-error-number|--keep(?:-dir.*)?"
+    r"|-W[\w=,+-]*|--diag[-_]suppress[= ][\w,]+|-Xfatbin|-compress-all|-?-compress-mode=\w+"
+    r"|--ptxas-options=-?-v(?:erbose)?|-Xptxas[= ]-?-v(?:erbose)?"
+    r"|-?-ftemplate-backtrace-limit=\d+")
+
+
+def changes_code(flag: str) -> bool:
+    """Whether a compile flag may change the code a module ships (see the module
+    docstring for those that do not; a bare number is the value of such an option)."""
+    return _NO_CODE.fullmatch(flag.strip()) is None
 
 
 def flag_archs(text: str) -> tuple[set[str], set[str], set[str]]:

@@ -39,7 +39,8 @@ class ExtensionBuildCheck(Check):
     Example:
         Changes: `cc_flag += ["-gencode", "arch=compute_100a,code=sm_100a"]` added to the
         FA3 build reads `changed` with the archs the build names (`sm_100a, sm_80,
-        sm_90a`). Does not: bumping the version string, or a comment, in the same
+        sm_90a`). Does not: bumping the version string, a comment, or a flag that changes
+        no generated code (`--threads 4`, a warning, the fatbin's compression) in the same
         setup.py leaves every module as it was: only the DEPS lane row.
 
     When it says changed instead:
@@ -156,7 +157,7 @@ def _hops(name: str, was: list[ExtensionModule], now: list[ExtensionModule]
          lambda es: union(es, "declared") | union(es, "patterns") | union(es, "external")),
         (BuildGap.ARCHS, Step.MODULE_ARCHS_CHANGED,
          lambda es: union(es, "archs") | union(es, "arch_flags")),
-        (BuildGap.FLAGS, Step.MODULE_FLAGS_CHANGED, lambda es: union(es, "compile_args")),
+        (BuildGap.FLAGS, Step.MODULE_FLAGS_CHANGED, lambda es: union(es, "code_flags")),
         (None, Step.MODULE_UNRESOLVED_CHANGED,
          lambda es: {f"{u.what}: {u.text}" for e in es for u in e.unresolved}),
     )

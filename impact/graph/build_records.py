@@ -1,13 +1,15 @@
 """The records of the graph's builds domain (impact/graph/builds.py): each extension module
 a build file declares, resolved against one snapshot.
 
-Maintainers: frozen data only; what a record holds is decided in builds.py.
+Maintainers: frozen data only (and which compile flags change code, impact/builds/
+archflags.py); what a record holds is decided in builds.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from impact.builds.archflags import changes_code
 from impact.kinds import BuildFile, BuildGap
 
 
@@ -52,18 +54,24 @@ class ExtensionModule:
     def where(self) -> str:
         return f"{self.path}:{self.line}"
 
+    @property
+    def code_flags(self) -> frozenset[str]:
+        """The compile arguments that may change the code it ships (not `--threads 4`,
+        a warning or the fatbin's compression: impact/builds/archflags.py)."""
+        return frozenset(f for f in self.compile_args if changes_code(f))
+
     def unresolved_in(self, what: BuildGap) -> tuple[Unresolved, ...]:
         return tuple(u for u in self.unresolved if u.what == what)
 
     @property
     def shape(self) -> tuple[object, ...]:
         """What an edit of its build file can change of the GPU code it ships: its name, the
-        sources as declared, the arch list and flags, the compile arguments, and the
-        text of what stayed unresolved (lines left out: moving a declaration changes
-        nothing)."""
+        sources as declared, the arch list and flags, the compile arguments that change
+        code, and the text of what stayed unresolved (lines left out: moving a declaration
+        changes nothing)."""
         return (self.name, self.declared, self.patterns, self.external,
                 tuple(sorted(self.archs)), tuple(sorted(self.arch_flags)),
-                tuple(sorted(self.compile_args)),
+                tuple(sorted(self.code_flags)),
                 tuple(sorted((str(u.what), u.text) for u in self.unresolved)))
 
 
