@@ -235,6 +235,7 @@ class Step(enum.StrEnum):
     MODULE_SOURCES_CHANGED = "module-sources-changed"
     MODULE_ARCHS_CHANGED = "module-archs-changed"
     MODULE_FLAGS_CHANGED = "module-flags-changed"
+    MODULE_HOOK_CHANGED = "module-hook-changed"
     MODULE_UNRESOLVED_CHANGED = "module-unresolved-changed"
 
     # --- emit fold
