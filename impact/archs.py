@@ -3,8 +3,9 @@
 Maintainers: reads the records of the symbol graph's descriptor domain only (variants,
 KDP families, the archs of the modules the variants ship: `DescriptorGraph.archs_of`),
 where every variant is resolved once; never reads git, facts or source, and never
-spells a library's paths (the pack suffix comes from the map's conventions). "Every
-architecture" is always the map's own label, `surface.all_archs`. Callers pass anything
+spells a library's paths (the pack suffix comes from the map's conventions, archs by path
+from its `[[archs]]`). "Every architecture" is always the map's own label,
+`surface.all_archs`. Callers pass anything
 that holds the surface, the views and a graph per snapshot (the CheckContext does).
 """
 
@@ -48,8 +49,9 @@ def all_archs(ctx: Graphs) -> frozenset[str]:
 
 def archs_for(ctx: Graphs, path: str, *snapshots: Snapshot) -> tuple[str, ...]:
     """The GPU architectures a change to `path` reaches in any of `snapshots`: those
-    that ship its module, or the variants a descriptor file holds; else the arch its
-    path names (widened to what ships beside it); else every arch."""
+    that ship its module, or the variants a descriptor file holds; else those the map's
+    first `[[archs]]` rule matching the path names; else the arch its path names
+    (widened to what ships beside it); else every arch."""
     archs: set[str] = set()
     descriptors = bool(ctx.surface.descriptor_roots)
     module = ctx.module_of(path)
@@ -62,6 +64,9 @@ def archs_for(ctx: Graphs, path: str, *snapshots: Snapshot) -> tuple[str, ...]:
         archs |= _variant_archs(domain, path)
     if archs:
         return tuple(sorted(archs))
+    by_map = ctx.surface.archs_named(path)
+    if by_map is not None:  # the map's `[[archs]]`: FA3's hopper/** compiles for sm_90a
+        return tuple(sorted(by_map))
     named = {m.group(0).lower() for m in PATH_ARCH.finditer(path)}
     if not named:
         return (ctx.surface.all_archs,)

@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import Any
 
-from impact.caches import Caches
+from impact.caches import Caches, active_caches
 from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a_surface
 from impact.fold import fold, pack_findings, unfinished_revisions, unfinished_tables
 from impact.git import Snapshot, View, Views
@@ -202,7 +202,14 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
     surface, every contract row (folded with the emit document when one is given), the
     pack-time line and the verdict. Facts and tree indexes come from `caches` (a
     Session's; else the active ones, else fresh ones)."""
-    ctx = CheckContext(views, surface) if caches is None else CheckContext(views, surface, caches)
+    caches = caches if caches is not None else active_caches() or Caches()
+    changed = [p for view in views.views for p in (*view.diff.paths, *view.conflicts)]
+    if surface.builds_matter(changed):  # else the graph (and networkx) is not imported
+        from impact.graph import covering_map
+
+        with caches.active():
+            surface = covering_map(views, surface, caches)
+    ctx = CheckContext(views, surface, caches)
     with ctx.caches.active():
         return _document(ctx, arguments, emit, emit_source, emit_file_sha256, trust_head)
 
@@ -242,7 +249,8 @@ def _document(ctx: CheckContext, arguments: dict[str, str], emit: dict[str, Any]
             "archs": _arch_sources(ctx),
         },
         "surface_map": {"name": surface.name, "source": surface.source,
-                        "sha256": surface.sha256, "reason": surface.reason or words.GIVEN},
+                        "sha256": surface.written_sha256,
+                        "reason": surface.reason or words.GIVEN},
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "impact", "version": tool_version()},
         "repository": views.location,

@@ -94,6 +94,12 @@ def _sources_map(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
     return extract_sources_map_facts(path, source)
 
 
+def _build_script(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+    from impact.builds.setup_py import extract_setup_facts
+
+    return extract_setup_facts(path, source)
+
+
 EXTRACTORS: dict[str, Extractor] = {
     Language.PYTHON: _python,
     Language.CPP: _cpp,
@@ -113,6 +119,7 @@ KIND_EXTRACTORS: dict[str, Extractor] = {
     SurfaceKind.OP_PYTHON: _op_python,
     SurfaceKind.OP_CPP: _op_cpp,
     SurfaceKind.OP_SOURCES_MAP: _sources_map,
+    SurfaceKind.BUILD_SCRIPT: _build_script,
 }
 
 
@@ -153,13 +160,16 @@ class FactCache:
 
     def facts(self, snapshot: Snapshot, path: str) -> list[Fact]:
         blob = snapshot[path].sha
-        key = (self.surface.sha256, path, blob)
+        # Keyed by the map as written: a widened map (`SurfaceMap.covering`) reads every
+        # file it did not widen as the map does, so their facts are shared.
+        surface_key = self.surface.facts_key(path)
+        key = (surface_key, path, blob)
         found = self._facts.get(key)
         if found is not None:
             return found
         what = self.surface.describe(path)
         extractor = KIND_EXTRACTORS.get(what.kind) or EXTRACTORS.get(what.language)
-        stored = self.store.key(self.surface.sha256, path, blob) if self.store else None
+        stored = self.store.key(surface_key, path, blob) if self.store else None
         try:
             records = self.store.load(stored) if self.store and stored is not None else None
             if records is not None:

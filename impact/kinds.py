@@ -45,6 +45,7 @@ class SurfaceKind(enum.StrEnum):
     OP_PYTHON = "op-python"
     OP_CPP = "op-cpp"
     OP_SOURCES_MAP = "op-sources-map"
+    BUILD_SCRIPT = "build-script"  # a Python build script (setup.py) declaring extensions
 
 
 class Language(enum.StrEnum):
@@ -116,6 +117,26 @@ class FactKind(enum.StrEnum):
     CPP_FUNCTION = "cpp-function"
     BINDING_UNREADABLE = "binding-unreadable"
     PYBIND_MODULE = "pybind-module"  # a PYBIND11_MODULE body: the binding macros it expands
+    # builds (impact/builds): an extension module a build file declares
+    EXTENSION_MODULE = "extension-module"
+
+
+class BuildFile(enum.StrEnum):
+    """Which reader of impact/builds declared an extension module: the `build` of an
+    `extension-module` fact and of the graph's `ExtensionModule`."""
+
+    SETUP_PY = "setup.py"
+    CMAKE = "cmake"
+    JIT_CONFIG = "jit-config"  # a module -> sources map such as aiter's optCompilerConfig.json
+
+
+class BuildGap(enum.StrEnum):
+    """Which part of an extension module's declaration a build reader could not resolve."""
+
+    NAME = "name"
+    SOURCES = "sources"
+    FLAGS = "flags"
+    ARCHS = "archs"
 
 
 class ViewName(enum.StrEnum):

@@ -136,6 +136,10 @@ class Reason(enum.StrEnum):
     TENSOR_ABI_DIFFERS = "tensor-abi-differs"
     MISMATCH_RESOLVED = "mismatch-resolved"
 
+    # --- extension-build
+    EXTENSION_BUILD_CHANGED = "extension-build-changed"
+    BUILD_FILE_NOT_READ = "build-file-not-read"
+
     # --- emit fold
     FOLDED_EQUAL_BUILD = "folded-equal-build"
 
@@ -224,6 +228,15 @@ class Step(enum.StrEnum):
 
     # --- bindings
     RESTATES_ARGUMENT_LIST = "restates-argument-list"
+
+    # --- extension-build
+    MODULE_DECLARED = "module-declared"
+    MODULE_NO_LONGER_DECLARED = "module-no-longer-declared"
+    MODULE_SOURCES_CHANGED = "module-sources-changed"
+    MODULE_ARCHS_CHANGED = "module-archs-changed"
+    MODULE_FLAGS_CHANGED = "module-flags-changed"
+    MODULE_HOOK_CHANGED = "module-hook-changed"
+    MODULE_UNRESOLVED_CHANGED = "module-unresolved-changed"
 
     # --- emit fold
     EMIT_FAMILIES_EQUAL = "emit-families-equal"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from importlib import resources
@@ -176,8 +177,42 @@ class DeviceTests:
 
 
 @dataclass(frozen=True)
+class ArchRule:
+    """One `[[archs]]` entry: the GPU architectures a changed file matching `patterns`
+    reaches, as the map names them (`hopper/** -> sm_90a`); the first rule that matches
+    decides (impact/archs.py reads it before falling back to every arch)."""
+
+    index: int
+    patterns: tuple[str, ...]
+    regexes: tuple[re.Pattern[bytes], ...]
+    archs: tuple[str, ...]
+
+    def matches(self, path: str) -> bool:
+        raw = path.encode()
+        return any(rx.fullmatch(raw) for rx in self.regexes)
+
+
+@dataclass(frozen=True)
+class BuildRules:
+    """The map's `[builds]` table: which surface kind a file takes when a build entry
+    (setup.py, CMake, the JIT config) compiles it into an extension module and no pattern
+    classifies it (`compiled_kind`; None: such files stay outside), and the folder each
+    placeholder of the JIT config's sources names (`source_roots`: `AITER_CSRC_DIR` ->
+    `csrc`). Read by the graph's builds domain (impact/graph/builds.py)."""
+
+    compiled_kind: SurfaceKind | str | None = None
+    source_roots: tuple[tuple[str, str], ...] = ()
+
+    def root_of(self, placeholder: str) -> str | None:
+        return dict(self.source_roots).get(placeholder)
+
+
+@dataclass(frozen=True)
 class SurfaceMap:
-    """A validated map, with where it came from so a report can name it."""
+    """A validated map, with where it came from so a report can name it. A map that
+    `covering` widened with the files the builds compile holds them in `compiled`, and
+    the digest of the map as written in `source_sha256` (its own `sha256`, which keys the
+    tree indexes, names the widening too)."""
 
     name: str
     source: str
@@ -192,6 +227,54 @@ class SurfaceMap:
     reason: str = ""
     conventions: Conventions = Conventions()
     device_tests: tuple[DeviceTests, ...] = ()
+    arch_rules: tuple[ArchRule, ...] = ()
+    builds: BuildRules | None = None
+    compiled: frozenset[str] = frozenset()
+    source_sha256: str = ""
+
+    @property
+    def written_sha256(self) -> str:
+        """The sha256 of the map's bytes (what a report names), widened or not."""
+        return self.source_sha256 or self.sha256
+
+    def facts_key(self, path: str) -> str:
+        """What a file's facts are keyed by besides its path and blob: the map as written,
+        except for a file only the widening classifies (its extractor is the widening's)."""
+        return self.sha256 if path in self.compiled else self.written_sha256
+
+    def archs_named(self, path: str) -> tuple[str, ...] | None:
+        """The archs the first `[[archs]]` rule matching `path` names, or None."""
+        return next((rule.archs for rule in self.arch_rules if rule.matches(path)), None)
+
+    def builds_matter(self, changed: Iterable[str]) -> bool:
+        """Whether widening this map by what the builds compile can change a report on
+        the `changed` paths: the map has a `[builds]` compiled kind and a changed path is
+        on a surface or could be compiled (with IMPACT_FULL_PATH=1, whenever the map has
+        one). Decided without reading a file."""
+        if self.builds is None or self.builds.compiled_kind is None:
+            return False
+        return not shortcuts.enabled() or any(
+            self.classify(p) is not None or p.endswith(COMPILED_SUFFIXES) for p in changed)
+
+    def covering(self, paths: Iterable[str]) -> SurfaceMap:
+        """This map widened by the files `paths` (those a build compiles into an extension
+        module) that no pattern classifies: they take the `[builds]` compiled kind, with
+        that kind's lane and language. The same map when there are none (or it has no
+        compiled kind)."""
+        rules = self.builds
+        kind = rules.compiled_kind if rules is not None else None
+        like = next((e for e in self.entries if e.kind == kind), None)
+        added = sorted({p for p in paths if self.classify(p) is None} - self.compiled)
+        if like is None or not added:
+            return self
+        every = sorted(self.compiled | set(added))
+        entry = SurfaceEntry(like.kind, like.lane, like.language,
+                             tuple(_SPECIAL.sub(lambda m: "\\" + m.group(0), p) for p in added),
+                             tuple(re.compile(re.escape(p.encode())) for p in added),
+                             "compiled by a build entry")
+        digest = hashlib.sha256("\n".join([self.written_sha256, *every]).encode()).hexdigest()
+        return replace(self, entries=(*self.entries, entry), compiled=frozenset(every),
+                       sha256=digest, source_sha256=self.written_sha256)
 
     def marker_in(self, tree: Snapshot) -> str | None:
         """The first path of `tree` (sorted) that one of the map's markers matches; each
@@ -215,6 +298,9 @@ class SurfaceMap:
 
 
 OUTSIDE = SurfaceKind.OUTSIDE
+COMPILED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".hip", ".cuh", ".h", ".hpp", ".hxx",
+                     ".inl", ".inc")
+"""What a build entry can compile, or a copy it compiles can be made from."""
 _SUFFIX_LANGUAGES = (
     ((".py",), Language.PYTHON),
     ((".cpp", ".hpp", ".h", ".cc", ".cxx", ".hip", ".cu", ".cuh"), Language.CPP),
@@ -281,6 +367,8 @@ def parse_surface_map(data: bytes, source: str, *, shipped: bool = False) -> Sur
                                         item.get("description", "")))
         conventions = _conventions(doc.get("conventions", {}), problems)
         device_tests = _device_tests(doc.get("device_tests", []), problems)
+        arch_rules = _arch_rules(doc.get("archs", []), problems)
+        builds = _builds(doc.get("builds"), {e.kind for e in entries}, problems)
     if problems:
         raise BadSurfaceMap(f"{where} is malformed: {'; '.join(problems)}", fix)
     return SurfaceMap(
@@ -296,7 +384,38 @@ def parse_surface_map(data: bytes, source: str, *, shipped: bool = False) -> Sur
         all_archs=doc.get("all_archs", "all-archs"),
         conventions=conventions,
         device_tests=device_tests,
+        arch_rules=arch_rules,
+        builds=builds,
     )
+
+
+def _arch_rules(items: list[dict[str, Any]], problems: list[str]) -> tuple[ArchRule, ...]:
+    """The `[[archs]]` entries compiled; bad patterns are added to `problems`."""
+    out = []
+    for index, item in enumerate(items):
+        regexes = []
+        for pattern in item["patterns"]:
+            try:
+                regexes.append(re.compile(translate(pattern.encode())))
+            except (MalformedPattern, re.error) as exc:
+                problems.append(f"archs/{index}: bad pattern {pattern!r} ({exc})")
+        out.append(ArchRule(index, tuple(item["patterns"]), tuple(regexes),
+                            tuple(item["archs"])))
+    return tuple(out)
+
+
+def _builds(table: dict[str, Any] | None, kinds: set[SurfaceKind | str],
+            problems: list[str]) -> BuildRules | None:
+    """The `[builds]` table; a compiled kind the map has no surface of is a problem."""
+    if table is None:
+        return None
+    kind = _kind(table["compiled_kind"]) if "compiled_kind" in table else None
+    if kind is not None and kind not in kinds:
+        problems.append(f"builds/compiled_kind: {kind!s} is no surface kind of this map "
+                        f"(one of {', '.join(sorted(str(k) for k in kinds))})")
+    roots = tuple(sorted((str(k), str(v).strip("/"))
+                         for k, v in table.get("source_roots", {}).items()))
+    return BuildRules(kind, roots)
 
 
 def _device_tests(items: list[dict[str, Any]], problems: list[str]) -> tuple[DeviceTests, ...]:

@@ -93,3 +93,11 @@ def test_content_digest_is_blind_to_comments_and_layout_only(new: str, equal: bo
 def test_the_digest_sees_an_edit_inside_quotes_after_a_hash() -> None:
     old = 'set(X "a # b")\n'
     assert digest(old) != digest(old.replace("# b", "# c"))
+
+
+def test_a_semicolon_separates_list_items_and_is_kept() -> None:
+    """tree-sitter-cmake names a bare `;` an escape sequence: it is CMake's list separator,
+    so it stays in the argument (`"80;90a"` is two archs, not `8090a`); `\\;` stays as
+    written, as CMake keeps it to mean a literal semicolon."""
+    assert calls('set(ARCHS "80;90a" a;b "x\\;y")\n') == [
+        ("set", 1, ["ARCHS", "80;90a", "a;b", "x\\;y"])]

@@ -19,6 +19,7 @@ from impact.checks.conflict import ConflictCheck
 from impact.checks.deps import DepsCheck
 from impact.checks.descriptor_symbol import DescriptorSymbolCheck
 from impact.checks.dvc import DvcCheck
+from impact.checks.extension_build import ExtensionBuildCheck
 from impact.checks.generated_header import GeneratedHeaderCheck
 from impact.checks.kernargs import KernargsCheck
 from impact.checks.launch_surface import LaunchSurfaceCheck
@@ -46,6 +47,7 @@ REGISTRY: tuple[Check, ...] = (
     DescriptorSymbolCheck(),
     VariantSetCheck(),
     BindingsCheck(),
+    ExtensionBuildCheck(),
     ConflictCheck(),
     SurfaceMapCheck(),
     UNREADABLE,  # last: run_checks runs it after every other check, whatever the registry

@@ -15,7 +15,7 @@ from impact.kinds import SurfaceKind
 class DepsCheck(FileCheck):
     """What it checks:
         Every dependency file a view changes (`requirements.txt`, `pyproject.toml` of the
-        rocKE packages): did its content change?
+        rocKE packages, a `setup.py`): did its content change?
 
     Why a break hurts at run time:
         A dependency pin decides which numpy, LLVM bindings or compiler the packer runs
@@ -37,5 +37,8 @@ class DepsCheck(FileCheck):
     """
 
     name: ClassVar[str] = "deps"
-    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset({SurfaceKind.DEPS})
+    # A Python build script (setup.py) is a dependency file too; what its extension
+    # modules compile is the `extension-build` check's.
+    surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset({SurfaceKind.DEPS,
+                                                            SurfaceKind.BUILD_SCRIPT})
     owns_files: ClassVar[frozenset[SurfaceKind]] = surfaces

@@ -142,7 +142,8 @@ def _unescaped(node: tree_sitter.Node, source: bytes) -> str:
     for escape in _escapes(node):
         pieces.append(source[at : escape.start_byte].decode("utf-8", "replace"))
         raw = node_text(escape, source)
-        pieces.append(_ESCAPES.get(raw[1:], raw[1:]))
+        # The grammar names a bare `;` (a list separator, not an escape) an escape too.
+        pieces.append(raw if not raw.startswith("\\") else _ESCAPES.get(raw[1:], raw[1:]))
         at = escape.end_byte
     pieces.append(source[at : node.end_byte].decode("utf-8", "replace"))
     return "".join(pieces)

@@ -5,15 +5,18 @@ imports, readers, reach), `descriptors.py` (descriptor files, KDP families, vari
 their archs, launch surfaces, symbol strings), `kernels.py` (builders and the copies of
 their argument lists, paired by the rules of `pairing.py`; includes), all three over the
 one networkx graph of `core.py`, and `bindings.py` (the op copies of the aiter and
-flash-attention family, with `binding_reach.py`: which ops a change reaches). `records.py`
-and `binding_records.py` hold the frozen records the queries return. Outside this
-package a node id is an opaque string.
+flash-attention family, with `binding_reach.py`: which ops a change reaches), and
+`builds.py` (the extension modules the build files declare). `records.py`,
+`binding_records.py` and `build_records.py` hold the frozen records the queries return.
+Outside this package a node id is an opaque string.
 """
 
 from impact.graph.binding_reach import Reach, reach_of_change
 from impact.graph.binding_records import *  # noqa: F403  (the records are the graph's API)
 from impact.graph.binding_records import __all__ as _binding_records
 from impact.graph.bindings import OP_KINDS, BindingsGraph, Copies
+from impact.graph.build_records import BuildFileFailure, ExtensionModule, Unresolved
+from impact.graph.builds import BuildsGraph, covering_map
 from impact.graph.core import DEFINITION_KINDS, module_node, symbol_node
 from impact.graph.descriptors import DescriptorGraph, descriptor_type, family_key
 from impact.graph.kernels import KernelGraph
@@ -24,6 +27,7 @@ from impact.graph.records import __all__ as _records
 from impact.graph.symbols import SymbolGraph, build_graph
 
 __all__ = [*_records, *_binding_records, "DEFINITION_KINDS", "OP_KINDS", "BindingsGraph",
-           "Copies", "DescriptorGraph", "KernelGraph", "PythonGraph", "Reach", "SymbolGraph",
+           "BuildFileFailure", "BuildsGraph", "Copies", "ExtensionModule", "Unresolved",
+           "covering_map", "DescriptorGraph", "KernelGraph", "PythonGraph", "Reach", "SymbolGraph",
            "abbreviates", "build_graph", "descriptor_type", "family_key", "module_node",
            "name_forms", "reach_of_change", "same_name", "symbol_node"]

@@ -1,4 +1,4 @@
-"""The symbol graph of one snapshot: its four domains, composed.
+"""The symbol graph of one snapshot: its domains, composed.
 
 Maintainers: composes, decides nothing. `graph.python` (modules, definitions, imports,
 readers, reach), `graph.descriptors` (descriptor files, KDP families, variants and their
@@ -6,9 +6,10 @@ archs, launch surfaces, symbol strings) and `graph.kernels` (builders, the copie
 their argument lists, paired; includes) share one networkx graph (`core.py`), built
 together, in that order, the first time any of them is asked for: a variant's edges
 lead to the modules and builders it ships, a list's pairing to a builder. The bindings
-domain, `graph.bindings` (the op copies of the aiter and flash-attention family), and
-`graph.strings` (the symbol strings of descriptors and packs) hold no networkx graph and
-parse only the files a question names, so asking for them builds nothing else.
+domain, `graph.bindings` (the op copies of the aiter and flash-attention family),
+`graph.builds` (the extension modules the build files declare, and what each compiles)
+and `graph.strings` (the symbol strings of descriptors and packs) hold no networkx graph
+and parse only the files a question names, so asking for them builds nothing else.
 
 The networkx part is a function of the tree and the map: given `shared` (a Session's
 `Caches.graphs`), it is built once per (map, tree) for every report of the Session. A
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 from impact.extract import FactCache
 from impact.git import Snapshot
 from impact.graph.bindings import BindingsGraph
+from impact.graph.builds import BuildsGraph
 from impact.graph.core import Nodes
 from impact.graph.descriptors import DescriptorGraph
 from impact.graph.kernels import KernelGraph
@@ -43,8 +45,8 @@ SHARED_LIMIT = 8
 
 class SymbolGraph:
     """One snapshot's domains: `python`, `descriptors`, `kernels` (one networkx graph,
-    built on first use, or taken from `shared`), and `bindings` and `strings` (read file
-    by file, as asked)."""
+    built on first use, or taken from `shared`), and `bindings`, `builds` and `strings`
+    (read file by file, as asked)."""
 
     def __init__(self, snapshot: Snapshot, cache: FactCache,
                  shared: MutableMapping[tuple[str, str], Domains] | None = None) -> None:
@@ -85,6 +87,10 @@ class SymbolGraph:
     @cached_property
     def bindings(self) -> BindingsGraph:
         return BindingsGraph(self.snapshot, self.cache)
+
+    @cached_property
+    def builds(self) -> BuildsGraph:
+        return BuildsGraph(self.snapshot, self.cache)
 
     @cached_property
     def strings(self) -> SymbolStrings:

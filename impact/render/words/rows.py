@@ -171,6 +171,13 @@ REASONS: dict[Reason, str] = {
     Reason.CPP_ARGUMENT_COUNT_DIFFERS: "{what} has {count} arguments, the C++ function {cpp_count}",
     Reason.CPP_ARGUMENT_COUNT_DIFFERS_NO_DEFAULTS:
         "{what} has {count} arguments, the C++ function {cpp_count} (pybind ignores C++ defaults)",
+    # --- extension-build
+    Reason.EXTENSION_BUILD_CHANGED:
+        "what the build compiles into {modules} changed ({parts}): the GPU code it ships "
+        "may differ",
+    Reason.BUILD_FILE_NOT_READ:
+        "build file could not be read at the {revision} ({failure}): which GPU code it "
+        "builds is unknown",
     Reason.MODULE_MISSING_FROM_SOURCES_MAP: "module '{module}' is missing from the sources map",
     Reason.CTYPES_STUB_UNBOUND: 'ctypes stub with no extern "C" entry point',
     Reason.STUB_UNBOUND: "stub with no binding of that name",
@@ -298,6 +305,21 @@ STEPS: dict[Step, str] = {
 
     # --- bindings
     Step.RESTATES_ARGUMENT_LIST: "restates the argument list",
+
+    # --- extension-build
+    Step.MODULE_DECLARED: "declares extension module {module} ({count} source files; archs "
+                          "{archs})",
+    Step.MODULE_NO_LONGER_DECLARED: "no longer declares extension module {module}",
+    Step.MODULE_SOURCES_CHANGED: "{module}: {added_count} source(s) added ({added}), "
+                                 "{removed_count} removed ({removed})",
+    Step.MODULE_ARCHS_CHANGED: "{module}: archs and arch flags added ({added}), removed "
+                               "({removed})",
+    Step.MODULE_FLAGS_CHANGED: "{module}: {added_count} compile flag(s) added ({added}), "
+                               "{removed_count} removed ({removed})",
+    Step.MODULE_HOOK_CHANGED: "{module}: the build hook it is compiled through changed: now "
+                              "({added}), before ({removed})",
+    Step.MODULE_UNRESOLVED_CHANGED: "{module}: what impact could not resolve changed: "
+                                    "added ({added}), removed ({removed})",
 
     # --- emit fold
     Step.EMIT_FAMILIES_EQUAL: "emit: families importing {module} built equal at base and head",

@@ -1,0 +1,300 @@
+"""The builds domain of a snapshot's graph: which extension modules the repository's build
+files produce, and which files each compiles.
+
+Maintainers: reads the facts (through the report's FactCache, so each build file is
+parsed once per blob) of the few build files the tree index finds: Python build scripts
+(`build-script`, setup.py), CMake files (`build`) and the JIT sources map
+(`op-sources-map`, aiter's optCompilerConfig.json); resolves what they declare against
+the snapshot (literal paths, folders, glob patterns, a copy the build makes under another
+C++ suffix). `PYBIND11_MODULE(<name>, m)` names its file's module directly;
+`PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)` takes the module of the build entry compiling
+it. A map without a `[builds]` table has no builds domain (no entries, readable).
+Holds no networkx graph; `covering_map` widens a map with the files the builds compile.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from impact.extract import FactCache
+from impact.facts import Fact
+from impact.git import Snapshot, Views
+from impact.graph.build_records import BuildFileFailure, ExtensionModule, Unresolved
+from impact.index import TreeIndex
+from impact.kinds import BuildFile, BuildGap, FactKind, Language, SurfaceKind
+from impact.surface import COMPILED_SUFFIXES, SurfaceMap, literal_folder
+
+if TYPE_CHECKING:
+    from impact.caches import Caches
+
+BUILD_KINDS = (SurfaceKind.BUILD_SCRIPT, SurfaceKind.BUILD, SurfaceKind.OP_SOURCES_MAP)
+TORCH_EXTENSION_NAME = "TORCH_EXTENSION_NAME"
+_PLACEHOLDER = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}/?")
+
+
+class BuildsGraph:
+    """One snapshot's extension modules, read from its build files on first use."""
+
+    def __init__(self, snapshot: Snapshot, cache: FactCache) -> None:
+        self.snapshot = snapshot
+        self.cache = cache
+        self.surface = cache.surface
+
+    # --- the interface -----------------------------------------------------------------
+    def entries(self) -> list[ExtensionModule]:
+        """Every extension module a build file declares, by file and line."""
+        return list(self._read[0])
+
+    @property
+    def readable(self) -> bool:
+        """False when a build file could not be read: what it compiles is unknown, and a
+        caller fails closed."""
+        return not self._read[1]
+
+    def failures(self) -> list[BuildFileFailure]:
+        return list(self._read[1])
+
+    def modules_of(self, path: str) -> frozenset[str]:
+        """The extension modules `path` is compiled into (empty when no build entry
+        compiles it); a file whose `PYBIND11_MODULE` names its module literally is that
+        module."""
+        literal = self._literal_module(path)
+        if literal:
+            return frozenset({literal})
+        return frozenset(e.name for e in self._by_source.get(path, ()) if e.name)
+
+    def sources_of(self, module: str) -> frozenset[str]:
+        """The files every build entry of `module` compiles."""
+        return frozenset(p for e in self._read[0] if e.name == module for p in e.sources)
+
+    def declared_in(self, path: str) -> list[ExtensionModule] | BuildFileFailure:
+        """The modules the build file `path` declares, or why it could not be read."""
+        failure = next((f for f in self._read[1] if f.path == path), None)
+        return failure if failure is not None else [e for e in self._read[0] if e.path == path]
+
+    def compiles(self, path: str) -> bool:
+        """Whether some build entry compiles `path`."""
+        return path in self._by_source
+
+    def may_compile(self, path: str) -> bool:
+        """Whether `path` is compiled by a build entry, or may be: it could be compiled
+        (a C++ suffix) and lies under a build file that could not be read or whose
+        sources are not all resolved (fail closed)."""
+        if self.compiles(path):
+            return True
+        if not path.endswith(COMPILED_SUFFIXES):
+            return False
+        return any(path.startswith(folder) for folder in self._unsure_folders)
+
+    def compiled(self) -> frozenset[str]:
+        """Every file some build entry compiles."""
+        return frozenset(self._by_source)
+
+    def build_files(self) -> list[str]:
+        """The build files this domain reads, sorted."""
+        if self.surface.builds is None:
+            return []
+        index = TreeIndex.of(self.snapshot, self.surface, self.cache.store)
+        kinds = {e.kind for e in self.surface.entries}
+        found = []
+        for kind in BUILD_KINDS:
+            if kind in kinds:
+                found += [p for p in index.paths(kind) if kind != SurfaceKind.BUILD
+                          or self.surface.describe(p).language == Language.CMAKE]
+        return sorted(found)
+
+    # --- reading -----------------------------------------------------------------------
+    @cached_property
+    def _read(self) -> tuple[tuple[ExtensionModule, ...], tuple[BuildFileFailure, ...]]:
+        entries: list[ExtensionModule] = []
+        failures: list[BuildFileFailure] = []
+        for path in self.build_files():
+            facts = self.cache.facts(self.snapshot, path)
+            broken = next((f for f in facts if f.kind == FactKind.PARSE_FAILURE), None)
+            if broken is not None:
+                failures.append(BuildFileFailure(path, str(broken.data.get("reason", ""))))
+                continue
+            kind = self.surface.describe(path).kind
+            if kind == SurfaceKind.OP_SOURCES_MAP:
+                declared = [self._jit_fact(path, f) for f in facts
+                            if f.kind == FactKind.OP_MODULE]
+            elif kind == SurfaceKind.BUILD:
+                from impact.builds.cmake import cmake_extension_facts
+
+                declared = cmake_extension_facts(path, facts)
+            else:
+                declared = [f for f in facts if f.kind == FactKind.EXTENSION_MODULE]
+            entries += [self._record(path, f) for f in declared]
+        entries.sort(key=lambda e: (e.path, e.line, e.name))
+        return tuple(entries), tuple(failures)
+
+    @cached_property
+    def _by_source(self) -> dict[str, tuple[ExtensionModule, ...]]:
+        found: dict[str, list[ExtensionModule]] = {}
+        for entry in self._read[0]:
+            for source in entry.sources:
+                found.setdefault(source, []).append(entry)
+        return {path: tuple(entries) for path, entries in found.items()}
+
+    @cached_property
+    def _unsure_folders(self) -> tuple[str, ...]:
+        folders = {posixpath.dirname(f.path) for f in self._read[1]}
+        folders |= {posixpath.dirname(e.path) for e in self._read[0]
+                    if e.unresolved_in(BuildGap.SOURCES)}
+        return tuple(f"{f}/" if f else "" for f in sorted(folders))
+
+    def _literal_module(self, path: str) -> str | None:
+        if path not in self.snapshot or not path.endswith(COMPILED_SUFFIXES):
+            return None
+        names = {f.name for f in self.cache.facts(self.snapshot, path)
+                 if f.kind == FactKind.PYBIND_MODULE}
+        literal = sorted(n for n in names if n.isidentifier() and n != TORCH_EXTENSION_NAME)
+        return literal[0] if len(literal) == 1 else None
+
+    def _jit_fact(self, path: str, fact: Fact) -> Fact:
+        """A JIT sources-map module as an extension-module fact: each source under a
+        placeholder the map's `[builds] source_roots` names becomes a repository path;
+        one under another placeholder is unresolved. The JIT build's archs come from its
+        environment or the machine: it names none."""
+        rules = self.surface.builds
+        sources, gaps = [], []
+        for spelled in fact.data.get("srcs", []):
+            text = _unquoted(str(spelled))
+            match = _PLACEHOLDER.match(text)
+            root = rules.root_of(match.group(1)) if match and rules is not None else None
+            if (match and root is None) or "{" in text[match.end() if match else 0:]:
+                gaps.append({"what": str(BuildGap.SOURCES), "line": fact.line,
+                             "text": str(spelled)[:160]})
+                continue
+            rest = text[match.end():] if match else text
+            sources.append(posixpath.normpath(posixpath.join(root or "", rest)))
+        return Fact(FactKind.EXTENSION_MODULE, fact.name, fact.line, {
+            "build": str(BuildFile.JIT_CONFIG), "sources": sorted(set(sources)),
+            "patterns": [], "external": [], "archs": [], "arch_flags": [],
+            "compile_args": [], "gaps": gaps})
+
+    def _record(self, path: str, fact: Fact) -> ExtensionModule:
+        data = fact.data
+        declared = tuple(str(s) for s in data.get("sources", []))
+        patterns = tuple(str(s) for s in data.get("patterns", []))
+        files, missing, external = self._resolve(declared, patterns)
+        return ExtensionModule(
+            name=fact.name, path=path, line=fact.line, build=BuildFile(data["build"]),
+            sources=frozenset(files), declared=declared, patterns=patterns,
+            missing=tuple(missing),
+            external=tuple(sorted({*map(str, data.get("external", [])), *external})),
+            archs=frozenset(map(str, data.get("archs", []))),
+            arch_flags=frozenset(map(str, data.get("arch_flags", []))),
+            compile_args=frozenset(map(str, data.get("compile_args", []))),
+            unresolved=tuple(Unresolved(BuildGap(g["what"]), int(g["line"]), str(g["text"]))
+                             for g in data.get("gaps", [])),
+            hooks=tuple(str(h) for h in data.get("hooks", [])))
+
+    def _resolve(self, declared: Iterable[str], patterns: Iterable[str]
+                 ) -> tuple[set[str], list[str], list[str]]:
+        """(the snapshot's files the sources name, the declared ones it lacks, those in a
+        submodule)."""
+        snapshot = self.snapshot
+        files: set[str] = set()
+        missing: list[str] = []
+        external: list[str] = []
+        for source in declared:
+            if source in snapshot and not snapshot[source].is_submodule:
+                files.add(source)
+            elif _in_submodule(snapshot, source):
+                external.append(source)
+            elif snapshot.folder(source) is not None:
+                files |= set(snapshot.paths_under(source))
+            else:
+                copy = _copied_from(snapshot, source)
+                files |= copy
+                if not copy:
+                    missing.append(source)
+        for pattern in patterns:
+            regex = _glob_regex(pattern)
+            files |= {p for p in snapshot.paths_under(literal_folder(pattern))
+                      if regex.fullmatch(p)}
+        return files, sorted(missing), sorted(external)
+
+
+def _unquoted(spelled: str) -> str:
+    text = spelled.strip()
+    if text[:2] in ("f'", 'f"'):
+        text = text[1:]
+    return text.strip("'\"")
+
+
+def _in_submodule(snapshot: Snapshot, path: str) -> bool:
+    parts = path.split("/")
+    for depth in range(1, len(parts)):
+        prefix = "/".join(parts[:depth])
+        if prefix in snapshot and snapshot[prefix].is_submodule:
+            return True
+    return False
+
+
+def _copied_from(snapshot: Snapshot, source: str) -> set[str]:
+    """The file a build copies to `source` before compiling it, when the snapshot lacks
+    `source` but holds it under another C++ suffix beside it (flash-attention's ROCm build
+    compiles `mha_fwd.cu`, a copy of `mha_fwd.cpp`)."""
+    stem, suffix = posixpath.splitext(source)
+    if suffix not in COMPILED_SUFFIXES:
+        return set()
+    return {stem + other for other in COMPILED_SUFFIXES
+            if other != suffix and stem + other in snapshot}
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob pattern (Python's, with `**` recursive) as a regular expression over paths."""
+    out = []
+    at = 0
+    while at < len(pattern):
+        if pattern.startswith("**/", at):
+            out.append("(?:.*/)?")
+            at += 3
+        elif pattern.startswith("**", at):
+            out.append(".*")
+            at += 2
+        elif pattern[at] == "*":
+            out.append("[^/]*")
+            at += 1
+        elif pattern[at] == "?":
+            out.append("[^/]")
+            at += 1
+        elif pattern[at] == "[" and "]" in pattern[at + 1:]:
+            end = pattern.index("]", at + 1)
+            body = pattern[at + 1:end].replace("\\", "\\\\")
+            out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
+            at = end + 1
+        else:
+            out.append(re.escape(pattern[at]))
+            at += 1
+    return re.compile("".join(out))
+
+
+def covering_map(views: Views, surface: SurfaceMap, caches: Caches | None = None
+                 ) -> SurfaceMap:
+    """`surface` widened by every file a build entry of the base, the head or the merged
+    tree compiles (and, failing closed, every changed file one may compile), when the map
+    has a `[builds]` compiled kind. The builds are read only when the change touches a
+    surface or a file a build could compile: a change to neither needs none (with
+    IMPACT_FULL_PATH=1 they are always read)."""
+    changed = {p for view in views.views for p in (*view.diff.paths, *view.conflicts)}
+    if not surface.builds_matter(changed):
+        return surface
+    cache = FactCache(surface, caches=caches)
+    merged = [v.new for v in views.views if v.new is not None]
+    snapshots: list[Snapshot] = []
+    for snapshot in (views.base, views.head, *merged):
+        if snapshot is not None and all(snapshot is not s for s in snapshots):
+            snapshots.append(snapshot)
+    compiled: set[str] = set()
+    for snapshot in snapshots:
+        builds = BuildsGraph(snapshot, cache)
+        compiled |= builds.compiled()
+        compiled |= {p for p in changed if surface.classify(p) is None and builds.may_compile(p)}
+    return surface.covering(compiled)
