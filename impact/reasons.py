@@ -142,6 +142,10 @@ class Reason(enum.StrEnum):
     EXTENSION_BUILD_CHANGED = "extension-build-changed"
     BUILD_FILE_NOT_READ = "build-file-not-read"
 
+    # --- extension-build
+    EXTENSION_BUILD_CHANGED = "extension-build-changed"
+    BUILD_FILE_NOT_READ = "build-file-not-read"
+
     # --- emit fold
     FOLDED_EQUAL_BUILD = "folded-equal-build"
 
@@ -237,6 +241,7 @@ class Step(enum.StrEnum):
     MODULE_SOURCES_CHANGED = "module-sources-changed"
     MODULE_ARCHS_CHANGED = "module-archs-changed"
     MODULE_FLAGS_CHANGED = "module-flags-changed"
+    MODULE_HOOK_CHANGED = "module-hook-changed"
     MODULE_UNRESOLVED_CHANGED = "module-unresolved-changed"
 
     # --- emit fold

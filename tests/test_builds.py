@@ -349,3 +349,19 @@ def test_a_flag_that_changes_no_code_stays_in_its_lane() -> None:
     doc = report(scenario(fa_with_builds(), e.replace(
         "setup.py", '["-O3"]', '["-O3", "--threads", "4", "-Xfatbin", "-compress-all"]')))
     assert extension_rows(doc) == [] and doc["verdict"]["kind"] == "N/A"
+
+
+def test_an_edit_of_a_build_hook_every_module_is_compiled_through_needs_a_device() -> None:
+    """FA3's hopper/setup.py patches torch's ninja writer in: changing the compiler its
+    rules call changes how every kernel is built, though no flag list moved."""
+    hooked = HOPPER_SETUP + ('\nimport torch.utils.cpp_extension\n\n'
+                             'def _write_ninja_file(path, rules):\n'
+                             '    return [r.replace("$nvcc", "$nvcc") for r in rules]\n\n'
+                             'torch.utils.cpp_extension._write_ninja_file = _write_ninja_file\n')
+    files = fa_with_builds()
+    files["hopper/setup.py"] = hooked.encode()
+    doc = report(scenario(files, e.replace("hopper/setup.py", 'replace("$nvcc", "$nvcc")',
+                                           'replace("$nvcc", "$nvcc_from_env")')))
+    (row,) = extension_rows(doc)
+    assert row["details"]["parts"] == ["flags"] and row["archs"] == ["sm_90a"]
+    assert [h["step"] for h in row["evidence"]] == ["module-hook-changed"]

@@ -9,7 +9,8 @@ mutates is written back), and `os.path`, `pathlib`, `glob`, `itertools.product`,
 a gap carrying its line and text. Each extension-module constructor call is handed to
 `on_extension` with its arguments evaluated where it stands. Functions the script defines
 but never calls itself (build hooks it monkeypatches in) are walked at the end with
-unknown parameters, so the flags they hold are seen (`hook_values`).
+unknown parameters, so the flags they hold are seen (`hook_values`); those it installs as
+another module's attribute are its build hooks (`hooks`).
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ class Evaluator:
         self.returns: list[list[Val]] = []
         self.hook_values: list[Val] = []
         self.env_archs: list[Val] = []
+        # Functions the script installs into another module (`cpp_extension._write_ninja_file
+        # = _write_ninja_file`): build hooks every module is compiled through.
+        self.hooks: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
 
     # --- statements -------------------------------------------------------------------
     def run(self) -> None:
@@ -202,6 +206,9 @@ class Evaluator:
                 part = Val(frozenset(parts), value.gaps) if clean else Val.gap(
                     target.lineno, _text(target))
                 self.bind(sub.value if isinstance(sub, ast.Starred) else sub, part, env)
+        elif isinstance(target, ast.Attribute):
+            self.hooks += [a.node for a in value.atoms
+                           if isinstance(a, Func) and a.node not in self.hooks]
         elif isinstance(target, ast.Subscript) and _dotted(target.value, env) == "os.environ":
             # TORCH_CUDA_ARCH_LIST / PYTORCH_ROCM_ARCH set for the build: its archs.
             key = self.ev(target.slice, env)

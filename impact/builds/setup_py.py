@@ -8,7 +8,8 @@ arguments may hold where the call stands: the sources (repository-relative paths
 the archs their flags name, and every piece it could not resolve (a gap: name, sources,
 flags or archs, with line and text). Flags in functions the script never calls itself
 (build hooks it installs, such as a patched ninja writer) belong to every module it
-declares. `extract_setup_facts` never raises.
+declares, and so does the code of a hook it installs (`hooks`: name and digest).
+`extract_setup_facts` never raises.
 """
 
 from __future__ import annotations
@@ -43,13 +44,16 @@ def _facts(path: str, parsed: Source) -> list[Fact]:
         (line, named)))
     evaluator.run()
     hooks = _hook_archs(evaluator)
+    # Every module is compiled through the hooks the script installs: their code counts.
+    installed = sorted(f"{node.name}:{tree_digest(node)}" for node in evaluator.hooks)
     facts: list[Fact] = []
     seen: set[tuple[str, int]] = set()
     for line, named in calls:
         for name, data in _declarations(evaluator, line, named, hooks):
             if (name, line) not in seen:
                 seen.add((name, line))
-                facts.append(Fact(FactKind.EXTENSION_MODULE, name, line, data))
+                facts.append(Fact(FactKind.EXTENSION_MODULE, name, line,
+                                  {**data, "hooks": installed}))
     facts.append(content_fact(path, tree_digest(parsed.tree)))
     return sorted_facts(facts)
 

@@ -28,7 +28,8 @@ class ExtensionBuildCheck(Check):
         `CUDAExtension`/`CppExtension` calls, a CMake `pybind11_add_module` or
         `add_library(... MODULE)`, a JIT sources map's modules): did the modules it
         declares, the sources they compile, their arch lists (`-gencode`, `--offload-arch`,
-        `CUDA_ARCHITECTURES`) or their compile flags change?
+        `CUDA_ARCHITECTURES`), their compile flags or the build hooks they are compiled
+        through (a ninja writer the script patches in) change?
 
     Why a break hurts at run time:
         The build decides which GPU code ships: a dropped `-gencode arch=compute_90a`
@@ -158,6 +159,9 @@ def _hops(name: str, was: list[ExtensionModule], now: list[ExtensionModule]
         (BuildGap.ARCHS, Step.MODULE_ARCHS_CHANGED,
          lambda es: union(es, "archs") | union(es, "arch_flags")),
         (BuildGap.FLAGS, Step.MODULE_FLAGS_CHANGED, lambda es: union(es, "code_flags")),
+        (BuildGap.FLAGS, Step.MODULE_HOOK_CHANGED,
+         lambda es: {h.partition(":")[0] + " (" + h.partition(":")[2][:12] + ")"
+                     for e in es for h in e.hooks}),
         (None, Step.MODULE_UNRESOLVED_CHANGED,
          lambda es: {f"{u.what}: {u.text}" for e in es for u in e.unresolved}),
     )

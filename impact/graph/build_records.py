@@ -34,7 +34,8 @@ class ExtensionModule:
     sources the snapshot lacks (generated at build time), `external` the sources outside
     the repository or inside a submodule. `archs` are the GPU architectures its flags name
     (empty: the build names none, so the toolchain, the environment or the machine picks:
-    every arch); `arch_flags` and `compile_args` as spelled."""
+    every arch); `arch_flags` and `compile_args` as spelled; `hooks` the build hooks its
+    build script installs (a patched ninja writer), as `name:digest`."""
 
     name: str
     path: str
@@ -49,6 +50,7 @@ class ExtensionModule:
     arch_flags: frozenset[str]
     compile_args: frozenset[str]
     unresolved: tuple[Unresolved, ...]
+    hooks: tuple[str, ...] = ()  # the build hooks it is compiled through, `name:digest`
 
     @property
     def where(self) -> str:
@@ -67,11 +69,11 @@ class ExtensionModule:
     def shape(self) -> tuple[object, ...]:
         """What an edit of its build file can change of the GPU code it ships: its name, the
         sources as declared, the arch list and flags, the compile arguments that change
-        code, and the text of what stayed unresolved (lines left out: moving a declaration
-        changes nothing)."""
+        code, the build hooks it is compiled through, and the text of what stayed
+        unresolved (lines left out: moving a declaration changes nothing)."""
         return (self.name, self.declared, self.patterns, self.external,
                 tuple(sorted(self.archs)), tuple(sorted(self.arch_flags)),
-                tuple(sorted(self.code_flags)),
+                tuple(sorted(self.code_flags)), self.hooks,
                 tuple(sorted((str(u.what), u.text) for u in self.unresolved)))
 
 

@@ -191,7 +191,8 @@ class BuildsGraph:
             arch_flags=frozenset(map(str, data.get("arch_flags", []))),
             compile_args=frozenset(map(str, data.get("compile_args", []))),
             unresolved=tuple(Unresolved(BuildGap(g["what"]), int(g["line"]), str(g["text"]))
-                             for g in data.get("gaps", [])))
+                             for g in data.get("gaps", [])),
+            hooks=tuple(str(h) for h in data.get("hooks", [])))
 
     def _resolve(self, declared: Iterable[str], patterns: Iterable[str]
                  ) -> tuple[set[str], list[str], list[str]]:

@@ -101,6 +101,10 @@ class SymbolGraph:
         return BuildsGraph(self.snapshot, self.cache)
 
     @cached_property
+    def builds(self) -> BuildsGraph:
+        return BuildsGraph(self.snapshot, self.cache)
+
+    @cached_property
     def strings(self) -> SymbolStrings:
         return SymbolStrings(self.snapshot, self.cache)
 

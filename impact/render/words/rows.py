@@ -324,6 +324,8 @@ STEPS: dict[Step, str] = {
                                "({removed})",
     Step.MODULE_FLAGS_CHANGED: "{module}: {added_count} compile flag(s) added ({added}), "
                                "{removed_count} removed ({removed})",
+    Step.MODULE_HOOK_CHANGED: "{module}: the build hook it is compiled through changed: now "
+                              "({added}), before ({removed})",
     Step.MODULE_UNRESOLVED_CHANGED: "{module}: what impact could not resolve changed: "
                                     "added ({added}), removed ({removed})",
 
