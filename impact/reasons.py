@@ -142,10 +142,6 @@ class Reason(enum.StrEnum):
     EXTENSION_BUILD_CHANGED = "extension-build-changed"
     BUILD_FILE_NOT_READ = "build-file-not-read"
 
-    # --- extension-build
-    EXTENSION_BUILD_CHANGED = "extension-build-changed"
-    BUILD_FILE_NOT_READ = "build-file-not-read"
-
     # --- emit fold
     FOLDED_EQUAL_BUILD = "folded-equal-build"
 

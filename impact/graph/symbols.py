@@ -101,10 +101,6 @@ class SymbolGraph:
         return BuildsGraph(self.snapshot, self.cache)
 
     @cached_property
-    def builds(self) -> BuildsGraph:
-        return BuildsGraph(self.snapshot, self.cache)
-
-    @cached_property
     def strings(self) -> SymbolStrings:
         return SymbolStrings(self.snapshot, self.cache)
 
