@@ -379,16 +379,17 @@ class BindingsCheck(Check):
         the middle of every list while a caller still passes the old order; `None` passed
         to a parameter that became `at::Tensor&`; a definition that gains a parameter its
         bound declaration lacks (the module fails to load); a stub that turns
-        `develop=True` on while C++ still takes `torch::Tensor&`. Does not break: the same change made on every
-        side and every caller; a default only the `py::arg` list has (every call passes
-        the value); a comment edit.
+        `develop=True` on while C++ still takes `torch::Tensor&`. Does not break: the
+        same change made on every side and every caller; a default only the `py::arg`
+        list has (every call passes the value); a comment edit.
 
     When it says changed instead:
         A call that did not bind at the base and binds now, one that passes other
         values, a new call, a call gone, or a default that fills a parameter differently
-        (what runs changed); a problem on a copy the base could not read; a parameter that exists only under
-        `#if` in C++; a name that differs between the stub and `py::arg` while no caller
-        passes it by keyword; a binding the parser cannot read; an op file whose code
+        (what runs changed); a problem on a copy the base could not read; a parameter
+        that exists only under `#if` in C++; a name that differs between the stub and
+        `py::arg` while no caller passes it by keyword; a binding the parser cannot
+        read; an op file whose code
         changed beyond the facts compared here. A list changed alike on every side is
         `inert`: every call binds as before.
 
