@@ -389,9 +389,8 @@ class BindingsCheck(Check):
         (what runs changed); a problem on a copy the base could not read; a parameter
         that exists only under `#if` in C++; a name that differs between the stub and
         `py::arg` while no caller passes it by keyword; a binding the parser cannot
-        read; an op file whose code
-        changed beyond the facts compared here. A list changed alike on every side is
-        `inert`: every call binds as before.
+        read; an op file whose code changed beyond the facts compared here. A list
+        changed alike on every side is `inert`: every call binds as before.
 
     Evidence:
         The call and the layer's copy as file:line (the changed one first), the layer's
