@@ -1,4 +1,4 @@
-"""Binding facts of one Python file: compile_ops stubs, extension call sites, fake twins.
+"""Binding facts of one Python file: compile_ops stubs, wrappers, extension call sites, fake twins.
 
 Maintainers: this module reads the bytes it is handed and nothing else; it must never touch
 git or the filesystem. `extract_binding_python_facts` never raises: a file `ast` cannot
@@ -67,7 +67,7 @@ def literal_kind(value: ast.expr) -> ValueKind:
 
 
 def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
-    """`op-stub`, `op-call` and `fake-twin` facts and the `content` fact of one file, sorted.
+    """`op-stub`, `op-wrapper`, `op-call`, `fake-twin` and `content` facts of a file, sorted.
 
     Never raises; a file that is not UTF-8 or not Python yields its parse-failure fact,
     and beside it the facts of the module-level statements that parse on their own.
