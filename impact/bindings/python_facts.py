@@ -328,7 +328,11 @@ class _Visitor:
     def passed(self, value: ast.expr) -> dict[str, str]:
         """A passed value: its code, layout-blind and cut short, and its kind (`none`,
         `bool`, `int`, `float`, `str` for a literal, else `expr`)."""
-        text = " ".join(self.code(value).split())
+        # A name or a dotted name (most values) is its own text; anything else is read
+        # from the source as written.
+        text = dotted_name(value) if isinstance(value, ast.Name | ast.Attribute) else None
+        if text is None:
+            text = " ".join(self.code(value).split())
         return {"text": text if len(text) <= _PASSED_TEXT else text[:_PASSED_TEXT - 1] + "…",
                 "kind": str(literal_kind(value))}
 

@@ -113,6 +113,17 @@ def _module_files(call: Call, roots: list[str]) -> set[str]:
     return found
 
 
+def _params_changed(old: BindingsGraph, new: BindingsGraph, path: str, wrapper: Wrapper
+                    ) -> bool:
+    """Whether the wrapper `path` defines under that name has another parameter list at
+    one revision than at the other (or exists at one only)."""
+    def params(side: BindingsGraph) -> set[tuple[object, ...]]:
+        return {c.params for c in side.stated(path)
+                if isinstance(c, Wrapper) and c.name == wrapper.name}
+
+    return params(old) != params(new)
+
+
 def _wrappers_called(sides: tuple[BindingsGraph, ...], calls: list[Call]
                      ) -> list[Wrapper]:
     """The wrappers changed calls reach, read from the files their receivers name (never
@@ -121,10 +132,10 @@ def _wrappers_called(sides: tuple[BindingsGraph, ...], calls: list[Call]
     for side in sides:
         roots = list(side.surface.python_roots)
         for call in calls:
-            for path in sorted(_module_files(call, roots)):
-                if path in side.snapshot:
-                    found += [s for s in side.stubs_at(path)
-                              if isinstance(s, Wrapper) and s.name == call.name]
+            # Only a file that defines the name is parsed (its text says so first).
+            for path in sorted(side.holding(_module_files(call, roots), {f"def {call.name}("})):
+                found += [s for s in side.stubs_at(path)
+                          if isinstance(s, Wrapper) and s.name == call.name]
     return found
 
 
@@ -161,7 +172,10 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
             elif isinstance(copy, PyBinding | Schema | Impl):
                 direct.add(copy.name)
             elif isinstance(copy, Wrapper):
-                wrappers[copy.name] |= set(copy.reaches)  # an op if what it calls is
+                # Its callers bind to its parameters: only a new parameter list can change
+                # how they bind (a new body is the code beyond the bindings').
+                if _params_changed(old, new, path, copy):
+                    wrappers[copy.name] |= set(copy.reaches)  # an op if what it calls is
             elif isinstance(copy, OpModule):
                 modules.add(copy.name)
             elif isinstance(copy, _MAYBE_OPS):
@@ -205,7 +219,10 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
     if not ops:
         return found
     maps = {p for side in sides for p in side.paths(SurfaceKind.OP_SOURCES_MAP)}
-    named = _naming(sides, ops)
+    # A Python wrapper's copies are Python (its callers); every other op's are anywhere.
+    python_only = {w for w in wrappers if w in ops} - direct - set(bound) - set(functions)
+    named = _naming(sides, ops - python_only) | (
+        _naming(sides, python_only, (SurfaceKind.OP_PYTHON,)) if python_only else set())
     found.paths = set(touched) | maps | named
     # Then the C++ functions those ops are bound to, and the modules that expand them.
     before, after = (side.copies(found.paths) for side in sides)
