@@ -84,6 +84,7 @@ class _Plan:
         # A plan of the anchored kinds only finds candidates: the first entry of the whole
         # map that matches one decides its kind (`decide`).
         self.decide = surface if anchored else None
+        self.excluded = surface.excluded if surface.exclude else None
         rooted = rooted_kinds(surface)
         for entry in surface.entries:
             if anchored and entry.kind in rooted:
@@ -223,6 +224,8 @@ def _in_folder(snapshot: Snapshot, memo: IndexMemo, sha: tuple[str, bool], plan:
         for name in folder.files:
             full = base + name
             if not full.endswith(ends):
+                continue
+            if plan.excluded is not None and plan.excluded(full):
                 continue
             for guard in for_files:
                 if guard.matches(full):

@@ -108,6 +108,7 @@ class FactKind(enum.StrEnum):
     # the bindings family (impact/bindings)
     OP_MODULE = "op-module"
     OP_STUB = "op-stub"
+    OP_WRAPPER = "op-wrapper"  # a module-level Python function that calls into an extension
     OP_CALL = "op-call"
     FAKE_TWIN = "fake-twin"
     PYBIND_DEF = "pybind-def"
@@ -180,3 +181,15 @@ class LaunchKind(enum.StrEnum):
     HSACO = "hsaco"                      # a built code object file and its symbol
     EMBEDDED_SOURCE = "embedded_source"  # a source file and entry point
     KPACK = "kpack"                      # the packed form: a library, a TOC key, a signature
+
+
+class ValueKind(enum.StrEnum):
+    """The kind of a value a Python call passes: a literal's type, or any other
+    expression (whose type no static reading knows)."""
+
+    NONE = "none"
+    BOOL = "bool"
+    INT = "int"
+    FLOAT = "float"
+    STR = "str"
+    EXPR = "expr"

@@ -110,11 +110,7 @@ class Reason(enum.StrEnum):
     PACK_WITHOUT_REGISTRATION = "pack-without-registration"
 
     # --- bindings
-    STUB_AND_PYARG_COUNTS_DIFFER = "stub-and-pyarg-counts-differ"
-    ARGUMENTS_SWAPPED = "arguments-swapped"
-    PARAMETER_NAME_DIFFERS = "parameter-name-differs"
     PARAMETER_NAME_DIFFERS_NO_KEYWORD_CALLER = "parameter-name-differs-no-keyword-caller"
-    DEFAULT_ON_ONE_SIDE = "default-on-one-side"
     FITS_ONLY_WITH_GUARDED_PARAMETERS = "fits-only-with-guarded-parameters"
     FITS_ONLY_WITH_GUARDED_PARAMETERS_NO_DEFAULTS = "fits-only-with-guarded-parameters-no-defaults"
     CPP_ARGUMENT_COUNT_DIFFERS = "cpp-argument-count-differs"
@@ -125,16 +121,22 @@ class Reason(enum.StrEnum):
     PYTHON_SIDE_MISSING = "python-side-missing"
     SCHEMA_DIFFERS = "schema-differs"
     BOXED_SLOTS_DIFFER = "boxed-slots-differ"
-    CALL_ARGUMENTS_OUTSIDE_SCHEMA = "call-arguments-outside-schema"
-    CALL_UNKNOWN_KEYWORDS = "call-unknown-keywords"
     COPY_UNREADABLE = "copy-unreadable"
     BINDING_NOT_UNDERSTOOD = "binding-not-understood"
     CHANGED_ALIKE_ON_EVERY_SIDE = "changed-alike-on-every-side"
     # bindings, session 3 (helper `bindings`): callers are copies too
-    CALLER_DOES_NOT_FIT_STUB = "caller-does-not-fit-stub"
-    CALLER_SHIFTED_BY_INSERTION = "caller-shifted-by-insertion"
     TENSOR_ABI_DIFFERS = "tensor-abi-differs"
     MISMATCH_RESOLVED = "mismatch-resolved"
+    # bindings judged by calls: every concrete call bound as Python / pybind11 / torch would
+    CALL_DOES_NOT_BIND = "call-does-not-bind"
+    CALL_ARGUMENT_MOVED = "call-argument-moved"
+    CALL_VALUE_KIND_DIFFERS = "call-value-kind-differs"
+    CALL_NOW_BINDS = "call-now-binds"
+    CALL_PASSES_OTHER_VALUES = "call-passes-other-values"
+    CALL_ADDED = "call-added"
+    CALL_GONE = "call-gone"
+    DECLARATION_WITHOUT_DEFINITION = "declaration-without-definition"
+    DEFAULT_FILLS_DIFFERENTLY = "default-fills-differently"
 
     # --- extension-build
     EXTENSION_BUILD_CHANGED = "extension-build-changed"
@@ -240,3 +242,14 @@ class Step(enum.StrEnum):
 
     # --- emit fold
     EMIT_FAMILIES_EQUAL = "emit-families-equal"
+
+
+class Refusal(enum.StrEnum):
+    """Why a call does not bind (each raises TypeError); its sentence is in
+    impact/render/words/rows.py (REFUSALS), filled from the refusal's values."""
+
+    TOO_MANY = "too-many-positional"  # given, most
+    NO_NAMES = "keyword-without-names"  # name
+    UNKNOWN_KEYWORD = "unknown-keyword"  # name
+    GIVEN_TWICE = "given-twice"  # name
+    MISSING = "missing"  # missing (a list of labels)

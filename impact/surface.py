@@ -223,6 +223,8 @@ class SurfaceMap:
     descriptor_roots: tuple[str, ...] = ()
     markers: tuple[re.Pattern[bytes], ...] = ()
     marker_patterns: tuple[str, ...] = ()
+    # Paths no surface holds whatever the entries' patterns say (tests, benchmarks).
+    exclude: tuple[re.Pattern[bytes], ...] = ()
     all_archs: str = "all-archs"
     reason: str = ""
     conventions: Conventions = Conventions()
@@ -284,8 +286,16 @@ class SurfaceMap:
                   for pattern, rx in zip(self.marker_patterns, self.markers, strict=True))
         return min((p for p in firsts if p is not None), default=None)
 
+    def excluded(self, path: str) -> bool:
+        """Whether the map's `exclude` patterns leave `path` off every surface."""
+        raw = path.encode()
+        return any(rx.fullmatch(raw) for rx in self.exclude)
+
     def classify(self, path: str) -> SurfaceEntry | None:
-        """The first entry whose pattern matches `path`; None when it is outside every surface."""
+        """The first entry whose pattern matches `path`; None when it is outside every
+        surface (or excluded)."""
+        if self.exclude and self.excluded(path):
+            return None
         return next((entry for entry in self.entries if entry.matches(path)), None)
 
     def describe(self, path: str) -> PathSurface:
@@ -354,6 +364,12 @@ def parse_surface_map(data: bytes, source: str, *, shipped: bool = False) -> Sur
                 markers.append(re.compile(translate(pattern.encode())))
             except (MalformedPattern, re.error) as exc:
                 problems.append(f"markers: bad pattern {pattern!r} ({exc})")
+        exclude: list[re.Pattern[bytes]] = []
+        for pattern in doc.get("exclude", []):
+            try:
+                exclude.append(re.compile(translate(pattern.encode())))
+            except (MalformedPattern, re.error) as exc:
+                problems.append(f"exclude: bad pattern {pattern!r} ({exc})")
         for index, item in enumerate(doc["surface"]):
             regexes = []
             for pattern in item["patterns"]:
@@ -381,6 +397,7 @@ def parse_surface_map(data: bytes, source: str, *, shipped: bool = False) -> Sur
         descriptor_roots=tuple(doc.get("descriptor_roots", ())),
         markers=tuple(markers),
         marker_patterns=tuple(doc.get("markers", [])),
+        exclude=tuple(exclude),
         all_archs=doc.get("all_archs", "all-archs"),
         conventions=conventions,
         device_tests=device_tests,

@@ -47,12 +47,19 @@ def test_an_insertion_that_shifts_a_positional_caller_breaks() -> None:
     doc = report(scenario(base, *insert_scale()))
     rows = charged_rows(doc, "mismatch")
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
-    assert any(r["reason"] == "caller-shifted-by-insertion" for r in rows), rows
-    shifted = next(r for r in rows if r["reason"] == "caller-shifted-by-insertion")
+    moved = [r for r in rows if r["reason"] == "call-argument-moved"]
+    assert moved, rows
+    # The unchanged call's last value, 0, now lands on the inserted `scale` of the stub
+    # and of the py::arg list, while `use_model_sensitive_rmsnorm` is still a parameter.
+    assert {r["details"]["layer"] for r in moved} == {"stub", "py::arg list"}
+    assert all(r["details"]["moves"] == "0: use_model_sensitive_rmsnorm -> scale"
+               for r in moved)
+    shifted = next(r for r in moved if r["details"]["layer"] == "stub")
     assert {s["file"] for s in shifted["sides"]} == {NORM, UTILS}
-    # The caller did not move; the stub did.
-    assert {(s["file"], s["role"]) for s in shifted["sides"]} == {
-        (NORM, "changed"), (UTILS, "counterpart")}
+    # The caller did not move; the stub did, and its base form is shown beside it.
+    assert {(s["file"], s["role"], s["revision"]) for s in shifted["sides"]} == {
+        (NORM, "changed", "head"), (UTILS, "counterpart", "head"),
+        (NORM, "counterpart", "base")}
 
 
 def test_the_same_insertion_with_the_caller_updated_does_not_break() -> None:
@@ -74,7 +81,9 @@ def test_a_caller_that_no_longer_fits_the_stub_breaks() -> None:
                      '          py::arg("epsilon"));')),
                  e.replace(NORM_H, RMS_DECL, "              double epsilon);")))
     # utils.rms_norm_into still passes use_model_sensitive_rmsnorm=0 by keyword.
-    assert any(r["reason"] == "caller-does-not-fit-stub" for r in charged_rows(doc, "mismatch"))
+    failed = [r for r in charged_rows(doc, "mismatch") if r["reason"] == "call-does-not-bind"]
+    assert any(r["details"]["refusal"] == "unknown-keyword"
+               and r["details"]["name"] == "use_model_sensitive_rmsnorm" for r in failed), failed
 
 
 def test_a_mismatch_on_untouched_copies_stays_preexisting() -> None:

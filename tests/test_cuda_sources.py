@@ -229,8 +229,11 @@ def test_a_declaration_in_a_cuda_header_is_compared() -> None:
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     assert not _not_understood(doc), _not_understood(doc)
     broken = charged_rows(doc, "mismatch")
-    assert [r["reason"] for r in broken] == ["cpp-argument-count-differs"], broken
-    assert {(s["file"], s["role"]) for s in broken[0]["sides"]} == {
+    # The py::arg list no longer fits, and the kernels' definition no longer defines it.
+    assert sorted(r["reason"] for r in broken) == [
+        "cpp-argument-count-differs", "declaration-without-definition"], broken
+    count = next(r for r in broken if r["reason"] == "cpp-argument-count-differs")
+    assert {(s["file"], s["role"]) for s in count["sides"]} == {
         (HEADER, "changed"), ("csrc/include/rocm_ops.hpp", "counterpart")}
 
 

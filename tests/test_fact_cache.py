@@ -481,3 +481,42 @@ def test_a_blob_the_repository_lost_is_named_even_when_its_facts_are_cached(buil
     doc = json.loads(warm[1])
     assert any(path in {s["file"] for s in r["sides"]} and r["status"] == "changed"
                and "not readable" in json.dumps(r) for r in doc["rows"]), doc["rows"]
+
+
+def test_every_package_an_extractor_imports_is_versioned() -> None:
+    """A stored fact is served only to the code that made it: every impact module the
+    extractors import (those impact/extract.py's functions import, at any depth) lies
+    in the sources the extractor version hashes. The build-script reader
+    (impact/builds) was once left out, and a changed reader served old setup.py facts."""
+    import ast
+    from pathlib import Path
+
+    from impact.factstore import extractor_sources
+
+    root = Path(__file__).resolve().parents[1] / "impact"
+    covered = set(extractor_sources(root))
+    def imported(node: ast.AST) -> list[str]:
+        found = []
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.ImportFrom) and inner.module and \
+                    inner.module.startswith("impact."):
+                parts = inner.module.split(".")[1:]
+                found += [c for c in ("/".join(parts) + ".py", "/".join(parts) + "/__init__.py")
+                          if (root / c).is_file()]
+        return found
+
+    # The extractors are imported inside extract.py's functions (one per kind), and
+    # read everything they import in turn.
+    extract = ast.parse((root / "extract.py").read_text())
+    seeds = [m for f in extract.body if isinstance(f, ast.FunctionDef) for m in imported(f)]
+    assert any(m.startswith("builds/") for m in seeds), seeds
+    seen: set[str] = set()
+    todo = list(seeds)
+    while todo:
+        relative = todo.pop()
+        if relative in seen:
+            continue
+        seen.add(relative)
+        todo += imported(ast.parse((root / relative).read_text()))
+    missing = sorted(seen - covered)
+    assert not missing, missing

@@ -166,7 +166,7 @@ def test_swap_args_breaks_on_the_swapped_binding(built, tmp_path) -> None:
                   surface_map=str(_map_without_device_tests(tmp_path)))["rows"]
     mismatches = [r for r in rows if r["status"] == "mismatch"]
     assert [(r["contract"], r["reason"]) for r in mismatches] == [
-        ("bindings", "arguments-swapped")]
+        ("bindings", "call-argument-moved")]
     assert {s["file"] for s in mismatches[0]["sides"]} == {"csrc/binding.cpp", "gpukern/ops.py"}
 
 

@@ -153,3 +153,25 @@ def test_a_pack_table_needs_the_name_of_its_array() -> None:
     assert "pack_array" in str(exc.value)
     named = MINIMAL + b'[conventions]\npack_table = "Packs.cpp"\npack_array = "kPacks"\n'
     assert parse_surface_map(named, "test").conventions.pack_array == "kPacks"
+
+
+def test_exclude_leaves_paths_off_every_surface() -> None:
+    """A map's `exclude` patterns win over its surfaces' patterns, in classification and
+    in the tree index alike; a bad one is named."""
+    from impact.index import TreeIndex
+
+    data = MINIMAL.replace(b'name = "mine"', b'name = "mine"\nexclude = ["src/**/test_*.py"]')
+    surface = parse_surface_map(data, "test")
+    assert surface.classify("src/a/b.py") is not None
+    assert surface.classify("src/a/test_b.py") is None
+    tree = Snapshot.from_files({"src/a/b.py": "x = 1\n", "src/a/test_b.py": "x = 2\n"})
+    assert TreeIndex.of(tree, surface).surface_paths() == ["src/a/b.py"]
+    with pytest.raises(BadSurfaceMap, match="exclude: bad pattern"):
+        parse_surface_map(data.replace(b"src/**/test_*.py", b"src/[a"), "test")
+
+
+def test_flash_attention_tests_beside_fa3_are_off_the_surface() -> None:
+    surface = load_surface_map("flash-attention")
+    assert surface.classify("hopper/test_flash_attn.py") is None
+    assert surface.classify("hopper/benchmark_attn.py") is None
+    assert surface.classify("hopper/flash_attn_interface.py") is not None

@@ -341,12 +341,21 @@ class Walker:
             qualified = self.function_name(args[1], qualified=True)
         py_args: list[dict[str, Any]] = []
         any_arg = False
+        keyword_only = False
         for arg in args[2:]:
             parsed = self.py_arg(arg)
             if parsed is None:
                 continue
             any_arg = True
-            if parsed["name"] is not None:
+            marker = parsed.pop("marker", None)
+            if marker == "kw_only":
+                keyword_only = True  # every py::arg after `py::kw_only()` is keyword-only
+            elif marker == "pos_only":
+                for before in py_args:  # every py::arg before `py::pos_only()`
+                    before["pos_only"] = True
+            elif parsed["name"] is not None:
+                if keyword_only:
+                    parsed["kw_only"] = True
                 py_args.append(parsed)
         line = self.line(node)
         data: dict[str, Any] = {
@@ -389,7 +398,7 @@ class Walker:
             return None
         callee = self.callee(target)
         if callee in ("kw_only", "pos_only"):
-            return {"name": None}
+            return {"name": None, "marker": callee}
         if callee not in ("arg", "arg_v"):
             return None
         inner = target.child_by_field_name("arguments")

@@ -1,4 +1,4 @@
-"""Binding facts of one Python file: compile_ops stubs, extension call sites, fake twins.
+"""Binding facts of one Python file: compile_ops stubs, wrappers, extension call sites, fake twins.
 
 Maintainers: this module reads the bytes it is handed and nothing else; it must never touch
 git or the filesystem. `extract_binding_python_facts` never raises: a file `ast` cannot
@@ -11,8 +11,8 @@ import ast
 import sys
 from typing import Any
 
-from impact.facts import Fact, sorted_facts
-from impact.kinds import FactKind
+from impact.facts import Fact, never_raises, sorted_facts
+from impact.kinds import FactKind, ValueKind
 from impact.python.digest import arguments_digest, module_digests
 from impact.python.scaffold import (
     Source,
@@ -20,6 +20,7 @@ from impact.python.scaffold import (
     dotted_name,
     extract_python,
     parameters,
+    parse_statements,
     string_value,
 )
 
@@ -31,12 +32,45 @@ _NOT_EXTENSIONS = frozenset(sys.stdlib_module_names) | {
 }
 _FAKE_DECORATORS = ("register_fake", "impl_abstract")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_PASSED_TEXT = 60  # characters of a passed value kept to name it in a finding
+
+
+def _source_tail(item: ast.expr) -> str | None:
+    """A source path as a decorator writes it, less any leading `{DIR}/`: the literal
+    text after the last formatted value (None when nothing literal follows it)."""
+    if isinstance(item, ast.Constant) and isinstance(item.value, str):
+        return item.value.lstrip("./") or None
+    if not isinstance(item, ast.JoinedStr) or not item.values:
+        return None
+    last = item.values[-1]
+    if not (isinstance(last, ast.Constant) and isinstance(last.value, str)):
+        return None
+    return last.value.lstrip("/") or None
+
+
+def literal_kind(value: ast.expr) -> ValueKind:
+    """The kind of a literal a call passes (`-1` and `+2.0` included), else `expr`."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub | ast.UAdd):
+        value = value.operand
+        if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            return ValueKind.EXPR
+    if not isinstance(value, ast.Constant):
+        return ValueKind.EXPR
+    literal = value.value
+    if literal is None:
+        return ValueKind.NONE
+    for kind, types in ((ValueKind.BOOL, bool), (ValueKind.INT, int),
+                        (ValueKind.FLOAT, float), (ValueKind.STR, str)):
+        if isinstance(literal, types):
+            return kind
+    return ValueKind.EXPR
 
 
 def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
-    """`op-stub`, `op-call` and `fake-twin` facts and the `content` fact of one file, sorted.
+    """`op-stub`, `op-wrapper`, `op-call`, `fake-twin` and `content` facts of a file, sorted.
 
-    Never raises; a file that is not UTF-8 or not Python yields one parse-failure fact.
+    Never raises; a file that is not UTF-8 or not Python yields its parse-failure fact,
+    and beside it the facts of the module-level statements that parse on their own.
     """
 
     def extract(parsed: Source) -> list[Fact]:
@@ -49,7 +83,25 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
                           {"digest": digest, "beyond_bindings": beyond}))
         return sorted_facts(facts)
 
-    return extract_python(path, source, extract)
+    facts = extract_python(path, source, extract)
+    if len(facts) != 1 or facts[0].kind != FactKind.PARSE_FAILURE:
+        return facts
+    # A file that does not parse still says what its other statements state: the calls
+    # and stubs of the functions the error is not in are read (the failure stays, so the
+    # file is still not understood, and no content digest says it is).
+    partial = _statements(source)
+    if partial is None:
+        return facts
+    read = never_raises(path, "python", lambda: extract(partial))
+    return sorted_facts([*facts, *(f for f in read if f.kind not in (
+        FactKind.CONTENT, FactKind.PARSE_FAILURE))])
+
+
+def _statements(source: bytes) -> Source | None:
+    try:
+        return parse_statements(source.decode("utf-8-sig"))
+    except (UnicodeDecodeError, RecursionError, MemoryError, ValueError):
+        return None
 
 
 class _Visitor:
@@ -62,6 +114,17 @@ class _Visitor:
         self.modules: dict[str, list[str]] = {}
         self.functions: list[str] = []
         self.stub_names: set[str] = set()
+        # Module-level functions (by name) and which of them call into an extension:
+        # those are wrappers, and the bare calls of them in this file are calls of an op.
+        self.top_level: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.wrappers: set[str] = set()
+        self.reaches: dict[str, set[str]] = {}  # a wrapper -> the op names it calls into
+        self.enclosing: dict[str, str] = {}  # a function's name -> its module-level function
+        self.local_calls: list[tuple[ast.Call, str, str | None]] = []
+        module_level = [n for n in source.tree.body if isinstance(n, _DEFS)]
+        self.local_functions = {n.name for n in module_level}
+        self.module_defs = {id(n) for n in module_level}
+        self.tops: list[str | None] = []  # beside `functions`: the module-level one
         # The fields whose code the facts state, left out of the `beyond_bindings`
         # digest, by node id: a stub's parameter list, an op call's arguments.
         self.blanked: dict[int, frozenset[str]] = {}
@@ -76,16 +139,55 @@ class _Visitor:
             node, leaving = stack.pop()
             if leaving:
                 self.functions.pop()
+                self.tops.pop()
                 continue
             if isinstance(node, _DEFS):
                 for decorator in node.decorator_list:
                     self.decorator(node, decorator)
+                # The module-level function it is, or sits in (None in a class: a
+                # method is no wrapper, its callers reach it through an object).
+                top = node.name if id(node) in self.module_defs else (
+                    self.tops[-1] if self.tops else None)
+                if top == node.name and node.name not in self.top_level:
+                    self.top_level[node.name] = node
+                if top is not None:
+                    self.enclosing.setdefault(node.name, top)
                 self.functions.append(node.name)
+                self.tops.append(top)
                 stack.append((node, True))
             elif isinstance(node, ast.Call):
                 self.call(node)
             stack.extend((child, False) for child in reversed(children(node)))
+        self.wrapper_facts()
 
+    def wrapper_facts(self) -> None:
+        """A module-level function that calls into an extension is an op wrapper (flash-
+        attention's `_flash_attn_forward`): its parameter list is a layer its callers
+        bind to, and its bare calls in this file are calls of it."""
+        # A function that calls a wrapper of this file (or a stub) wraps the extension too.
+        grew = True
+        while grew:
+            grew = False
+            for _, op, function in self.local_calls:
+                top = self.enclosing.get(function) if function else None
+                if top and (op in self.wrappers or op in self.stub_names):
+                    reached = self.reaches.get(op, set()) | ({op} if op in self.stub_names
+                                                              else set())
+                    if top not in self.wrappers or not reached <= self.reaches.get(top, set()):
+                        self.wrappers.add(top)
+                        self.reaches.setdefault(top, set()).update(reached)
+                        grew = True
+        for name in sorted(self.wrappers - self.stub_names):
+            func = self.top_level[name]
+            line = self.line(func)
+            self.facts.append(Fact(FactKind.OP_WRAPPER, name, line, {
+                "params": self.params(func.args), "line": line,
+                # the names it calls into, through the extension or the file's own
+                # wrappers and stubs: a wrapper is an op's only where one is bound
+                "reaches": sorted(self.reaches.get(name, set()))}))
+        for node, op, function in self.local_calls:
+            if op in self.wrappers and op not in self.stub_names:
+                self.record_call(node, op, ["."], function)
     def line(self, node: ast.AST) -> int:
         return node.lineno  # type: ignore[attr-defined]
 
@@ -114,8 +216,14 @@ class _Visitor:
         self.blanked[id(func)] = frozenset({"args"})
         positional = [a for a in call.args if not isinstance(a, ast.Starred)]
         keywords = {a.arg: a.value for a in call.keywords if a.arg is not None}
-        module = string_value(positional[0]) if positional else None
+        module = string_value(positional[0]) if positional else string_value(
+            keywords.get("md_name"))
         fc_name = string_value(keywords.get("fc_name"))
+        # aiter's first era (`ater`, 2024) names the stub's own sources in its decorator
+        # (`srcs=[f"{ATER_CSRC_DIR}/py_itfs_ck/norm_pybind.cu", ...]`): the module's build.
+        srcs = keywords.get("srcs")
+        sources = [tail for item in (srcs.elts if isinstance(srcs, ast.List | ast.Tuple)
+                                     else []) if (tail := _source_tail(item))]
         ffi_type = string_value(keywords.get("ffi_type"))
         # aiter's `develop=True`: the wrapper hands C++ `aiter_tensor_t`s for tensors
         # (False when not given; None when not a literal, so nothing is concluded).
@@ -130,6 +238,7 @@ class _Visitor:
             "ffi_type": ffi_type,
             "develop": develop,
             "symbol": fc_name or func.name,
+            "sources": sources,
             "params": self.params(func.args),
             "line": line,
         }))
@@ -163,7 +272,13 @@ class _Visitor:
         if isinstance(func, ast.Name):
             op = func.id
             receivers = self.name_receivers(op)
+            if receivers == ["."]:
+                self.local_calls.append(
+                    (node, op, self.functions[-1] if self.functions else None))
             if not receivers:
+                if op in self.local_functions:  # a wrapper's, once the walk knows them
+                    self.local_calls.append(
+                        (node, op, self.functions[-1] if self.functions else None))
                 return
         else:
             if not isinstance(func, ast.Attribute):
@@ -181,22 +296,45 @@ class _Visitor:
             receivers = self.receivers(receiver_text)
             if not receivers:
                 return
+        if self.tops and self.tops[-1] is not None and any(r != "." for r in receivers):
+            self.wrappers.add(self.tops[-1])
+            self.reaches.setdefault(self.tops[-1], set()).add(op)
+        self.record_call(node, op, receivers, self.functions[-1] if self.functions else None)
+
+    def record_call(self, node: ast.Call, op: str, receivers: list[str],
+                    function: str | None) -> None:
         self.blanked[id(node)] = frozenset({"args", "keywords"})
         positional = -1 if any(isinstance(a, ast.Starred) for a in node.args) \
             else len(node.args)
         keywords = sorted("**" if k.arg is None else k.arg for k in node.keywords)
         data: dict[str, Any] = {
             "receiver": receivers[0],
-            "function": self.functions[-1] if self.functions else None,
+            "function": function,
             "positional": positional,
             "keywords": keywords,
             # What the call passes, layout-blind: a call whose arguments changed is a copy
             # the change rewrote.
             "arguments": arguments_digest(node),
+            # Each value as written and its kind, so a binding can say which parameter it
+            # lands on at each revision and whether that parameter takes its kind.
+            "passed": [self.passed(a) for a in node.args if not isinstance(a, ast.Starred)],
+            "passed_keywords": {k.arg: self.passed(k.value) for k in node.keywords
+                                if k.arg is not None},
         }
         if len(receivers) > 1:
             data["receivers"] = sorted(receivers)
         self.facts.append(Fact(FactKind.OP_CALL, op, self.line(node), data))
+
+    def passed(self, value: ast.expr) -> dict[str, str]:
+        """A passed value: its code, layout-blind and cut short, and its kind (`none`,
+        `bool`, `int`, `float`, `str` for a literal, else `expr`)."""
+        # A name or a dotted name (most values) is its own text; anything else is read
+        # from the source as written.
+        text = dotted_name(value) if isinstance(value, ast.Name | ast.Attribute) else None
+        if text is None:
+            text = " ".join(self.code(value).split())
+        return {"text": text if len(text) <= _PASSED_TEXT else text[:_PASSED_TEXT - 1] + "…",
+                "kind": str(literal_kind(value))}
 
     def name_receivers(self, name: str) -> list[str]:
         """A bare call `f(...)`: a stub of this file (receiver `.`), or a name imported

@@ -17,22 +17,23 @@ from typing import Any, ClassVar
 from impact.checks.check import Check, Scope
 from impact.git import View
 from impact.graph import (
-    KEYWORD_ONLY,
     OP_KINDS,
-    TORCH_OPS,
-    VAR_KEYWORD,
-    VAR_KINDS,
-    VAR_POSITIONAL,
-    Call,
+    Binding,
     Copies,
     Copy,
     CppFunction,
+    Key,
+    LayerParam,
     Place,
     PyBinding,
     Reach,
     Schema,
+    Signature,
     Stub,
+    pybind_signature,
     reach_of_change,
+    routes,
+    takes,
 )
 from impact.kinds import SurfaceKind, ViewName
 from impact.reasons import Reason, Step
@@ -50,38 +51,27 @@ class _Problem:
     details: dict[str, Any]
     sites: tuple[Copy, ...]
     soft: bool = False  # `changed`, not `mismatch`: only a run can tell
+    base_sites: tuple[Copy, ...] = ()  # the base's forms of copies the change rewrote
 
 
 # -- comparing the copies of one op --------------------------------------------------------
 
 
-def _compare_lists(symbol: str, stub: Stub, bind: PyBinding, keyword_callers: set[str]
+def _compare_names(symbol: str, stub: Stub, bind: PyBinding, keyword_callers: set[str]
                    ) -> Iterator[_Problem]:
+    """A parameter named one way in the stub and another in the `py::arg` list, at the
+    same position, while no caller passes it by keyword: every call binds as before, a
+    keyword caller would not (one that does is a call that fails to bind, said there)."""
     names = stub.names
-    args = bind.args or ()
-    arg_names = [a.name for a in args]
-    pair = (stub, bind)
-    ident = f"{symbol}@{stub.path}~{bind.path}"
-    if len(names) != len(arg_names):
-        yield _Problem(f"{ident}:count", Reason.STUB_AND_PYARG_COUNTS_DIFFER,
-                       {"stub_count": len(names), "arg_count": len(arg_names)}, pair)
-        return
-    if names != arg_names and sorted(names) == sorted(arg_names):
-        yield _Problem(f"{ident}:order", Reason.ARGUMENTS_SWAPPED, {}, pair)
+    arg_names = [a.name for a in bind.args or ()]
+    if len(names) != len(arg_names) or sorted(names) == sorted(arg_names):
         return
     for index, (mine, theirs) in enumerate(zip(names, arg_names, strict=True)):
-        if mine != theirs:
-            broken = mine in keyword_callers or theirs in keyword_callers
-            yield _Problem(f"{ident}:name:{index}", Reason.PARAMETER_NAME_DIFFERS if broken
-                           else Reason.PARAMETER_NAME_DIFFERS_NO_KEYWORD_CALLER,
+        if mine != theirs and mine not in keyword_callers and theirs not in keyword_callers:
+            yield _Problem(f"{symbol}@{stub.path}~{bind.path}:name:{index}",
+                           Reason.PARAMETER_NAME_DIFFERS_NO_KEYWORD_CALLER,
                            {"index": index, "stub_name": mine, "arg_name": theirs},
-                           pair, soft=not broken)
-    params = {p.name: p for p in stub.params}
-    for arg in args:
-        if arg.name in params and params[arg.name].has_default != arg.has_default:
-            side = "stub" if params[arg.name].has_default else "py::arg list"
-            yield _Problem(f"{ident}:default:{arg.name}", Reason.DEFAULT_ON_ONE_SIDE,
-                           {"name": arg.name, "side": side}, pair)
+                           (stub, bind), soft=True)
 
 
 def _fits(count: int, function: CppFunction) -> str | None:
@@ -157,65 +147,109 @@ def _tensor_abi(symbol: str, stub: Stub, functions: list[CppFunction]) -> Iterat
                             "takes": names[other]}, (stub, function))
 
 
-def _caller_fit(call: Call, stub: Stub) -> str | None:
-    """Why `call` does not fit the stub's parameter list, or None when it does."""
-    params = stub.params
-    positional = call.positional
-    if positional < 0:
-        return None  # `*args`: nothing to count
-    keywords = [k for k in call.keywords if k != "**"]
-    spread = "**" in call.keywords
-    ordered = [p for p in params if p.kind not in (*VAR_KINDS, KEYWORD_ONLY)]
-    names = {p.name for p in params if p.kind not in VAR_KINDS}
-    var_pos = any(p.kind == VAR_POSITIONAL for p in params)
-    var_kw = any(p.kind == VAR_KEYWORD for p in params)
-    if positional > len(ordered) and not var_pos:
-        return "too many positional arguments"
-    unknown = [k for k in keywords if k not in names]
-    if unknown and not var_kw:
-        return f"unknown keywords {unknown}"
-    given = {p.name for p in ordered[:positional]} | set(keywords)
-    if set(keywords) & {p.name for p in ordered[:positional]}:
-        return "a parameter passed twice"
-    missing = [p.name for p in params if p.kind not in VAR_KINDS
-               and not p.has_default and p.name not in given]
-    if missing and not spread:
-        return f"missing {missing}"
-    return None
+def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_Problem]:
+    """Every call of the op bound layer by layer at the head (`routes`): one that does not
+    bind, or passes a literal the parameter it lands on does not take; against the same
+    call at the base, a value that now lands on another parameter while the one it filled
+    still exists, a call that binds now and did not, a default that fills differently."""
+    after = routes(symbol, new)
+    before = routes(symbol, old) if old is not None else {}
+    valued: set[Key] = set()  # calls whose other values are said once, on one layer
+    for ident in sorted(set(before) - set(after)) if old is not None else ():
+        gone = before[ident]
+        if not gone.synthetic and gone.binding.failure is None and gone.caller.key not in valued:
+            # A call that ran is gone (or no longer reaches this op): what runs changed.
+            valued.add(gone.caller.key)
+            yield _Problem(f"{ident}:gone", Reason.CALL_GONE,
+                           {"call": gone.what, "layer": gone.binding.signature.layer},
+                           (gone.binding.signature.site,), soft=True, base_sites=(gone.caller,))
+    for ident, route in sorted(after.items()):
+        binding = route.binding
+        sites = (route.caller, binding.signature.site)
+        was = before.get(ident)
+        if was is None and old is not None and not route.synthetic \
+                and route.binding.failure is None and route.caller.key not in valued:
+            # A call that binds and did not exist: a kernel runs where it did not.
+            valued.add(route.caller.key)
+            yield _Problem(f"{ident}:new", Reason.CALL_ADDED,
+                           {"call": route.what, "layer": route.binding.signature.layer},
+                           (route.caller, route.binding.signature.site), soft=True)
+        words = {"call": route.what, "layer": binding.signature.layer,
+                 # Both forms side by side, for the reader (not what the problem turns on).
+                 "head_form": binding.signature.form(),
+                 "base_form": was.binding.signature.form() if was is not None else ""}
+        # The layer's copy as the base had it, when the change rewrote it: both forms shown.
+        then = (was.binding.signature.site,) if was is not None and \
+            was.binding.signature.site.key != binding.signature.site.key else ()
+        if binding.failure is not None:
+            yield _Problem(f"{ident}:binds", Reason.CALL_DOES_NOT_BIND,
+                           {**words, **binding.refusal}, sites, base_sites=then)
+            continue
+        for landing in binding.landings:
+            if takes(landing.param.type, landing.passed.kind) is False:
+                yield _Problem(f"{ident}:kind:{landing.slot}", Reason.CALL_VALUE_KIND_DIFFERS,
+                               {**words, "value": landing.passed.text,
+                                "kind": str(landing.passed.kind), "param": landing.param.label,
+                                "type": landing.param.type or ""}, sites)
+        if was is None:
+            continue
+        if was.binding.failure is not None:
+            yield _Problem(f"{ident}:now-binds", Reason.CALL_NOW_BINDS,
+                           {**words, **{f"was_{k}": v for k, v in was.binding.refusal.items()}},
+                           sites, soft=True)
+            continue
+        moves = [f"{ln.passed.text}: {prior.param.label} -> {ln.param.label}"
+                 for ln in binding.landings
+                 if (prior := was.binding.landing(ln.passed.text)) is not None
+                 and binding.landing(ln.passed.text) is not None
+                 and _moved(prior.param, ln.param, binding.signature)]
+        if moves:
+            yield _Problem(f"{ident}:moved", Reason.CALL_ARGUMENT_MOVED,
+                           {**words, "moves": "; ".join(moves)}, sites, base_sites=then)
+        elif not route.synthetic and route.caller.key not in valued:
+            values = _values_changed(was.binding, binding)
+            if values:
+                # Every call binds, yet one passes other values: what runs changed.
+                valued.add(route.caller.key)
+                yield _Problem(f"{ident}:values", Reason.CALL_PASSES_OTHER_VALUES,
+                               {**words, "values": values}, sites, soft=True)
+        prior_defaults = {p.label: p for p in was.binding.defaulted}
+        for param in binding.defaulted:
+            prior_default = prior_defaults.get(param.label)
+            if prior_default is not None and prior_default.default != param.default:
+                yield _Problem(f"{ident}:default:{param.label}", Reason.DEFAULT_FILLS_DIFFERENTLY,
+                               {**words, "param": param.label, "was": prior_default.default or "",
+                                "now": param.default or ""}, sites, soft=True)
 
 
-def _callers(symbol: str, stubs: list[Stub], copies: Copies, old: Copies | None
-             ) -> Iterator[_Problem]:
-    """Every Python call of a stub against the stub's list at head, by position and by
-    keyword; an unchanged positional call whose slots a parameter insertion shifted."""
-    for stub in stubs:
-        before = [s for s in (old.stubs_by_name.get(stub.name, []) if old else [])
-                  if s.path == stub.path]
-        for call in copies.callers(stub):
-            ident = f"{symbol}@{stub.path}~call@{call.path}:{call.function}"
-            problem = _caller_fit(call, stub)
-            if problem is not None:
-                yield _Problem(f"{ident}:fit", Reason.CALLER_DOES_NOT_FIT_STUB, {
-                    "given": call.positional, "keywords": repr(sorted(call.keywords)),
-                    "required": sum(1 for p in stub.params
-                                    if p.kind not in VAR_KINDS and not p.has_default),
-                    "most": len(stub.names), "problem": problem}, (call, stub))
-                continue
-            if not before or old is None or call.key not in old.keys:
-                continue  # a caller the change rewrote says what it means now
-            given = call.positional
-            was, now = before[0].names, stub.names
-            # A parameter that still exists but now sits elsewhere among the slots the call
-            # fills by position: the call's values land one slot off (a rename in place
-            # keeps every slot).
-            shifted = [i for i, name in enumerate(was[:given])
-                       if name in now and now.index(name) != i]
-            if shifted:
-                index = shifted[0]
-                yield _Problem(f"{ident}:shifted", Reason.CALLER_SHIFTED_BY_INSERTION,
-                               {"given": given, "index": index,
-                                "inserted": now[index] if index < len(now) else "",
-                                "shifted": was[index]}, (call, stub))
+def _values_changed(was: Binding, now: Binding) -> str:
+    """The parameters of both revisions that a call fills with other values than at the
+    base (by the name, or the slot, each lands on), as `param: was -> now`; empty when
+    every value is as it was. A parameter one revision lacks is left out: what its body
+    does with it is the C++ code's, judged beyond the bindings."""
+    def filled(binding: Binding) -> dict[str, str]:
+        out = {ln.param.label: ln.passed.text for ln in binding.landings}
+        out |= {p.label: f"default {p.default}" if p.default else "default"
+                for p in binding.defaulted}
+        return out
+
+    before, after = filled(was), filled(now)
+    both = {p.label for p in was.signature.params} & {p.label for p in now.signature.params}
+    return "; ".join(f"{name}: {before.get(name, '-')} -> {after.get(name, '-')}"
+                     for name in sorted(both) if before.get(name) != after.get(name))
+
+
+def _moved(was: LayerParam, now: LayerParam, signature: Signature) -> bool:
+    """A value lands on another parameter than it did, while the one it filled is still a
+    parameter (a rename in place keeps its slot): by the binding's names, else by the
+    C++ declaration's (a bare `m.def`). With no name on either side nothing says which
+    parameter a slot is: a call unchanged keeps its slots, a rewritten one is trusted."""
+    if was.name is not None and now.name is not None:
+        return was.name != now.name and was.name in signature.names()
+    if was.cpp_name is not None and now.cpp_name is not None:
+        return was.cpp_name != now.cpp_name and was.cpp_name in {
+            p.cpp_name for p in signature.params}
+    return False
 
 
 def _problems(symbol: str, copies: Copies, old: Copies | None = None) -> list[_Problem]:
@@ -245,20 +279,29 @@ def _problems(symbol: str, copies: Copies, old: Copies | None = None) -> list[_P
                                      (stub,)))
         for bind in copies.scoped(stub, binds):
             if bind.args is not None:
-                problems += _compare_lists(symbol, stub, bind, keyword_callers)
+                problems += _compare_names(symbol, stub, bind, keyword_callers)
             problems += _tensor_abi(symbol, stub, copies.bound_functions(bind))
-    problems += _callers(symbol, [s for s in stubs if s.ffi_type != _CTYPES], copies, old)
+    problems += _route_problems(symbol, copies, old)
     if binds and not stubs and not copies.calls.get(symbol) and copies.stub_style:
         problems.append(_Problem(f"{symbol}:python-missing", Reason.PYTHON_SIDE_MISSING, {},
                                  tuple(binds)))
     for bind in binds:
         functions = copies.bound_functions(bind)
         ident = f"{symbol}@{bind.path}:{bind.line}"
+        for declared, defined in copies.undefined(bind):
+            problems.append(_Problem(
+                f"{symbol}:undefined:{declared.qualified}@{declared.path}",
+                Reason.DECLARATION_WITHOUT_DEFINITION,
+                {"function": declared.qualified, "declared": len(declared.params),
+                 "defined": len(defined.params)}, (declared, defined)))
         if bind.args is not None:
             problems += _compare_cpp(ident, len(bind.args), "the py::arg list", bind,
                                      functions)
             continue
-        # No py::arg: calls are positional and pybind ignores C++ default arguments.
+        if pybind_signature(bind, functions) is not None:
+            continue  # every call of it is bound as pybind binds it (`_route_problems`)
+        # No py::arg and no one parameter list (#if-guarded parameters, an overload set of
+        # several counts): a call's count must fit one, and pybind ignores C++ defaults.
         mine = [s for s in stubs if bind in copies.scoped(s, binds)]
         callers: list[tuple[Copy, int]] = [(s, len(s.names)) for s in mine] + [
             (c, c.positional + len(c.keywords)) for c in calls if c.positional >= 0]
@@ -297,22 +340,6 @@ def _schema_problems(symbol: str, schemas: list[Schema], copies: Copies) -> Iter
             yield from _compare_cpp(f"{symbol}@{schema.path}~{impl.path}", len(args),
                                     "the schema", schema,
                                     copies.functions_near(str(impl.function), impl.path))
-        required = sum(1 for a in args if a.default is None)
-        names = {a.name for a in args}
-        for call in copies.calls.get(symbol, []):
-            if schema.namespace and f"{TORCH_OPS}.{schema.namespace}" not in call.receivers:
-                continue
-            if not schema.namespace and not call.through_torch_ops:
-                continue
-            given = call.positional + len(call.keywords)
-            unknown = set(call.keywords) - names - {"**"}
-            if unknown or not required <= given <= len(args):
-                yield _Problem(f"{symbol}@{schema.path}~call@{call.path}:{call.function}",
-                               Reason.CALL_UNKNOWN_KEYWORDS if unknown
-                               else Reason.CALL_ARGUMENTS_OUTSIDE_SCHEMA,
-                               {"given": given, "unknown": repr(sorted(unknown)),
-                                "required": required, "most": len(args)},
-                               (call, schema))
 
 
 # The same disagreement seen from a caller when no py::arg list exists: pybind then
@@ -326,42 +353,50 @@ _IGNORING_DEFAULTS = {
 class BindingsCheck(Check):
     """What it checks:
         For each bound op — an op is its extension module, its name and its backend —
-        every copy of its argument list against every other: the Python stub
-        (`@compile_ops`) and every Python call of it (by position and by keyword), the
-        `py::arg` list or the TORCH_LIBRARY schema, the boxed wrapper registered for that
-        schema, and the C++ declarations the binding names (`&ns::f` binds `ns::f`, never
-        a member or another namespace's `f`; an overload set is one function), of every
-        backend (CUDA and ROCm CK each bind the same call); aiter's `develop=` flag on
-        a stub against the tensor type of the declarations it binds (`develop=True`
-        hands C++ `aiter_tensor_t`s, otherwise torch tensors); and each stub's module
-        against the module -> sources map. Only ops whose copies the change altered are
-        compared; a name is an op only where a binding site binds it.
+        every concrete call of it, bound layer by layer as Python, pybind11 and torch's
+        dispatcher bind it, at the base and at the head: each Python call of a stub
+        (`@compile_ops`) to the stub and to the binding its wrapper forwards the call to,
+        the calls the stub accepts (every parameter; only those without a default), each
+        call straight into an extension to the `m.def` of the module it imports, each
+        `torch.ops` call to its schema. A layer is the `py::arg` list (names, defaults,
+        `py::kw_only()`), a bare `m.def`'s C++ declaration (by position, every parameter
+        required: pybind ignores C++ defaults), or the schema. Beside the calls: the
+        `py::arg` list or schema against the C++ declarations it binds (`&ns::f` binds
+        `ns::f`; an overload set is one function) of every backend, the boxed wrapper
+        against its schema, aiter's `develop=` flag against the declarations' tensor type,
+        and each stub's module against the module -> sources map. Only ops whose copies
+        the change altered are compared.
 
     Why a break hurts at run time:
-        The lists are written two to four times by hand. A count mismatch is a TypeError
-        at the first call; two same-typed arguments swapped, a parameter inserted before
-        the ones a positional caller passes, or a C++ default that pybind ignores,
-        silently passes the wrong values.
+        The lists are written two to four times by hand. A call that no longer binds
+        raises TypeError before any kernel runs; a value that lands on another parameter
+        (an insertion before the ones a positional caller passes, two same-typed
+        parameters swapped) silently computes something else.
 
     Example:
-        Breaks: a stub drops a parameter its `py::arg` list keeps; a stub turns
-        `develop=True` on while its C++ function still takes `torch::Tensor&`; a fix to
-        the CUDA `mha_fwd` that adds a parameter the CK copy does not; a parameter
-        inserted in the middle of every list while a caller still passes the old order.
-        Does not break: the same change made on every side and every caller, or a
-        comment edit.
+        Breaks: a stub drops a parameter its `py::arg` list keeps; a stub default the
+        `py::arg` list lacks (the stub's call without it fails); a parameter inserted in
+        the middle of every list while a caller still passes the old order; `None` passed
+        to a parameter that became `at::Tensor&`; a definition that gains a parameter its
+        bound declaration lacks (the module fails to load); a stub that turns
+        `develop=True` on while C++ still takes `torch::Tensor&`. Does not break: the
+        same change made on every side and every caller; a default only the `py::arg`
+        list has (every call passes the value); a comment edit.
 
     When it says changed instead:
-        A parameter that exists only under `#if` in C++; a name that differs between the
-        stub and `py::arg` while no caller passes it by keyword; a binding the parser
-        cannot read (a macro it cannot expand, a schema it cannot parse); an op file
-        whose code changed beyond the facts compared here (a body, a launch setting).
-        A list changed alike on every side is `inert`: every copy agrees.
+        A call that did not bind at the base and binds now, one that passes other
+        values, a new call, a call gone, or a default that fills a parameter differently
+        (what runs changed); a problem on a copy the base could not read; a parameter
+        that exists only under `#if` in C++; a name that differs between the stub and
+        `py::arg` while no caller passes it by keyword; a binding the parser cannot
+        read; an op file whose code changed beyond the facts compared here. A list
+        changed alike on every side is `inert`: every call binds as before.
 
     Evidence:
-        Both copies as file:line, the changed side first, and what disagrees.
+        The call and the layer's copy as file:line (the changed one first), the layer's
+        base copy when the change rewrote it, the layer's base and head forms, and what
+        fails or where each value lands.
     """
-
 
     name: ClassVar[str] = "bindings"
     surfaces: ClassVar[frozenset[SurfaceKind]] = frozenset(OP_KINDS)
@@ -404,13 +439,21 @@ class BindingsCheck(Check):
                                           | set(new.stubs_by_name))):
             symbol_paths = {c.path for c in new.op_copies(symbol) + old.op_copies(symbol)}
             after = _problems(symbol, new, old)
+            # What the base already had, the same disagreement in the same words, is not
+            # the change's: none of its copies counts as moved (`charged` lists it).
+            at_base = {_said(p) for p in _problems(symbol, old, None)}
             for problem in after:
-                soft = problem.soft or (blind and problem.key.endswith(
+                if problem.reason == Reason.CALL_GONE and any(
+                        head.failure(site.path) is not None for site in problem.base_sites):
+                    continue  # not read at the head, not gone: the file's row says changed
+                # A problem on a copy whose file the base could not read may be the base's
+                # own (nothing shows it was not): only a run can tell.
+                unseen = any(base.failure(site.path) is not None for site in problem.sites)
+                soft = problem.soft or unseen or (blind and problem.key.endswith(
                     (":unbound", ":python-missing")))
                 status = Status.CHANGED if soft else Status.MISMATCH
-                # A copy moved when what the problem turns on moved (`Copy.shape`).
-                sides: list[tuple[Copy | Place, str, bool]] = [
-                    (site, view.name, site.shape not in old.shapes) for site in problem.sites]
+                sides = _sides(problem, old, view, _said(problem) in at_base,
+                               symbol_paths & touched)
                 if problem.key.endswith(":python-missing"):
                     # The stub the change removed is the copy that moved: shown at the base.
                     sides += [(stub, ViewName.BASE, True) for stub in old.stubs.get(symbol, [])
@@ -465,6 +508,37 @@ class BindingsCheck(Check):
         return scope.row(subject, status, reason, archs=archs, sides=sides, details=details,
                          evidence=tuple(Hop.of(s.path, s.line, Step.RESTATES_ARGUMENT_LIST)
                                         for s, _, _ in ordered))
+
+
+# Details a problem carries for its reader, not part of what it says: the base's and the
+# head's forms of the list it is about.
+_FORMS = ("head_form", "base_form")
+
+
+def _said(problem: _Problem) -> tuple[str, Reason, str]:
+    """What a problem says, for 'did the base say the same'."""
+    return problem.key, problem.reason, repr(sorted(
+        (k, v) for k, v in problem.details.items() if k not in _FORMS))
+
+
+def _sides(problem: _Problem, old: Copies, view: View, preexisting: bool,
+           touched: set[str]) -> list[tuple[Copy | Place, str, bool]]:
+    """A problem's copies as sides, each with whether it moved: none when the base had
+    the problem; else a copy moved when what the problem turns on moved (`Copy.shape`),
+    or, when none did (a call unchanged while a copy it reaches changed), the problem's
+    copies in the touched files, else the touched files of the op themselves."""
+    then: list[tuple[Copy | Place, str, bool]] = [
+        (site, ViewName.BASE, False) for site in problem.base_sites]
+    if preexisting:
+        return [(site, view.name, False) for site in problem.sites] + then
+    sides: list[tuple[Copy | Place, str, bool]] = [
+        (site, view.name, site.shape not in old.shapes) for site in problem.sites]
+    if any(moved for _, _, moved in sides):
+        return sides + then
+    sides = [(site, revision, site.path in touched) for site, revision, _ in sides]
+    if any(moved for _, _, moved in sides):
+        return sides + then
+    return sides + then + _files_moved(touched, view)
 
 
 def _files_moved(paths: set[str], view: View) -> list[tuple[Copy | Place, str, bool]]:

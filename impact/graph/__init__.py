@@ -14,9 +14,11 @@ Outside this package a node id is an opaque string.
 from impact.graph.binding_reach import Reach, reach_of_change
 from impact.graph.binding_records import *  # noqa: F403  (the records are the graph's API)
 from impact.graph.binding_records import __all__ as _binding_records
+from impact.graph.binding_routes import Route, routes
 from impact.graph.bindings import OP_KINDS, BindingsGraph, Copies
 from impact.graph.build_records import BuildFileFailure, ExtensionModule, Unresolved
 from impact.graph.builds import BuildsGraph, covering_map
+from impact.graph.call_binding import Binding, LayerParam, Signature, pybind_signature, takes
 from impact.graph.core import DEFINITION_KINDS, module_node, symbol_node
 from impact.graph.descriptors import DescriptorGraph, descriptor_type, family_key
 from impact.graph.kernels import KernelGraph
@@ -26,8 +28,9 @@ from impact.graph.records import *  # noqa: F403
 from impact.graph.records import __all__ as _records
 from impact.graph.symbols import SymbolGraph, build_graph
 
-__all__ = [*_records, *_binding_records, "DEFINITION_KINDS", "OP_KINDS", "BindingsGraph",
-           "BuildFileFailure", "BuildsGraph", "Copies", "ExtensionModule", "Unresolved",
-           "covering_map", "DescriptorGraph", "KernelGraph", "PythonGraph", "Reach", "SymbolGraph",
-           "abbreviates", "build_graph", "descriptor_type", "family_key", "module_node",
-           "name_forms", "reach_of_change", "same_name", "symbol_node"]
+__all__ = [*_records, *_binding_records, "DEFINITION_KINDS", "OP_KINDS", "Binding",
+           "BindingsGraph", "BuildFileFailure", "BuildsGraph", "Copies", "DescriptorGraph",
+           "ExtensionModule", "KernelGraph", "LayerParam", "PythonGraph", "Reach", "Route",
+           "Signature", "SymbolGraph", "Unresolved", "abbreviates", "build_graph",
+           "covering_map", "descriptor_type", "family_key", "module_node", "name_forms",
+           "pybind_signature", "reach_of_change", "routes", "same_name", "symbol_node", "takes"]

@@ -9,6 +9,7 @@ finds the files that restate them. Decides no row (impact/checks/bindings.py doe
 
 from __future__ import annotations
 
+import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -23,6 +24,7 @@ from impact.graph.binding_records import (
     Schema,
     Stub,
     Unreadable,
+    Wrapper,
 )
 from impact.graph.bindings import OP_KINDS, BindingsGraph
 from impact.kinds import SurfaceKind
@@ -81,8 +83,72 @@ def _binders(sides: tuple[BindingsGraph, ...], names: set[str]) -> dict[str, set
     return bound
 
 
-def _stubs(sides: tuple[BindingsGraph, ...], paths: set[str]) -> list[Stub]:
+def _stubs(sides: tuple[BindingsGraph, ...], paths: set[str]) -> list[Stub | Wrapper]:
     return [s for side in sides for path in sorted(paths) for s in side.stubs_at(path)]
+
+
+def _module_files(call: Call, roots: list[str]) -> set[str]:
+    """The files a call's receivers may name, as Python would find them: the caller's
+    own file (`.`), a module beside it, a relative import from its package, or the
+    module under a Python root (`a.b` is `a/b.py` or `a/b/__init__.py`)."""
+    here = posixpath.dirname(call.path)
+    found: set[str] = set()
+    for receiver in call.receivers:
+        if receiver == ".":
+            found.add(call.path)
+            continue
+        dots = len(receiver) - len(receiver.lstrip("."))
+        parts = [p for p in receiver.lstrip(".").split(".") if p]
+        if dots:
+            folder = here
+            for _ in range(dots - 1):
+                folder = posixpath.dirname(folder)
+            bases = [folder]
+        else:
+            bases = [here, *roots]
+        for base in bases:
+            stem = posixpath.normpath(posixpath.join(base, *parts)) if parts else base
+            stem = stem.removeprefix("./")
+            found |= {stem + ".py", posixpath.join(stem, "__init__.py")}
+    return found
+
+
+def _params_changed(old: BindingsGraph, new: BindingsGraph, path: str, wrapper: Wrapper
+                    ) -> bool:
+    """Whether the wrapper `path` defines under that name has another parameter list at
+    one revision than at the other (or exists at one only)."""
+    def params(side: BindingsGraph) -> set[tuple[object, ...]]:
+        return {c.params for c in side.stated(path)
+                if isinstance(c, Wrapper) and c.name == wrapper.name}
+
+    return params(old) != params(new)
+
+
+def _wrappers_called(sides: tuple[BindingsGraph, ...], calls: list[Call]
+                     ) -> list[Wrapper]:
+    """The wrappers changed calls reach, read from the files their receivers name (never
+    a search of the tree: a common name such as `load` is defined everywhere)."""
+    found: list[Wrapper] = []
+    for side in sides:
+        roots = list(side.surface.python_roots)
+        for call in calls:
+            # Only a file that defines the name is parsed (its text says so first).
+            for path in sorted(side.holding(_module_files(call, roots), {f"def {call.name}("})):
+                found += [s for s in side.stubs_at(path)
+                          if isinstance(s, Wrapper) and s.name == call.name]
+    return found
+
+
+def _stubs_named(sides: tuple[BindingsGraph, ...], names: set[str]) -> set[str]:
+    """The names among `names` that a stub of this package declares: parsed only from the
+    files that spell the stub decorator and define one of the names."""
+    wanted = {n for n in names if n.isidentifier()}
+    if not wanted:
+        return set()
+    stub_files = _naming(sides, {_STUB_DECORATOR}, (SurfaceKind.OP_PYTHON,))
+    needles = {f"def {n}(" for n in wanted}
+    files = {p for side in sides for p in side.holding(stub_files, needles)}
+    return {s.name for s in _stubs(sides, files) if isinstance(s, Stub) and s.name in wanted}
 
 
 def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -> Reach:
@@ -96,6 +162,8 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
     changed = {path: _changed(old, new, path) for path in sorted(touched)}
     direct: set[str] = set()
     maybe: dict[str, set[str]] = defaultdict(set)  # candidate name -> touched paths
+    wrappers: dict[str, set[str]] = defaultdict(set)  # a changed wrapper -> what it calls
+    maybe_calls: list[Call] = []
     modules: set[str] = set()
     for path, copies in changed.items():
         for copy in copies:
@@ -103,18 +171,31 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
                 direct |= {copy.name, copy.symbol}
             elif isinstance(copy, PyBinding | Schema | Impl):
                 direct.add(copy.name)
+            elif isinstance(copy, Wrapper):
+                # Its callers bind to its parameters: only a new parameter list can change
+                # how they bind (a new body is the code beyond the bindings').
+                if _params_changed(old, new, path, copy):
+                    wrappers[copy.name] |= set(copy.reaches)  # an op if what it calls is
             elif isinstance(copy, OpModule):
                 modules.add(copy.name)
             elif isinstance(copy, _MAYBE_OPS):
                 maybe[copy.name].add(path)
+                if isinstance(copy, Call):
+                    maybe_calls.append(copy)
             elif isinstance(copy, Unreadable) and copy in new.stated(path):
                 found.unreadable.append(copy)
-    if not direct and not maybe and not modules:
+    if not direct and not maybe and not modules and not wrappers:
         return found
     if modules:
         stub_files = _naming(sides, modules, (SurfaceKind.OP_PYTHON,))
-        direct |= {s.name for s in _stubs(sides, stub_files) if s.module in modules}
-    bound = _binders(sides, set(maybe)) if maybe else {}
+        direct |= {s.name for s in _stubs(sides, stub_files)
+                   if isinstance(s, Stub) and s.module in modules}
+    # A changed call may name a wrapper of this package (read from the module its
+    # receiver names) or a stub (from the files that spell the stub decorator).
+    for wrapper in _wrappers_called(sides, maybe_calls):
+        wrappers[wrapper.name] |= set(wrapper.reaches)
+    callees = {n for names in wrappers.values() for n in names}
+    bound = _binders(sides, set(maybe) | callees) if maybe or callees else {}
     functions = defaultdict(set)
     for op, names in bound.items():
         for name in names:
@@ -124,14 +205,12 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
         if name in bound:
             ops.add(name)
         ops |= functions.get(name, set())
-    # A call to a Python stub of this package names an op too: its stub says so.
-    calls = {n for n in maybe if n not in bound and n not in functions}
-    if calls:
-        stub_files = _naming(sides, {_STUB_DECORATOR}, (SurfaceKind.OP_PYTHON,))
-        defining = {p for side in sides for p in side.mentioning(
-            {f"def {name}(" for name in calls if name.isidentifier()},
-            (SurfaceKind.OP_PYTHON,))}
-        ops |= {s.name for s in _stubs(sides, stub_files & defining) if s.name in calls}
+    # A call of a stub of this package names an op too (its stub says so), and a wrapper
+    # is one when a name it calls into is bound, or is a stub's.
+    unbound = {n for n in maybe if n not in bound and n not in functions}
+    stubbed = _stubs_named(sides, unbound | (callees - set(bound) - direct))
+    ops |= unbound & stubbed
+    ops |= {w for w, names in wrappers.items() if names & (set(bound) | direct | stubbed)}
     found.ops = ops
     for path, copies in changed.items():
         if any(isinstance(c, _MAYBE_OPS) and c.name not in ops
@@ -140,7 +219,10 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
     if not ops:
         return found
     maps = {p for side in sides for p in side.paths(SurfaceKind.OP_SOURCES_MAP)}
-    named = _naming(sides, ops)
+    # A Python wrapper's copies are Python (its callers); every other op's are anywhere.
+    python_only = {w for w in wrappers if w in ops} - direct - set(bound) - set(functions)
+    named = _naming(sides, ops - python_only) | (
+        _naming(sides, python_only, (SurfaceKind.OP_PYTHON,)) if python_only else set())
     found.paths = set(touched) | maps | named
     # Then the C++ functions those ops are bound to, and the modules that expand them.
     before, after = (side.copies(found.paths) for side in sides)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from impact.kinds import FactKind
+from impact.kinds import FactKind, ValueKind
 
 Key = tuple[str, str, str, str]  # (path, kind, name, what the fact states, lines left out)
 VAR_POSITIONAL, VAR_KEYWORD, KEYWORD_ONLY = "var-positional", "var-keyword", "keyword-only"
@@ -75,6 +75,7 @@ class Stub(Copy):
     develop: bool | None  # None when not a literal
     params: tuple[StubParam, ...]
     file_module: str | None
+    sources: tuple[str, ...] = ()  # the source tails its decorator builds it from (`srcs=`)
 
     @property
     def names(self) -> list[str]:
@@ -83,16 +84,38 @@ class Stub(Copy):
 
 
 @dataclass(frozen=True, eq=False)
+class Wrapper(Copy):
+    """A module-level Python function that calls into an extension (flash-attention's
+    `_flash_attn_forward`): its callers bind to its `params` as Python binds them;
+    `file_module` is the dotted module of its file."""
+
+    params: tuple[StubParam, ...]
+    file_module: str | None
+    reaches: tuple[str, ...] = ()  # the op names it calls into (an op only where bound)
+
+
+@dataclass(frozen=True)
+class Passed:
+    """A value a call passes: its code as written (cut short) and its kind."""
+
+    text: str
+    kind: ValueKind
+
+
+@dataclass(frozen=True, eq=False)
 class Call(Copy):
     """A Python call of an op: through `receivers` (`.` for a stub of its own file), in
     the caller `function`, with `positional` arguments (-1: `*args`) and `keywords`
-    (`**` for a spread)."""
+    (`**` for a spread); `passed` and `passed_keywords` are the values themselves (the
+    spread ones left out)."""
 
     receiver: str | None
     receivers: tuple[str, ...]
     function: str | None
     positional: int
     keywords: tuple[str, ...]
+    passed: tuple[Passed, ...] = ()
+    passed_keywords: tuple[tuple[str, Passed], ...] = ()
 
     @property
     def through_torch_ops(self) -> bool:
@@ -103,6 +126,9 @@ class Call(Copy):
 class PyArg:
     name: str
     has_default: bool
+    default: str | None = None  # the default's C++ text, as written
+    kw_only: bool = False  # after `py::kw_only()`
+    pos_only: bool = False  # before `py::pos_only()`
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,6 +179,7 @@ class Boxed(Copy):
 class CppParam:
     type: str
     conditional: bool  # declared under `#if` only
+    name: str | None = None  # as the declaration spells it (None: unnamed)
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,6 +190,7 @@ class CppFunction(Copy):
     params: tuple[CppParam, ...]
     member: bool
     extern_c: bool
+    definition: bool = False  # a definition (with a body), not only a declaration
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,6 +242,7 @@ __all__ = [
     "Key",
     "OpFile",
     "OpModule",
+    "Passed",
     "Place",
     "PyArg",
     "PyBinding",
@@ -223,4 +252,5 @@ __all__ = [
     "Stub",
     "StubParam",
     "Unreadable",
+    "Wrapper",
 ]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from impact.extract import FactCache
@@ -32,6 +32,7 @@ from impact.graph.binding_records import (
     Key,
     OpFile,
     OpModule,
+    Passed,
     PyArg,
     PyBinding,
     PybindModule,
@@ -40,15 +41,18 @@ from impact.graph.binding_records import (
     Stub,
     StubParam,
     Unreadable,
+    Wrapper,
 )
 from impact.graph.core import module_name_for, text_or_none
 from impact.index import TreeIndex
-from impact.kinds import FactKind, SurfaceKind
+from impact.kinds import FactKind, SurfaceKind, ValueKind
 
 OP_KINDS = (SurfaceKind.OP_PYTHON, SurfaceKind.OP_CPP, SurfaceKind.OP_SOURCES_MAP)
 BINDING_KINDS = (FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF, FactKind.TORCH_IMPL)
-STATED = (FactKind.OP_STUB, FactKind.OP_CALL, FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF,
-          FactKind.TORCH_IMPL, FactKind.BOXED_READ, FactKind.CPP_FUNCTION,
+# The module name torch's build (`CUDAExtension(name=...)`) gives a `PYBIND11_MODULE`.
+_BUILD_NAMED = "TORCH_EXTENSION_NAME"
+STATED = (FactKind.OP_STUB, FactKind.OP_WRAPPER, FactKind.OP_CALL, FactKind.PYBIND_DEF,
+          FactKind.SCHEMA_DEF, FactKind.TORCH_IMPL, FactKind.BOXED_READ, FactKind.CPP_FUNCTION,
           FactKind.OP_MODULE, FactKind.PYBIND_MODULE, FactKind.BINDING_UNREADABLE)
 
 
@@ -70,8 +74,22 @@ def _identity(path: str, fact: Fact) -> tuple[Key, Key]:
     key = (path, kind, fact.name, _canonical(data))
     if fact.kind != FactKind.OP_CALL:
         return key, key
-    return key, (path, kind, fact.name,
-                 _canonical({k: v for k, v in data.items() if k != "arguments"}))
+    return key, (path, kind, fact.name, _canonical(
+        {k: v for k, v in data.items() if k not in ("arguments", "passed", "passed_keywords")}))
+
+
+def _params(data: Mapping[str, Any]) -> tuple[StubParam, ...]:
+    return tuple(StubParam(str(p["name"]), str(p.get("kind")), p.get("default") is not None)
+                 for p in data.get("params", []))
+
+
+def _passed(value: Any) -> Passed:
+    value = value if isinstance(value, dict) else {}
+    try:
+        kind = ValueKind(value.get("kind"))
+    except ValueError:
+        kind = ValueKind.EXPR
+    return Passed(str(value.get("text", "")), kind)
 
 
 def _copy(path: str, fact: Fact, roots: list[str]) -> Copy:
@@ -84,21 +102,27 @@ def _copy(path: str, fact: Fact, roots: list[str]) -> Copy:
         return Stub(*at, str(data.get("symbol") or fact.name), text_or_none(data.get("module")),
                     text_or_none(data.get("ffi_type")),
                     develop if isinstance(develop, bool) else None,
-                    tuple(StubParam(str(p["name"]), str(p.get("kind")),
-                                    p.get("default") is not None)
-                          for p in data.get("params", [])),
-                    module_name_for(path, roots))
+                    _params(data), module_name_for(path, roots),
+                    tuple(str(t) for t in data.get("sources") or []))
+    if fact.kind == FactKind.OP_WRAPPER:
+        return Wrapper(*at, _params(data), module_name_for(path, roots),
+                       tuple(str(n) for n in data.get("reaches") or []))
     if fact.kind == FactKind.OP_CALL:
         return Call(*at, data.get("receiver"),
                     tuple(str(r) for r in data.get("receivers") or [data.get("receiver", "")]),
                     text_or_none(data.get("function")), int(data.get("positional", 0)),
-                    tuple(data.get("keywords", [])))
+                    tuple(data.get("keywords", [])),
+                    tuple(_passed(v) for v in data.get("passed", [])),
+                    tuple((str(k), _passed(v))
+                          for k, v in sorted((data.get("passed_keywords") or {}).items())))
     if fact.kind == FactKind.PYBIND_DEF:
         args = data.get("args")
         return PyBinding(*at, text_or_none(data.get("function")),
                          text_or_none(data.get("qualified_function")),
                          None if args is None else tuple(
-                             PyArg(str(a["name"]), bool(a.get("has_default"))) for a in args),
+                             PyArg(str(a["name"]), bool(a.get("has_default")),
+                                   text_or_none(a.get("default")), bool(a.get("kw_only")),
+                                   bool(a.get("pos_only"))) for a in args),
                          text_or_none(data.get("macro")))
     if fact.kind == FactKind.SCHEMA_DEF:
         return Schema(*at, text_or_none(data.get("namespace")),
@@ -114,9 +138,11 @@ def _copy(path: str, fact: Fact, roots: list[str]) -> Copy:
         return Boxed(*at, int(data.get("max_index", -1)))
     if fact.kind == FactKind.CPP_FUNCTION:
         return CppFunction(*at, str(data.get("qualified") or fact.name),
-                           tuple(CppParam(str(p.get("type") or ""), bool(p.get("conditional")))
+                           tuple(CppParam(str(p.get("type") or ""), bool(p.get("conditional")),
+                                          text_or_none(p.get("name")))
                                  for p in data.get("params", [])),
-                           bool(data.get("member")), bool(data.get("extern_c")))
+                           bool(data.get("member")), bool(data.get("extern_c")),
+                           bool(data.get("is_definition")))
     if fact.kind == FactKind.OP_MODULE:
         return OpModule(*at, tuple(str(t) for t in data.get("files", [])))
     if fact.kind == FactKind.PYBIND_MODULE:
@@ -133,6 +159,7 @@ class Copies:
 
     stubs: Mapping[str, list[Stub]]
     stubs_by_name: Mapping[str, list[Stub]]
+    wrappers: Mapping[str, list[Wrapper]]
     calls: Mapping[str, list[Call]]
     pybind: Mapping[str, list[PyBinding]]
     schemas: Mapping[str, list[Schema]]
@@ -144,13 +171,21 @@ class Copies:
     keys: frozenset[Key]
     shapes: frozenset[Key]
     has_sources_map: bool
+    # The extension modules a file is compiled into (from the build, or a
+    # `PYBIND11_MODULE` that names its module), for the files any source says.
+    file_modules: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # Whether the snapshot holds a path (a module beside a caller shadows any other).
+    exists: Callable[[str], bool] = field(default=lambda path: False)
 
     @classmethod
-    def of(cls, copies: Iterable[Copy]) -> Copies:
+    def of(cls, copies: Iterable[Copy],
+           modules_of: Callable[[str], frozenset[str]] | None = None,
+           exists: Callable[[str], bool] | None = None) -> Copies:
         tables: dict[type, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
         stubs: dict[str, list[Stub]] = defaultdict(list)
         modules: dict[str, OpModule] = {}
         expands: dict[str, set[str]] = defaultdict(set)
+        named: dict[str, set[str]] = defaultdict(set)
         keys, shapes = set(), set()
         for copy in copies:
             keys.add(copy.key)
@@ -162,16 +197,26 @@ class Copies:
                 modules[copy.name] = copy
             elif isinstance(copy, PybindModule):
                 expands[copy.path] |= set(copy.expands)
+                if copy.name.isidentifier() and copy.name != _BUILD_NAMED:
+                    named[copy.path].add(copy.name)  # `PYBIND11_MODULE(flash_attn_2_cuda, m)`
             elif not isinstance(copy, Unreadable):
                 tables[type(copy)][copy.name].append(copy)
-        return cls(dict(stubs), dict(tables[Stub]), dict(tables[Call]), dict(tables[PyBinding]),
+        file_modules: dict[str, frozenset[str]] = {}
+        for path in {s.path for sites in tables[PyBinding].values() for s in sites}:
+            found = set(modules_of(path)) if modules_of is not None else set()
+            found |= named.get(path, set())
+            if found:
+                file_modules[path] = frozenset(found)
+        return cls(dict(stubs), dict(tables[Stub]), dict(tables[Wrapper]), dict(tables[Call]),
+                   dict(tables[PyBinding]),
                    dict(tables[Schema]), dict(tables[Boxed]), dict(tables[Impl]),
                    dict(tables[CppFunction]), modules, dict(expands), frozenset(keys),
-                   frozenset(shapes), bool(modules))
+                   frozenset(shapes), bool(modules), file_modules,
+                   exists or (lambda path: False))
 
     def symbols(self) -> set[str]:
         """The ops a stub or a binding names."""
-        return set(self.stubs) | set(self.pybind) | set(self.schemas)
+        return set(self.stubs) | set(self.pybind) | set(self.schemas) | set(self.wrappers)
 
     @property
     def stub_style(self) -> bool:
@@ -182,10 +227,11 @@ class Copies:
 
     def op_copies(self, symbol: str) -> list[Copy]:
         """Every copy of one op: stubs, calls, bindings and the C++ functions they name."""
-        found: list[Copy] = [*self.stubs.get(symbol, []), *self.pybind.get(symbol, []),
+        found: list[Copy] = [*self.stubs.get(symbol, []), *self.wrappers.get(symbol, []),
+                             *self.pybind.get(symbol, []),
                              *self.schemas.get(symbol, []), *self.calls.get(symbol, []),
                              *self.impls.get(symbol, [])]
-        functions = {c.function for c in found if not isinstance(c, Stub)} | {symbol}
+        functions = {c.function for c in found if not isinstance(c, Stub | Wrapper)} | {symbol}
         return found + [f for name in functions if isinstance(name, str)
                         for f in self.cpp.get(name, [])]
 
@@ -200,11 +246,30 @@ class Copies:
         function = bind.function
         if not function:
             return []
+        return _near(self._spelled(bind), bind.path)
+
+    def _spelled(self, bind: PyBinding) -> list[CppFunction]:
+        """Every non-member function a binding's `&ns::f` names, anywhere."""
+        function = bind.function
+        if not function:
+            return []
         spelled = bind.qualified_function or function
-        found = [site for site in self.cpp.get(function, []) if not site.member and (
+        return [site for site in self.cpp.get(function, []) if not site.member and (
             "::" not in spelled or site.qualified == spelled
             or site.qualified.endswith("::" + spelled))]
-        return _near(found, bind.path)
+
+    def undefined(self, bind: PyBinding) -> list[tuple[CppFunction, CppFunction]]:
+        """The bound declarations no definition of theirs matches, each with a definition
+        of that name that takes another parameter count: the declaration the binding
+        compiles against is then defined nowhere, and the module fails to load."""
+        sites = self._spelled(bind)
+        definitions = [f for f in sites if f.definition]
+        found = []
+        for declared in (f for f in bind_declarations(sites) if not f.definition):
+            same = [d for d in definitions if d.qualified == declared.qualified]
+            if same and not any(len(d.params) == len(declared.params) for d in same):
+                found.append((declared, same[0]))
+        return found
 
     def functions_near(self, name: str, path: str) -> list[CppFunction]:
         """The non-member C++ functions named `name`, those beside `path` when any."""
@@ -213,7 +278,10 @@ class Copies:
     def scoped(self, stub: Stub, binds: list[PyBinding]) -> list[PyBinding]:
         """The bindings a stub pairs with: those its module is built from, when the sources
         map names them (an `x_gfx1250` module's binding is another extension's op)."""
-        files = self._module_files(stub.module) if stub.module else None
+        if stub.sources:
+            files = self._built_from(stub.sources)
+        else:
+            files = self._module_files(stub.module) if stub.module else None
         if files is None:
             return binds
         return [b for b in binds if b.path in files] or binds
@@ -224,8 +292,14 @@ class Copies:
         entry = self.modules.get(module)
         if entry is None:
             return None
+        return self._built_from(entry.files)
+
+    def _built_from(self, tails: Iterable[str]) -> set[str]:
+        """The files whose paths end in `tails`, and those whose bindings their
+        PYBIND11_MODULEs expand."""
+        tails = tuple(tails)
         own = {p for p in self._paths() if any(p == t or p.endswith("/" + t)
-                                                for t in entry.files)}
+                                                for t in tails)}
         macros = {m for p in own for m in self.expands.get(p, set())}
         return own | {s.path for sites in self.pybind.values() for s in sites
                       if s.macro in macros}
@@ -236,11 +310,40 @@ class Copies:
         return {s.path for table in tables for sites in table.values() for s in sites} | set(
             self.expands)
 
-    def callers(self, stub: Stub) -> list[Call]:
+    def reached(self, call: Call, binds: list[PyBinding]) -> list[PyBinding]:
+        """The bindings a call straight into an extension reaches: those compiled into a
+        module the call's receiver imports. A binding whose module nothing says is
+        paired by its name alone (fail closed: it is compared)."""
+        receivers = {r.lstrip(".") for r in call.receivers}
+
+        def imports(module: str) -> bool:
+            return any(r == module or r.endswith("." + module) or module.endswith("." + r)
+                       for r in receivers)
+
+        return [b for b in binds if b.path not in self.file_modules
+                or any(imports(m) for m in self.file_modules[b.path])]
+
+    def callers(self, stub: Stub | Wrapper) -> list[Call]:
         """The Python calls that reach `stub`: the same file's bare call, or a call through
         the stub's module or a package above it that re-exports it."""
-        return [c for c in self.calls.get(stub.name, [])
-                if not c.through_torch_ops and _calls_stub(c, stub)]
+        rivals = [*self.stubs_by_name.get(stub.name, []), *self.wrappers.get(stub.name, [])]
+        found = []
+        for call in self.calls.get(stub.name, []):
+            if call.through_torch_ops:
+                continue
+            strength = _calls_stub(call, stub, self.exists)
+            # A module named only by its tail (`flash_attn_interface`) is the one Python
+            # finds first when another of that name is found exactly (a sibling file).
+            if strength == _EXACT or (strength == _LOOSE and not any(
+                    _calls_stub(call, other, self.exists) == _EXACT for other in rivals)):
+                found.append(call)
+        return found
+
+
+def bind_declarations(sites: list[CppFunction]) -> list[CppFunction]:
+    """Declarations whose parameters are all unconditional (an `#if`-guarded list is
+    judged elsewhere)."""
+    return [f for f in sites if not any(p.conditional for p in f.params)]
 
 
 def _near(sites: list[CppFunction], path: str) -> list[CppFunction]:
@@ -249,18 +352,38 @@ def _near(sites: list[CppFunction], path: str) -> list[CppFunction]:
     return here or sites
 
 
-def _calls_stub(call: Call, stub: Stub) -> bool:
+_NONE, _LOOSE, _EXACT = 0, 1, 2
+
+
+def _calls_stub(call: Call, stub: Stub | Wrapper,
+                exists: Callable[[str], bool] = lambda path: False) -> int:
+    """How surely `call` reaches `stub`: `_EXACT` for the same file's bare call, a
+    receiver that is the stub's module or a package above it, or a module Python finds
+    beside the caller (a script's own folder comes first on its path); `_LOOSE` for a
+    receiver that is only the tail of the stub's module; else `_NONE`."""
     module = stub.file_module
+    best = _NONE
     for receiver in call.receivers:
         if receiver == ".":
             if call.path == stub.path:
-                return True
+                return _EXACT
             continue
         plain = receiver.lstrip(".")
-        if module and plain and (module == plain or module.startswith(plain + ".")
-                                 or module.endswith("." + plain)):
-            return True
-    return False
+        if not module or not plain:
+            continue
+        beside = posixpath.join(posixpath.dirname(call.path), *plain.split(".")) + ".py"
+        if module == plain or beside == stub.path:
+            return _EXACT
+        if module.startswith(plain + "."):
+            # A package above the stub's module re-exports its ops (`aiter.silu_and_mul`);
+            # a plain function of a submodule it need not.
+            if isinstance(stub, Stub):
+                return _EXACT
+            best = _LOOSE
+            continue
+        if module.endswith("." + plain) and not exists(beside):
+            best = _LOOSE  # (a module of that name beside the caller is the one it imports)
+    return best
 
 
 class BindingsGraph:
@@ -272,6 +395,9 @@ class BindingsGraph:
         self.surface = cache.surface
         self._at: dict[str, list[Copy]] = {}
         self._copies: dict[frozenset[str], Copies] = {}
+        # Which extension modules a file is compiled into, when the build says (the
+        # builds domain sets it); a binding no source places pairs by name alone.
+        self.modules_of: Callable[[str], frozenset[str]] | None = None
 
     def index(self) -> TreeIndex:
         return TreeIndex.of(self.snapshot, self.surface, self.cache.store)
@@ -299,8 +425,9 @@ class BindingsGraph:
         """Every copy the files `paths` hold, grouped by op."""
         key = frozenset(paths)
         if key not in self._copies:
-            self._copies[key] = Copies.of(c for path in sorted(key)
-                                          for c in self.copies_at(path))
+            self._copies[key] = Copies.of((c for path in sorted(key)
+                                           for c in self.copies_at(path)), self.modules_of,
+                                          self.snapshot.__contains__)
         return self._copies[key]
 
     def failure(self, path: str) -> Failure | None:
@@ -337,12 +464,30 @@ class BindingsGraph:
     def paths(self, kind: SurfaceKind) -> list[str]:
         return self.index().paths(kind)
 
+    def holding(self, paths: Iterable[str], needles: Iterable[str]) -> set[str]:
+        """Those of `paths` whose text holds one of `needles` as written (a few known
+        files, read directly; one that cannot be read is kept, so it is parsed)."""
+        wanted = [n.encode() for n in needles if n]
+        found: set[str] = set()
+        for path in paths:
+            if path not in self.snapshot:
+                continue
+            try:
+                text = self.snapshot.read(path)
+            except Exception:  # a missing blob, a gitlink: let the parser say so
+                found.add(path)
+                continue
+            if any(needle in text for needle in wanted):
+                found.add(path)
+        return found
+
     def bindings_at(self, path: str) -> Iterator[PyBinding | Schema | Impl]:
         """The bindings (`m.def`, schema, `m.impl`) `path` registers (read without making
         a record of every declaration beside them)."""
         return (c for c in self._of_kinds(path, BINDING_KINDS)
                 if isinstance(c, PyBinding | Schema | Impl))
 
-    def stubs_at(self, path: str) -> Iterator[Stub]:
-        """The op stubs `path` declares."""
-        return (c for c in self._of_kinds(path, (FactKind.OP_STUB,)) if isinstance(c, Stub))
+    def stubs_at(self, path: str) -> Iterator[Stub | Wrapper]:
+        """The op stubs and wrappers `path` declares."""
+        return (c for c in self._of_kinds(path, (FactKind.OP_STUB, FactKind.OP_WRAPPER))
+                if isinstance(c, Stub | Wrapper))

@@ -86,7 +86,15 @@ class SymbolGraph:
 
     @cached_property
     def bindings(self) -> BindingsGraph:
-        return BindingsGraph(self.snapshot, self.cache)
+        graph = BindingsGraph(self.snapshot, self.cache)
+        graph.modules_of = self._modules_of  # an op's identity: what the build produces
+        return graph
+
+    def _modules_of(self, path: str) -> frozenset[str]:
+        """The extension modules the build compiles `path` into; none (pair by name, fail
+        closed) when a build file could not be read."""
+        builds = self.builds
+        return builds.modules_of(path) if builds.readable else frozenset()
 
     @cached_property
     def builds(self) -> BuildsGraph:

@@ -327,6 +327,54 @@ def parse_python(path: str, source: bytes) -> Source | Fact:
     return Source(text, tree)
 
 
+def parse_statements(text: str) -> Source | None:
+    """What can be read of a file that does not parse: each module-level statement
+    (decorators with their definition) parsed on its own, those that parse kept at
+    their own lines, so a typo in one function leaves the others readable. None when
+    the statements cannot be told apart (the tokenizer fails) or none parses."""
+    starts: list[int] = []  # 1-based lines where a module-level statement begins
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+        fresh, depth, decorating = True, 0, False
+        for token in tokens:
+            if token.type in (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING):
+                continue
+            if token.type == tokenize.NEWLINE:
+                fresh = True
+                continue
+            if token.type == tokenize.INDENT:
+                depth += 1
+                continue
+            if token.type == tokenize.DEDENT:
+                depth -= 1
+                continue
+            if fresh and depth == 0 and token.start[1] == 0 and token.type != tokenize.ENDMARKER:
+                if decorating:  # another decorator, or the definition they decorate
+                    decorating = token.string == "@"
+                else:
+                    starts.append(token.start[0])
+                    decorating = token.string == "@"
+            fresh = False
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    lines = text.splitlines(keepends=True)
+    body: list[ast.stmt] = []
+    for index, start in enumerate(starts):
+        end = starts[index + 1] - 1 if index + 1 < len(starts) else len(lines)
+        chunk = "".join(lines[start - 1:end])
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                part = ast.parse(chunk)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        ast.increment_lineno(part, start - 1)
+        body.extend(part.body)
+    if not body:
+        return None
+    return Source(text, ast.Module(body=body, type_ignores=[]))
+
+
 def compile_refusal(path: str, source: bytes) -> Fact | None:
     """The parse-failure fact of a file Python itself will not compile (so nothing of it
     can be imported or built), else None: a NUL byte, an unknown encoding declaration,

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from string import Formatter
 from typing import Any
 
-from impact.reasons import Reason, Step
+from impact.reasons import Reason, Refusal, Step
 
 REASONS: dict[Reason, str] = {
     # --- surface
@@ -154,15 +154,9 @@ REASONS: dict[Reason, str] = {
         "pack declared without its s_packs row or target_sources entry",
 
     # --- bindings
-    Reason.STUB_AND_PYARG_COUNTS_DIFFER:
-        "the stub declares {stub_count} parameters, the py::arg list {arg_count}",
-    Reason.ARGUMENTS_SWAPPED: "same names in another order: arguments swap silently",
-    Reason.PARAMETER_NAME_DIFFERS: "parameter {index} is '{stub_name}' in the stub and "
-                                   "'{arg_name}' in py::arg",
     Reason.PARAMETER_NAME_DIFFERS_NO_KEYWORD_CALLER:
         "parameter {index} is '{stub_name}' in the stub and '{arg_name}' in py::arg "
         "(no caller passes it by keyword yet)",
-    Reason.DEFAULT_ON_ONE_SIDE: "'{name}' has a default in the {side} only",
     Reason.FITS_ONLY_WITH_GUARDED_PARAMETERS:
         "{what} fits the C++ parameter list only with its #if-guarded parameters {state}",
     Reason.FITS_ONLY_WITH_GUARDED_PARAMETERS_NO_DEFAULTS:
@@ -185,22 +179,36 @@ REASONS: dict[Reason, str] = {
     Reason.SCHEMA_DIFFERS: "the schema differs between registrations",
     Reason.BOXED_SLOTS_DIFFER:
         "the boxed wrapper reads {slots} stack slots, the schema has {schema_count}",
-    Reason.CALL_ARGUMENTS_OUTSIDE_SCHEMA:
-        "the call passes {given} arguments; the schema takes {required} to {most}",
-    Reason.CALL_UNKNOWN_KEYWORDS: "the call passes {given} arguments and unknown keywords "
-                                  "{unknown}; the schema takes {required} to {most}",
     Reason.COPY_UNREADABLE: "a copy could not be read: {failure}",
     Reason.BINDING_NOT_UNDERSTOOD: "binding not understood: {failure}",
     Reason.CHANGED_ALIKE_ON_EVERY_SIDE: "'{symbol}' changed on every side alike: all copies agree",
-    Reason.CALLER_DOES_NOT_FIT_STUB:
-        "the call passes {given} positional arguments and keywords {keywords}; the stub "
-        "takes {required} to {most} ({problem})",
-    Reason.CALLER_SHIFTED_BY_INSERTION:
-        "the call passes {given} arguments by position: parameter '{inserted}' now sits at "
-        "position {index}, so '{shifted}' and the ones after it get the wrong values",
     Reason.TENSOR_ABI_DIFFERS:
         "the stub says develop={develop}, so its wrapper passes tensors as {passes}; the "
         "bound C++ function takes {takes}: the first call fails with a TypeError",
+    Reason.CALL_DOES_NOT_BIND:
+        "{call} does not bind to the {layer} {head_form}: it {failure}; it raises TypeError "
+        "before any kernel runs",
+    Reason.CALL_ARGUMENT_MOVED:
+        "{call} binds its values to other parameters of the {layer} than at the base "
+        "({moves}; base {base_form}, head {head_form}): they get the wrong values silently",
+    Reason.CALL_VALUE_KIND_DIFFERS:
+        "{call} passes {kind} {value} to '{param}' of the {layer}, which takes {type}",
+    Reason.CALL_NOW_BINDS:
+        "{call} did not bind to the {layer} at the base (it {was_failure}) and binds now: "
+        "what runs changed",
+    Reason.CALL_PASSES_OTHER_VALUES:
+        "{call} binds as before to the {layer} but passes other values ({values}): what "
+        "runs changed",
+    Reason.CALL_ADDED: "{call} is new and binds to the {layer}: a kernel runs where none did",
+    Reason.CALL_GONE: "{call}, which bound to the {layer} at the base, is gone: what runs "
+                      "changed",
+    Reason.DECLARATION_WITHOUT_DEFINITION:
+        "'{function}' is declared with {declared} parameters and defined with {defined}: "
+        "the declaration the binding compiles against is defined nowhere, so the module "
+        "fails to load (undefined symbol)",
+    Reason.DEFAULT_FILLS_DIFFERENTLY:
+        "{call} leaves '{param}' of the {layer} to its default, which was {was} and is "
+        "{now} now: what runs changed",
     Reason.MISMATCH_RESOLVED:
         "'{symbol}' had copies that disagreed at the base and agree now: calls that failed "
         "or passed wrong values run differently",
@@ -363,6 +371,29 @@ def _say(template: str, values: Mapping[str, Any]) -> str:
         for name in fields_of(template)})
 
 
+# Why a call does not bind (impact/graph/call_binding.py `Refusal`), filled from the
+# values beside it: a row's `refusal` (and a base's `was_refusal`) becomes its `failure`.
+REFUSALS: dict[Refusal, str] = {
+    Refusal.TOO_MANY: "passes {given} arguments by position; the {layer} takes at most {most}",
+    Refusal.NO_NAMES: "passes '{name}' by keyword; the {layer} names no parameter",
+    Refusal.UNKNOWN_KEYWORD: "passes '{name}' by keyword; the {layer} has no such parameter",
+    Refusal.GIVEN_TWICE: "passes '{name}' by position and by keyword",
+    Refusal.MISSING: "leaves {missing} without a value (the {layer} has no default for it)",
+}
+
+
+def _refusals(details: Mapping[str, Any]) -> dict[str, Any]:
+    """`details` with the sentence of each refusal they carry, as `failure` (and
+    `was_failure` for the base's)."""
+    values = dict(details)
+    for prefix in ("", "was_"):
+        refusal = details.get(f"{prefix}refusal")
+        if refusal is not None:
+            own = {k.removeprefix(prefix): v for k, v in details.items() if k.startswith(prefix)}
+            values[f"{prefix}failure"] = _say(REFUSALS[Refusal(refusal)], {**details, **own})
+    return values
+
+
 # Qualifiers any reason's sentence takes when its details carry the value.
 QUALIFIERS: dict[str, str] = {
     "closest_to": " (paired by closest names with {closest_to})",
@@ -371,6 +402,7 @@ QUALIFIERS: dict[str, str] = {
 
 def reason_text(reason: str, details: Mapping[str, Any]) -> str:
     """The sentence of a row's reason, filled from its details, with its qualifiers."""
+    details = _refusals(details)
     text = _say(REASONS[Reason(reason)], details)
     return text + "".join(_say(template, details) for key, template in QUALIFIERS.items()
                           if details.get(key) is not None)
