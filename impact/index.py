@@ -269,8 +269,28 @@ class TreeIndex:
         self._by_kind: dict[SurfaceKind | str, list[str]] = {}
         self._kind_of: dict[str, SurfaceKind | str] = {}
         self._anchored_done = self._whole_done = False
+        # A map widened by what the builds compile classifies as the map it widens, plus
+        # the compiled files: that map's index does the walking (and is shared).
+        self._under = (TreeIndex.of(snapshot, surface.widens, store, memo)
+                       if surface.widens is not None else None)
         if not shortcuts.enabled():
             self._whole()
+
+    def _widened(self, whole: bool) -> bool:
+        """Classify as the widened map's own map does, then add the compiled files the
+        snapshot holds; False when this map widens none."""
+        under = self._under
+        if under is None:
+            return False
+        if whole:
+            under._whole()
+        else:
+            under._anchored()
+        kind = self.surface.entries[-1].kind
+        self._fill([*under._kind_of.items(),
+                    *((p, kind) for p in sorted(self.surface.compiled) if p in self.snapshot)])
+        self._anchored_done, self._whole_done = True, under._whole_done
+        return True
 
     def _fill(self, classified: Iterable[tuple[str, SurfaceKind | str]]) -> None:
         self._by_kind, self._kind_of = {}, {}
@@ -281,7 +301,7 @@ class TreeIndex:
 
     def _anchored(self) -> None:
         """Classify the kinds every pattern of which starts with a literal folder."""
-        if self._anchored_done or self._whole_done:
+        if self._anchored_done or self._whole_done or self._widened(False):
             return
         found = self._load(False)
         self._fill(found if found is not None
@@ -290,7 +310,7 @@ class TreeIndex:
 
     def _whole(self) -> None:
         """Classify every path of the tree."""
-        if self._whole_done:
+        if self._whole_done or self._widened(True):
             return
         found = self._load(True)
         if found is None:

@@ -233,6 +233,7 @@ class SurfaceMap:
     builds: BuildRules | None = None
     compiled: frozenset[str] = frozenset()
     source_sha256: str = ""
+    widens: SurfaceMap | None = None  # the map as written, for a map `covering` widened
 
     @property
     def written_sha256(self) -> str:
@@ -250,13 +251,15 @@ class SurfaceMap:
 
     def builds_matter(self, changed: Iterable[str]) -> bool:
         """Whether widening this map by what the builds compile can change a report on
-        the `changed` paths: the map has a `[builds]` compiled kind and a changed path is
-        on a surface or could be compiled (with IMPACT_FULL_PATH=1, whenever the map has
-        one). Decided without reading a file."""
+        the `changed` paths: the map has a `[builds]` compiled kind and a changed path it
+        leaves outside could be compiled (a C, C++, CUDA or HIP file). Decided without
+        reading a file, and the same with IMPACT_FULL_PATH=1: a report on paths the map
+        already classifies reads no build file for its coverage (the rows are only ever
+        about changed paths; what a check needs of the builds it asks the graph's builds
+        domain, which reads them then)."""
         if self.builds is None or self.builds.compiled_kind is None:
             return False
-        return not shortcuts.enabled() or any(
-            self.classify(p) is not None or p.endswith(COMPILED_SUFFIXES) for p in changed)
+        return any(p.endswith(COMPILED_SUFFIXES) and self.classify(p) is None for p in changed)
 
     def covering(self, paths: Iterable[str]) -> SurfaceMap:
         """This map widened by the files `paths` (those a build compiles into an extension
@@ -276,7 +279,8 @@ class SurfaceMap:
                              "compiled by a build entry")
         digest = hashlib.sha256("\n".join([self.written_sha256, *every]).encode()).hexdigest()
         return replace(self, entries=(*self.entries, entry), compiled=frozenset(every),
-                       sha256=digest, source_sha256=self.written_sha256)
+                       sha256=digest, source_sha256=self.written_sha256,
+                       widens=self.widens or self)
 
     def marker_in(self, tree: Snapshot) -> str | None:
         """The first path of `tree` (sorted) that one of the map's markers matches; each

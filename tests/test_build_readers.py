@@ -288,3 +288,19 @@ def test_cmake_unknown_variables_are_unresolved_and_function_bodies_are_not_run(
 ])
 def test_which_flags_change_the_code_a_module_ships(flag: str, changes: bool) -> None:
     assert changes_code(flag) is changes
+
+
+def test_an_extension_class_imported_under_another_name() -> None:
+    facts = extract_setup_facts("setup.py", (
+        b"from torch.utils.cpp_extension import CUDAExtension as Ext\n"
+        b"Ext(name='m', sources=['a.cu'])\n"))
+    assert [f.name for f in facts if f.kind == FactKind.EXTENSION_MODULE] == ["m"]
+
+
+def test_a_script_that_names_no_extension_class_is_not_evaluated() -> None:
+    """aiter's own setup.py builds no extension module (its JIT builds them): only its
+    content is read; `BuildExtension` is no extension module."""
+    facts = extract_setup_facts("setup.py", b"from torch.utils.cpp_extension import "
+                                            b"BuildExtension\nsetup(cmdclass={'build_ext': "
+                                            b"BuildExtension})\n")
+    assert [f.kind for f in facts] == [CONTENT]

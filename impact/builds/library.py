@@ -9,6 +9,7 @@ here is a gap where it stands.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import posixpath
 from collections.abc import Callable
@@ -119,3 +120,20 @@ PATH_ATTRIBUTES: dict[str, Callable[[str], Any]] = {
     "stem": lambda p: posixpath.splitext(posixpath.basename(p))[0],
     "suffix": lambda p: posixpath.splitext(p)[1],
 }
+
+
+def refuse() -> Any:
+    """Fail one combination of atoms (a string repeated too often): it becomes a gap."""
+    raise ValueError("refused")
+
+
+def compare_atoms(op: ast.cmpop, a: Any, b: Any) -> bool:
+    """`a <op> b` of two concrete atoms (raising where Python would: the caller keeps a gap)."""
+    table: dict[type, Callable[[Any, Any], bool]] = {
+        ast.Eq: lambda x, y: x == y, ast.NotEq: lambda x, y: x != y,
+        ast.Lt: lambda x, y: x < y, ast.LtE: lambda x, y: x <= y,
+        ast.Gt: lambda x, y: x > y, ast.GtE: lambda x, y: x >= y,
+        ast.Is: lambda x, y: x is y, ast.IsNot: lambda x, y: x is not y,
+        ast.In: lambda x, y: x in y, ast.NotIn: lambda x, y: x not in y,
+    }
+    return table[type(op)](a, b)

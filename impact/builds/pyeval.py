@@ -27,7 +27,9 @@ from impact.builds.library import (
     MUTATORS,
     PATH_ATTRIBUTES,
     STRING_METHODS,
+    compare_atoms,
     join,
+    refuse,
 )
 from impact.builds.values import (
     EMPTY,
@@ -81,6 +83,7 @@ class Evaluator:
         self.returns: list[list[Val]] = []
         self.hook_values: list[Val] = []
         self.env_archs: list[Val] = []
+        self._fstrings: dict[int, tuple[Any, ...]] = {}  # each f-string's parts, read once
         # Functions the script installs into another module (`cpp_extension._write_ninja_file
         # = _write_ninja_file`): build hooks every module is compiled through.
         self.hooks: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
@@ -288,22 +291,25 @@ class Evaluator:
 
     def fstring(self, node: ast.JoinedStr, env: Env) -> Val:
         # A placeholder written twice holds one value: `compute_{n},code=compute_{n}`.
-        keys = [ast.dump(v.value) if isinstance(v, ast.FormattedValue) else None
-                for v in node.values]
-        distinct = sorted({k for k in keys if k is not None})
-        values = {k: Val.of(seq=False) for k in distinct}
-        for key, part in zip(keys, node.values, strict=True):
-            if key is not None and key in distinct:
-                values[key] = self.ev(part.value, env)  # type: ignore[attr-defined]
+        shape = self._fstrings.get(id(node))
+        if shape is None:
+            keys = [ast.dump(v.value) if isinstance(v, ast.FormattedValue) else None
+                    for v in node.values]
+            firsts = {k: v.value for k, v in zip(keys, node.values, strict=True)  # type: ignore[attr-defined]
+                      if k is not None}
+            hinted = any(isinstance(v, ast.Constant) and isinstance(v.value, str)
+                         and any(h in v.value for h in ARCH_HINTS) for v in node.values)
+            shape = self._fstrings[id(node)] = (keys, sorted(firsts), firsts, hinted)
+        keys, distinct, firsts, hinted = shape
+        values = [self.ev(firsts[k], env) for k in distinct]
         pieces = [str(v.value) if isinstance(v, ast.Constant) else v for v in node.values]
 
         def assemble(*atoms: Any) -> str:
             chosen = dict(zip(distinct, atoms, strict=True))
             return "".join(p if isinstance(p, str) else self.render(p, chosen[k])
                            for p, k in zip(pieces, keys, strict=True))
-        value = product([values[k] for k in distinct], assemble, node.lineno)
-        if value.gaps and any(isinstance(v, ast.Constant) and isinstance(v.value, str)
-                              and any(h in v.value for h in ARCH_HINTS) for v in node.values):
+        value = product(values, assemble, node.lineno)
+        if value.gaps and hinted:
             value = value.with_gaps({Gap(node.lineno, _text(node)[:160], arch=True)})
         return value
 
@@ -337,7 +343,7 @@ class Evaluator:
             if left.seq or right.seq:
                 return union(left, right, line=line).as_seq() if left.seq else right
             return product([left, right], lambda a, b: a * b if not (
-                isinstance(a, str) and isinstance(b, int) and b > 64) else _refuse(), line)
+                isinstance(a, str) and isinstance(b, int) and b > 64) else refuse(), line)
         if isinstance(op, ast.Mod):
             return product([left, right], lambda a, b: a % b, line)
         if isinstance(op, ast.Sub):
@@ -375,7 +381,7 @@ class Evaluator:
                 outcomes |= seen if isinstance(op, ast.In) else {not s for s in seen}
                 left = right
                 continue
-            value = product([left, right], lambda a, b, op=op: _compare(op, a, b), node.lineno)
+            value = product([left, right], lambda a, b, op=op: compare_atoms(op, a, b), node.lineno)
             if value.gaps or not value.atoms:
                 return Val.of(True, False)
             outcomes |= set(value.atoms)
@@ -450,11 +456,7 @@ class Evaluator:
             if k.arg is None:
                 self.ev(k.value, env)
         if _names_extension(func):
-            named = dict(kwargs)
-            for key, value in zip(("name", "sources"), args, strict=False):
-                named.setdefault(key, value)
-            self.on_extension(node, named, line)
-            return Val.of(Built(line))
+            return self.extension(node, args, kwargs)
         if isinstance(func, ast.Attribute) and isinstance(receiver, ast.Name) and \
                 func.attr in MUTATORS and receiver.id in env and (
                     env[receiver.id].seq or not env[receiver.id].atoms):
@@ -477,12 +479,23 @@ class Evaluator:
         refs = [a for a in callee.atoms if isinstance(a, Ref)]
         if len(funcs) == len(callee.atoms) == 1 and not callee.gaps:
             return self.inline(funcs[0].node, node, args, kwargs, env)
+        if refs and len(refs) == len(callee.atoms) and all(
+                r.dotted.rsplit(".", 1)[-1] in EXTENSION_CLASSES for r in refs):
+            return self.extension(node, args, kwargs)  # imported under another name
         if len(refs) == len(callee.atoms) == 1 and not callee.gaps:
             known = CALLS.get(refs[0].dotted)
             if known is not None:
                 return known(self, args, kwargs, line)
         text = _text(node)
         return Val.gap(line, text, arch=any(h in text for h in ARCH_HINTS))
+
+    def extension(self, node: ast.Call, args: list[Val], kwargs: dict[str, Val]) -> Val:
+        """An extension-module constructor call: its arguments, by name, to `on_extension`."""
+        named = dict(kwargs)
+        for key, value in zip(("name", "sources"), args, strict=False):
+            named.setdefault(key, value)
+        self.on_extension(node, named, node.lineno)
+        return Val.of(Built(node.lineno))
 
     def method(self, base: Val, name: str, args: list[Val], kwargs: dict[str, Val],
                node: ast.Call) -> Val:
@@ -566,21 +579,6 @@ def _names_extension(func: ast.expr) -> bool:
     (`CUDAExtension(...)`, `cpp_extension.CUDAExtension(...)`)."""
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     return name in EXTENSION_CLASSES
-
-
-def _refuse() -> Any:
-    raise ValueError("refused")
-
-
-def _compare(op: ast.cmpop, a: Any, b: Any) -> bool:
-    table: dict[type, Callable[[Any, Any], bool]] = {
-        ast.Eq: lambda x, y: x == y, ast.NotEq: lambda x, y: x != y,
-        ast.Lt: lambda x, y: x < y, ast.LtE: lambda x, y: x <= y,
-        ast.Gt: lambda x, y: x > y, ast.GtE: lambda x, y: x >= y,
-        ast.Is: lambda x, y: x is y, ast.IsNot: lambda x, y: x is not y,
-        ast.In: lambda x, y: x in y, ast.NotIn: lambda x, y: x not in y,
-    }
-    return table[type(op)](a, b)
 
 
 def _all_args(args: ast.arguments) -> list[ast.arg]:

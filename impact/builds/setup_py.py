@@ -15,17 +15,19 @@ declares, and so does the code of a hook it installs (`hooks`: name and digest).
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from impact.builds.archflags import flag_archs, torch_arch
-from impact.builds.pyeval import ROOT, Evaluator
+from impact.builds.pyeval import EXTENSION_CLASSES, ROOT, Evaluator
 from impact.builds.values import Gap, GlobPattern, Val, union
 from impact.facts import Fact, content_fact, sorted_facts
 from impact.kinds import BuildFile, BuildGap, FactKind
 from impact.python.digest import tree_digest
 from impact.python.scaffold import Source, extract_python
 
+_DECLARES = re.compile(r"\b(?:" + "|".join(sorted(EXTENSION_CLASSES)) + r")\b")
 NAME, SOURCES, FLAGS, ARCHS = BuildGap.NAME, BuildGap.SOURCES, BuildGap.FLAGS, BuildGap.ARCHS
 _COMPILE_KEYWORDS = ("extra_compile_args", "define_macros", "extra_cuda_cflags",
                      "extra_cflags")
@@ -39,6 +41,9 @@ def extract_setup_facts(path: str, source: bytes) -> list[Fact]:
 
 
 def _facts(path: str, parsed: Source) -> list[Fact]:
+    content = content_fact(path, tree_digest(parsed.tree))
+    if not _DECLARES.search(parsed.text):
+        return [content]  # names no extension-module class: nothing to evaluate
     calls: list[tuple[int, dict[str, Val]]] = []
     evaluator = Evaluator(parsed.tree, path, lambda _node, named, line: calls.append(
         (line, named)))
@@ -54,7 +59,7 @@ def _facts(path: str, parsed: Source) -> list[Fact]:
                 seen.add((name, line))
                 facts.append(Fact(FactKind.EXTENSION_MODULE, name, line,
                                   {**data, "hooks": installed}))
-    facts.append(content_fact(path, tree_digest(parsed.tree)))
+    facts.append(content)
     return sorted_facts(facts)
 
 
