@@ -251,15 +251,15 @@ class SurfaceMap:
 
     def builds_matter(self, changed: Iterable[str]) -> bool:
         """Whether widening this map by what the builds compile can change a report on
-        the `changed` paths: the map has a `[builds]` compiled kind and a changed path it
-        leaves outside could be compiled (a C, C++, CUDA or HIP file). Decided without
-        reading a file, and the same with IMPACT_FULL_PATH=1: a report on paths the map
-        already classifies reads no build file for its coverage (the rows are only ever
-        about changed paths; what a check needs of the builds it asks the graph's builds
-        domain, which reads them then)."""
+        the `changed` paths: the map has a `[builds]` compiled kind and a changed path is
+        on a surface (the files the builds compile are then its counterparts: a binding in
+        aiter's gradlib/csrc/ is a copy of the stub a change edits) or could be compiled
+        (with IMPACT_FULL_PATH=1, whenever the map has one). Decided without reading a
+        file."""
         if self.builds is None or self.builds.compiled_kind is None:
             return False
-        return any(p.endswith(COMPILED_SUFFIXES) and self.classify(p) is None for p in changed)
+        return not shortcuts.enabled() or any(
+            self.classify(p) is not None or p.endswith(COMPILED_SUFFIXES) for p in changed)
 
     def covering(self, paths: Iterable[str]) -> SurfaceMap:
         """This map widened by the files `paths` (those a build compiles into an extension

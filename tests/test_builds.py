@@ -365,3 +365,20 @@ def test_an_edit_of_a_build_hook_every_module_is_compiled_through_needs_a_device
     (row,) = extension_rows(doc)
     assert row["details"]["parts"] == ["flags"] and row["archs"] == ["sm_90a"]
     assert [h["step"] for h in row["evidence"]] == ["module-hook-changed"]
+
+
+def test_a_binding_the_builds_compile_is_a_counterpart_of_the_stub_a_change_edits() -> None:
+    """Only the stub changes, yet the gradlib binding it reaches (outside the map's
+    patterns, compiled by the JIT map) is compared with it: the extra parameter of the
+    stub is not in the binding's argument list, so the change breaks."""
+    files = aiter_with_gradlib()
+    files["aiter/ops/gradlib.py"] = (
+        b'"""gradlib stubs (module_hipbsolgemm)."""\n\nfrom torch import Tensor\n\n'
+        b'from aiter.jit.core import compile_ops\n\n\n'
+        b'@compile_ops("module_hipbsolgemm")\n'
+        b'def hipb_mm(mat1: Tensor, mat2: Tensor) -> Tensor: ...\n')
+    doc = report(scenario(files, e.replace("aiter/ops/gradlib.py", "mat2: Tensor)",
+                                           "mat2: Tensor, bias: Tensor)")))
+    assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
+    assert any(s["file"] == GRADLIB_CU for r in doc["rows"] if r["status"] == "mismatch"
+               for s in r["sides"]), doc["rows"]

@@ -280,8 +280,8 @@ def covering_map(views: Views, surface: SurfaceMap, caches: Caches | None = None
                  ) -> SurfaceMap:
     """`surface` widened by every file a build entry of the base, the head or the merged
     tree compiles (and, failing closed, every changed file one may compile), when the map
-    has a `[builds]` compiled kind and a changed file it leaves outside could be compiled
-    (`SurfaceMap.builds_matter`); else `surface` itself, with no build file read."""
+    has a `[builds]` compiled kind and the change touches a surface or a file a build could
+    compile (`SurfaceMap.builds_matter`); else `surface` itself, with no build file read."""
     changed = {p for view in views.views for p in (*view.diff.paths, *view.conflicts)}
     if not surface.builds_matter(changed):
         return surface
