@@ -187,8 +187,8 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
     if not direct and not maybe and not modules and not wrappers:
         return found
     if modules:
-        stub_files = _naming(sides, modules, (SurfaceKind.OP_PYTHON,))
-        direct |= {s.name for s in _stubs(sides, stub_files)
+        naming_modules = _naming(sides, modules, (SurfaceKind.OP_PYTHON,))
+        direct |= {s.name for s in _stubs(sides, naming_modules)
                    if isinstance(s, Stub) and s.module in modules}
     # A changed call may name a wrapper of this package (read from the module its
     # receiver names) or a stub (from the files that spell the stub decorator).

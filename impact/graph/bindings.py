@@ -265,7 +265,7 @@ class Copies:
         sites = self._spelled(bind)
         definitions = [f for f in sites if f.definition]
         found = []
-        for declared in (f for f in bind_declarations(sites) if not f.definition):
+        for declared in (f for f in _unguarded(sites) if not f.definition):
             same = [d for d in definitions if d.qualified == declared.qualified]
             if same and not any(len(d.params) == len(declared.params) for d in same):
                 found.append((declared, same[0]))
@@ -340,7 +340,7 @@ class Copies:
         return found
 
 
-def bind_declarations(sites: list[CppFunction]) -> list[CppFunction]:
+def _unguarded(sites: list[CppFunction]) -> list[CppFunction]:
     """Declarations whose parameters are all unconditional (an `#if`-guarded list is
     judged elsewhere)."""
     return [f for f in sites if not any(p.conditional for p in f.params)]
@@ -355,8 +355,7 @@ def _near(sites: list[CppFunction], path: str) -> list[CppFunction]:
 _NONE, _LOOSE, _EXACT = 0, 1, 2
 
 
-def _calls_stub(call: Call, stub: Stub | Wrapper,
-                exists: Callable[[str], bool] = lambda path: False) -> int:
+def _calls_stub(call: Call, stub: Stub | Wrapper, exists: Callable[[str], bool]) -> int:
     """How surely `call` reaches `stub`: `_EXACT` for the same file's bare call, a
     receiver that is the stub's module or a package above it, or a module Python finds
     beside the caller (a script's own folder comes first on its path); `_LOOSE` for a
