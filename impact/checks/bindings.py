@@ -443,7 +443,7 @@ class BindingsCheck(Check):
             # What the base already had, the same disagreement in the same words, is not
             # the change's: none of its copies counts as moved (`charged` lists it).
             at_base = {_said(p) for p in _problems(symbol, old, None)}
-            # A declaration that did not parse may hold a copy of the op unseen.
+            # A declaration that did not parse may hold a C++ copy of the op unseen.
             hidden = _hidden(symbol, (old, new), (base, head), reach.related | touched)
             for problem in after:
                 if problem.reason == Reason.CALL_GONE and any(
@@ -452,8 +452,8 @@ class BindingsCheck(Check):
                 # A problem on a copy whose file the base could not read may be the base's
                 # own (nothing shows it was not): only a run can tell.
                 unseen = any(base.failure(site.path) is not None for site in problem.sites)
-                soft = problem.soft or unseen or hidden or (blind and problem.key.endswith(
-                    (":unbound", ":python-missing")))
+                soft = problem.soft or unseen or (hidden and _on_cpp(problem)) or (
+                    blind and problem.key.endswith((":unbound", ":python-missing")))
                 status = Status.CHANGED if soft else Status.MISMATCH
                 sides = _sides(problem, old, view, _said(problem) in at_base,
                                symbol_paths & touched)
@@ -511,6 +511,12 @@ class BindingsCheck(Check):
         return scope.row(subject, status, reason, archs=archs, sides=sides, details=details,
                          evidence=tuple(Hop.of(s.path, s.line, Step.RESTATES_ARGUMENT_LIST)
                                         for s, _, _ in ordered))
+
+
+def _on_cpp(problem: _Problem) -> bool:
+    """Whether a problem turns on a C++ parameter list (a declaration, a definition, the
+    list a binding without `py::arg` takes): a broken declaration may be another one."""
+    return any(isinstance(site, CppFunction) for site in (*problem.sites, *problem.base_sites))
 
 
 def _hidden(symbol: str, copies: tuple[Copies, Copies],
