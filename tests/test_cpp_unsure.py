@@ -93,3 +93,17 @@ def test_a_definition_hidden_in_a_broken_declaration_is_not_called_missing() -> 
     assert not _syntax_rows(doc), doc["rows"]
     hidden = [r for r in doc["rows"] if r["reason"] == "declaration-without-definition"]
     assert hidden and all(r["status"] == "changed" for r in hidden), doc["rows"]
+
+
+def test_a_broken_declaration_naming_the_op_leaves_a_py_arg_break_a_break() -> None:
+    """A call that no longer binds to the `py::arg` list turns on no C++ parameter list:
+    a broken declaration that spells the op (here a device helper calling it) does not
+    soften it."""
+    helper = HELPER.replace("t(0) = rotary_dim * 2;", "gelu_and_mul(t, t);")
+    base = tree_with(AITER, e.replace(KERNELS, "namespace aiter {\n",
+                                      "namespace aiter {\n\n" + helper))
+    doc = report(scenario(base, e.replace(
+        "aiter/ops/activation.py", "def gelu_and_mul(out: Tensor, input: Tensor)",
+        "def gelu_and_mul(out: Tensor, input: Tensor = None)")))
+    assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
+    assert any(r["reason"] == "call-does-not-bind" for r in charged_rows(doc, "mismatch"))
