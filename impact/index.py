@@ -123,7 +123,6 @@ class IndexMemo:
     TREES_LIMIT = 64
     FOLDERS_LIMIT = 200_000
     STORED_LIMIT = 4  # trees per map
-    WORDS_LIMIT = 20_000  # blobs
 
     def __init__(self) -> None:
         self.trees: dict[tuple[str, str], TreeIndex] = {}
@@ -132,22 +131,6 @@ class IndexMemo:
         self.plans: dict[tuple[str, bool], _Plan] = {}
         # map sha -> tree id -> (its store, its classification)
         self.stored: dict[str, dict[str, tuple[IndexStore, _Classified]]] = {}
-        # blob id -> the identifiers its text spells (files_naming's whole-word test)
-        self.words: dict[str, frozenset[bytes]] = {}
-        self._spelled: dict[bytes, bytes] = {}  # one bytes object per identifier
-
-    def words_of(self, blob: str, text: bytes) -> frozenset[bytes]:
-        """The identifiers `text` (the blob `blob`) spells, memoised by blob: the base and
-        the head share most files, and a report asks about many names of each."""
-        found = self.words.get(blob)
-        if found is None:
-            if len(self.words) >= self.WORDS_LIMIT:
-                self.words.clear()
-                self._spelled.clear()
-            spelled = self._spelled
-            found = self.words[blob] = frozenset(
-                spelled.setdefault(w, w) for w in _IDENTIFIERS.findall(text))
-        return found
 
     def plan(self, surface: SurfaceMap, whole: bool) -> _Plan:
         key = (surface.sha256, whole)
@@ -435,20 +418,14 @@ class TreeIndex:
         found: set[str] = set()
         if not needles:
             return found
-        # An identifier occurs as a whole word exactly when the file spells it as one of
-        # its identifiers; any other needle is looked for in the text.
-        words = {n for n in needles if _IDENTIFIER.fullmatch(n)}
-        others = [n for n in needles if n not in words]
         for path in self.paths(*kinds):
             try:
                 text = self.snapshot.read(path)
             except Exception:  # a missing blob, a gitlink: let the parser say so
                 found.add(path)
                 continue
-            spelled = words and not words.isdisjoint(
-                self.memo.words_of(self.snapshot[path].sha, text))
             # The substring test first: one C call per needle rules out most files.
-            if spelled or any(needle in text and _as_word(text, needle) for needle in others):
+            if any(needle in text and _as_word(text, needle) for needle in needles):
                 found.add(path)
         return found
 
@@ -469,6 +446,3 @@ def _as_word(text: bytes, needle: bytes) -> bool:
 
 
 _WORD = re.compile(rb"[A-Za-z0-9_]")
-# A run of word characters (not after another): an identifier, or a number's digits.
-_IDENTIFIERS = re.compile(rb"[A-Za-z0-9_]+")
-_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")

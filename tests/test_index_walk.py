@@ -271,18 +271,3 @@ def test_files_naming_finds_whole_words() -> None:
     assert index.files_naming({'.def("'}, ("anywhere",)) == {"src/bind.py", "src/dotted.py"}
     assert index.files_naming({"def fwd("}, ("anywhere",)) == set()
 
-
-def test_files_naming_reads_each_blob_once_for_every_snapshot_holding_it() -> None:
-    """A word is whole where its run of word characters ends (digits too: `fwd2` is not
-    `fwd`), at the file's edges as well; the words of a blob are learnt once, and a second
-    snapshot holding the same file (a base and its head) asks the memo."""
-    files = {"src/a.py": b"fwd", "src/b.py": b"fwd2 = 2fwd\n", "src/c.py": b"x._fwd_\n"}
-    memo = IndexMemo()
-    base = TreeIndex(Snapshot.from_files(files), TRICKY, memo=memo)
-    assert base.files_naming({"fwd"}, ("anywhere",)) == {"src/a.py"}
-    assert base.files_naming({"_fwd_", "fwd2"}, ("anywhere",)) == {"src/b.py", "src/c.py"}
-    assert len(memo.words) == 3
-    head_files = {**files, "src/c.py": b"x.fwd\n"}
-    head = TreeIndex(Snapshot.from_files(head_files), TRICKY, memo=memo)
-    assert head.files_naming({"fwd"}, ("anywhere",)) == {"src/a.py", "src/c.py"}
-    assert len(memo.words) == 4  # only the changed file was read anew
