@@ -6,6 +6,7 @@ missing says `changed` when a broken declaration may hold it."""
 
 from __future__ import annotations
 
+import pytest
 from harness import charged_rows, report, scenario
 from memory import tree_with
 
@@ -107,3 +108,21 @@ def test_a_broken_declaration_naming_the_op_leaves_a_py_arg_break_a_break() -> N
         "def gelu_and_mul(out: Tensor, input: Tensor = None)")))
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     assert any(r["reason"] == "call-does-not-bind" for r in charged_rows(doc, "mismatch"))
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    (b"int f( {\n", False),  # cut short: no compiler takes it
+    (b"__device__ void g(int x) {\n  CUTLASS_PRAGMA_UNROLL\n  for (;;) {\n}\n", False),
+    # One brace opened on each branch of an #if, closed once after it.
+    (b"void h(int a) {\n#if A\n  if (a) {\n#else\n  if (!a) {\n#endif\n    a++;\n  }\n}\n"
+     b"CUTLASS_DEVICE void k();\n", True),
+    # Dead code under `#if 0` whose braces do not balance.
+    (b"#if 0\nvoid old() {\n#else\nCUTLASS_DEVICE void k();\n#endif\n", True),
+    # Braces inside comments, strings and characters do not count.
+    (b"// {\nconst char* s = \"(\"; char c = '}';\nCUTLASS_DEVICE void k();\n", True),
+])
+def test_a_file_whose_brackets_do_not_balance_is_not_read_in_part(text: bytes,
+                                                                   read: bool) -> None:
+    assert parse(text, CUDA).root_node.has_error
+    facts = extract_binding_cpp_facts("csrc/x.cuh", text)
+    assert any(f.kind == FactKind.PARSE_FAILURE for f in facts) is not read, facts

@@ -12,7 +12,9 @@ Maintainers: pure functions over a tree-sitter tree and its bytes. A region is t
 outermost node below the file's containers (namespaces, `extern "C"` blocks, `#if`
 groups) that holds an error; an error directly under a container is its own region.
 `unsure_regions` returns None when a region holds binding syntax (`.def(`, a module
-macro, `py::`): the bindings themselves cannot be read there, and the whole file fails.
+macro, `py::`): the bindings themselves cannot be read there; and when the file's
+brackets do not balance outside comments, literals and preprocessor lines (a file cut
+short, a bracket never closed: not code a compiler takes): the whole file fails.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ def unsure_regions(root: tree_sitter.Node, text: bytes) -> list[UnsureRegion] | 
     one of them holds binding syntax."""
     if not root.has_error:
         return []
+    if not balanced(text):
+        return None
     nodes: list[tree_sitter.Node] = []
     _collect(root, nodes)
     regions = []
@@ -66,9 +70,53 @@ def unsure_regions(root: tree_sitter.Node, text: bytes) -> list[UnsureRegion] | 
         spelled = text[node.start_byte:node.end_byte]
         if DEF_CALL.search(spelled) or _BINDING_SYNTAX.search(spelled):
             return None
+
         names = frozenset(m.group().decode() for m in _IDENTIFIER.finditer(spelled))
         regions.append(UnsureRegion(node.start_point.row + 1, node.end_point.row + 1, names))
     return regions
+
+
+# What a bracket count skips: comments, string and character literals (raw strings too)
+# and preprocessor lines (a macro body may open what its use site closes).
+_SKIPPED = re.compile(
+    rb'//[^\n]*|/\*.*?\*/|R"([^(\s]{0,16})\(.*?\)\1"|"(?:[^"\\\n]|\\.)*"'
+    rb"|'(?:[^'\\\n]|\\.){1,8}'|^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.S | re.M)
+_PAIRS = ((b"(", b")"), (b"[", b"]"), (b"{", b"}"))
+
+
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b",
+                        re.M)
+
+
+def balanced(text: bytes) -> bool:
+    """Whether every kind of bracket opens as often as it closes, outside what `_SKIPPED`
+    matches, as a compiler reads the file with every `#if` true or with every one false
+    (`#if X {` / `#else {` / `#endif` opens one brace either way; `#if 0` may hold dead
+    code whose braces do not balance)."""
+    return _balanced_as(text, True) or _balanced_as(text, False)
+
+
+def _balanced_as(text: bytes, taken: bool) -> bool:
+    kept: list[bytes] = []
+    at = 0
+    dropping: list[bool] = []  # one flag per open `#if`: inside a branch not taken
+    for match in _DIRECTIVE.finditer(text):
+        word = match.group(1)
+        if not any(dropping):
+            kept.append(text[at:match.start()])
+        if word.startswith(b"if"):
+            dropping.append(not taken)
+        elif word == b"endif":
+            if dropping:
+                dropping.pop()
+        elif dropping:
+            # every condition true: only the first branch; every one false: `#else`
+            dropping[-1] = taken or word != b"else"
+        at = match.end()
+    if not any(dropping):
+        kept.append(text[at:])
+    code = _SKIPPED.sub(b" ", b"\n".join(kept))
+    return all(code.count(a) == code.count(b) for a, b in _PAIRS)
 
 
 def _collect(node: tree_sitter.Node, out: list[tree_sitter.Node]) -> None:
@@ -85,4 +133,4 @@ def _collect(node: tree_sitter.Node, out: list[tree_sitter.Node]) -> None:
             out.append(child)
 
 
-__all__ = ["UnsureRegion", "unsure_regions"]
+__all__ = ["UnsureRegion", "balanced", "unsure_regions"]
