@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 
+import memory
 import pytest
-from harness import report, scenario
+from harness import scenario
 
 from impact import prefetch as prefetching
 from impact.caches import Caches
+from impact.document import build_report
 from impact.extract import FactCache
 from impact.fixtures import edits as e
 from impact.fixtures.tree import tree_files
@@ -73,9 +75,9 @@ def test_a_child_that_fails_leaves_the_files_to_the_lazy_parse(
 
 def test_the_report_is_the_same_with_and_without_children(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    change = scenario(AITER, e.replace("aiter/ops/activation.py",
-                                       "def gelu_and_mul(out: Tensor, input: Tensor)",
-                                       "def gelu_and_mul(out: Tensor, input: Tensor = None)"))
+    views = memory.scenario_views(scenario(AITER, e.replace(
+        "aiter/ops/activation.py", "def gelu_and_mul(out: Tensor, input: Tensor)",
+        "def gelu_and_mul(out: Tensor, input: Tensor = None)")))
     calls: list[int] = []
     real = prefetching.prefetch
 
@@ -84,8 +86,9 @@ def test_the_report_is_the_same_with_and_without_children(
         return calls[-1]
 
     monkeypatch.setattr("impact.document.prefetch", eager)
-    forked = report(change)
+    forked = build_report(views, {}, MAP, caches=Caches())
     assert calls and calls[0] > 0
     monkeypatch.setenv(prefetching.JOBS_VARIABLE, "1")
-    alone = report(change)
-    assert forked["rows"] == alone["rows"] and forked["verdict"] == alone["verdict"]
+    alone = build_report(views, {}, MAP, caches=Caches())
+    assert calls[1] == 0
+    assert forked == alone
