@@ -19,6 +19,7 @@ from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a
 from impact.fold import fold, pack_findings, unfinished_revisions, unfinished_tables
 from impact.git import Snapshot, View, Views
 from impact.kinds import ViewName
+from impact.prefetch import prefetch
 from impact.render import words
 from impact.rollup import pack_time, rollup
 from impact.rows import Confirms, Lane, Role, Row, Status
@@ -219,6 +220,11 @@ def _document(ctx: CheckContext, arguments: dict[str, str], emit: dict[str, Any]
               ) -> dict[str, Any]:
     views, surface = ctx.views, ctx.surface
     _require_fit(ctx)
+    # The files the views change, parsed on every core before the checks ask (a large
+    # change's parse is most of its report); a small one is left to the lazy parse.
+    prefetch(ctx.cache, ((snap, path) for view in ctx.available_views()
+                         for path in ctx.own_paths(view) if surface.classify(path) is not None
+                         for snap in (view.old, view.new) if snap is not None))
     rows = run_checks(ctx)
     findings = None
     if emit is not None:

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from impact.caches import Caches, active_caches
+from impact.caches import Caches, FactKey, active_caches
 from impact.facts import CONTENT, PARSE_FAILURE, Fact, content_fact, parse_failure
 from impact.factstore import FactStore
 from impact.git import Snapshot
@@ -182,11 +182,36 @@ class FactCache:
             fresh = self._extract(snapshot, path, what.kind, what.language, extractor)
         except _Unreadable as exc:  # recorded in `unreadable`, never cached
             return [parse_failure(path, f"content not readable: {exc.why}")]
-        text = json.dumps([fact.to_json() for fact in fresh], ensure_ascii=False)
+        return self._keep(key, stored, json.dumps([fact.to_json() for fact in fresh],
+                                                  ensure_ascii=False))
+
+    def _keep(self, key: FactKey, stored: dict[str, Any] | None, text: str) -> list[Fact]:
+        """Cache the facts whose JSON is `text` (the round trip a disk entry makes)."""
         found = self._facts[key] = _from_records(json.loads(text))
         if self.store and stored is not None:
             self.store.save(stored, text)
         return found
+
+    def missing(self, snapshot: Snapshot, path: str
+                ) -> tuple[FactKey, dict[str, Any] | None] | None:
+        """The cache key and store key of `path`'s facts when neither memory nor the store
+        holds them and an extractor would parse it, else None (impact/prefetch.py asks)."""
+        surface_key = self.surface.facts_key(path)
+        key = (surface_key, path, snapshot[path].sha)
+        if key in self._facts:
+            return None
+        what = self.surface.describe(path)
+        if (KIND_EXTRACTORS.get(what.kind) or EXTRACTORS.get(what.language)) is None:
+            return None
+        stored = self.store.key(surface_key, path, key[2]) if self.store else None
+        if self.store and stored is not None and self.store.holds(stored):
+            return None
+        return key, stored
+
+    def accept(self, key: FactKey, stored: dict[str, Any] | None, text: str) -> None:
+        """Keep facts parsed elsewhere (a prefetch child) as if `facts` had parsed them."""
+        if key not in self._facts:
+            self._keep(key, stored, text)
 
     def _read(self, snapshot: Snapshot, path: str) -> bytes:
         """The content of `path`; raises _Unreadable (recorded in `unreadable`) when it
@@ -267,6 +292,19 @@ def _data_digest(language: str, source: bytes) -> str:
     else:
         canonical = text
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def extracted_json(path: str, source: bytes, surface: SurfaceMap) -> str:
+    """The JSON of the facts `facts` would parse from `source` (for a prefetch child)."""
+    from impact.strict import too_large
+
+    what = surface.describe(path)
+    extractor = KIND_EXTRACTORS.get(what.kind) or EXTRACTORS.get(what.language)
+    assert extractor is not None
+    refusal = too_large(len(source), what.language)
+    found = [parse_failure(path, refusal)] if refusal is not None else _with_content(
+        path, what.language, source, extractor(path, source, surface))
+    return json.dumps([fact.to_json() for fact in found], ensure_ascii=False)
 
 
 def _with_content(path: str, language: str, source: bytes, facts: list[Fact]) -> list[Fact]:

@@ -216,6 +216,10 @@ class FactStore:
                 os.utime(file)
         return records
 
+    def holds(self, key: dict[str, Any]) -> bool:
+        """Whether an entry is stored under `key` (not whether it will load)."""
+        return self.enabled and self._file(key).is_file()
+
     def save(self, key: dict[str, Any], records_json: str) -> None:
         """Store `records_json` (the JSON text of a list of records) under `key`."""
         if not self.enabled:

@@ -1,7 +1,8 @@
 """CUDA and HIP sources are read with tree-sitter-cuda: `.cu`, `.cuh`, `.hip` and headers
 whose text is CUDA-flavoured state the same binding facts as their C++ spelling, with no
 parse failure; an op file the change did not touch is a counterpart, never `changed`; a
-file even the CUDA grammar cannot read stays fail-closed."""
+file even the CUDA grammar cannot read where bindings are spelled stays fail-closed
+(tests/test_cpp_unsure.py covers a broken declaration elsewhere)."""
 
 from __future__ import annotations
 
@@ -104,9 +105,13 @@ def test_a_cuda_source_states_the_binding_facts_of_its_cpp_spelling() -> None:
         {**f, "name": f["name"].replace("act.cpp", "act.cu")} for f in _stated(cpp)]
 
 
-def test_the_cuda_source_is_a_syntax_error_to_the_cpp_grammar() -> None:
-    """Why the CUDA grammar is needed: tree-sitter-cpp rejects the kernels."""
-    assert _failures(extract_binding_cpp_facts("csrc/act.cu", CUDA_SOURCE, grammar=CPP))
+def test_the_cpp_grammar_leaves_the_cuda_kernels_unread() -> None:
+    """Why the CUDA grammar is needed: tree-sitter-cpp rejects the kernels, so their
+    declarations are unsure regions, their parameter lists no fact."""
+    facts = extract_binding_cpp_facts("csrc/act.cu", CUDA_SOURCE, grammar=CPP)
+    content = next(f for f in facts if f.kind == FactKind.CONTENT)
+    assert "act_kernel" in {n for r in content.data["unsure"] for n in r["names"]}
+    assert "act_kernel" not in {f.name for f in facts if f.kind == FactKind.CPP_FUNCTION}
 
 
 # A header of device helpers and the host declarations a binding names (aiter's
@@ -181,7 +186,9 @@ def test_a_hip_source_parses_for_both_extractors() -> None:
 
 
 def test_a_file_the_cuda_grammar_cannot_read_names_the_cuda_syntax_error() -> None:
-    broken = b"struct __align__(16) RankData { const void* ptrs[8]; };\n" + CUDA_SOURCE
+    """A declaration that does not parse and spells binding syntax hides bindings: the
+    whole file is unread."""
+    broken = b"struct __align__(16) RankData { py::handle owner; };\n" + CUDA_SOURCE
     failures = _failures(extract_binding_cpp_facts("csrc/kernels/ar.cu", broken))
     assert [f.data["reason"] for f in failures] == ["CUDA syntax error"]
     assert failures[0].line == 1
@@ -257,9 +264,10 @@ def test_a_comment_edit_in_a_cuda_source_is_none() -> None:
 
 
 # A related C++ file the change does not touch, which even the CUDA grammar cannot read
-# (a macro used as a declaration specifier, as vLLM-derived all-reduce code writes it).
+# (a macro used as a declaration specifier, as vLLM-derived all-reduce code writes it),
+# and whose broken declaration spells pybind: the whole file is unread.
 UNREADABLE = "csrc/kernels/activation_extra.cu"
-UNREADABLE_TEXT = ("struct __align__(16) RankData { const void* ptrs[8]; };\n\n"
+UNREADABLE_TEXT = ("struct __align__(16) RankData { const void* ptrs[8]; py::handle o; };\n\n"
                    "void silu_twice(torch::Tensor& out, torch::Tensor& input)\n"
                    "{\n    aiter::silu_and_mul(out, input);\n}\n")
 STUB = "aiter/ops/activation.py"

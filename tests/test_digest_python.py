@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 
 import pytest
 
@@ -208,3 +209,23 @@ def test_the_second_digest_leaves_out_what_the_facts_state() -> None:
     assert _both(CHANGED["operator"], "param")[1] != _both(BASE, "param")[1]
     # A string value that reads like a field name is a value, not a field.
     assert _both("f(x='args=')\n") != _both("f(x=args)\n")
+
+
+def test_a_tree_too_deep_to_recurse_digests_as_the_stack_walk_does() -> None:
+    """The recursive walk and the stack walk write the same tokens, blanked spans and all;
+    a module deeper than the recursion limit still digests (by the stack walk)."""
+    from impact.python import digest
+
+    code = BASE + "y = f(" + " + ".join(["a"] * 150) + ", k=g(1))\n"
+    tree = ast.parse(code)
+    blank = {id(node): frozenset({"args", "keywords"}) for node in ast.walk(tree)
+             if isinstance(node, ast.Call)}
+    assert digest._tokens(tree, blank) == digest._tokens_by_stack(tree, blank)
+    deep = ast.parse("x = " + " + ".join(["a"] * 600) + "\n")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(200)
+    try:
+        shallow = module_digests(deep, {})
+    finally:
+        sys.setrecursionlimit(limit)
+    assert shallow == module_digests(deep, {})

@@ -270,3 +270,4 @@ def test_files_naming_finds_whole_words() -> None:
     assert index.files_naming({"fwd_count"}, ("anywhere",)) == {"src/kernel.py"}
     assert index.files_naming({'.def("'}, ("anywhere",)) == {"src/bind.py", "src/dotted.py"}
     assert index.files_naming({"def fwd("}, ("anywhere",)) == set()
+

@@ -4,8 +4,10 @@ boxed `stack[i]` reads and every function's parameter list, and its two digests.
 Maintainers: this module parses the bytes it is handed with tree-sitter-cpp, or with
 tree-sitter-cuda for a CUDA/HIP source or a CUDA-flavoured header (`grammar_for` in
 impact/cpp/scaffold.py), and must not touch git or the filesystem.
-`extract_binding_cpp_facts` never raises: a file it cannot read fully yields one
-`parse-failure` fact beside whatever its clean parts showed.
+`extract_binding_cpp_facts` never raises. A file with syntax errors keeps the facts of
+its clean declarations and names its broken ones in the `content` fact (`unsure`:
+`cpp_unsure.py`); one whose broken part holds binding syntax yields one `parse-failure`
+fact beside whatever its clean parts showed.
 Before tree-sitter sees the file, `#if` blocks inside parentheses are flattened to their
 first branch (`cpp_conditionals.py`); the walk that states the facts is `cpp_walk.py`;
 what is left here is the entry point and the digests that say whether code beyond the
@@ -20,6 +22,7 @@ import hashlib
 import tree_sitter
 
 from impact.bindings.cpp_conditionals import flatten_conditionals
+from impact.bindings.cpp_unsure import unsure_regions
 from impact.bindings.cpp_walk import DEF_CALL, Scope, Walker
 from impact.cpp.scaffold import (
     extract_tree,
@@ -48,15 +51,22 @@ def extract_binding_cpp_facts(path: str, source: bytes,
         walker.visit(tree.root_node, Scope())
         facts = walker.finish()
         failure = syntax_failure(path, tree.root_node, language_label(language))
-        if failure is not None:
+        regions = unsure_regions(tree.root_node, flat) if failure is not None else []
+        if regions is None:
+            assert failure is not None
             # Unparsed, yet a comment-only edit is still provable: the text without its
             # comments, layout folded, is the same at both revisions.
             facts.append(Fact(failure.kind, failure.name, failure.line,
                               {**failure.data, "lexical_digest": lexical_digest(text)}))
-        else:
-            root = parse(text, language).root_node
-            facts.append(Fact(FactKind.CONTENT, path, 0, {
-                "digest": token_digest(root), "beyond_bindings": beyond_digest(root)}))
+            return sorted_facts(facts)
+        # Declarations that did not parse state nothing: their facts would be misread
+        # ones; the content digests still cover every token they spell.
+        facts = [f for f in facts if not any(r.holds(f.line) for r in regions)]
+        root = parse(text, language).root_node
+        content = {"digest": token_digest(root), "beyond_bindings": beyond_digest(root)}
+        if regions:
+            content["unsure"] = [r.as_data() for r in regions]
+        facts.append(Fact(FactKind.CONTENT, path, 0, content))
         return sorted_facts(facts)
 
     return extract_tree(path, source, LANGUAGE, extract)

@@ -332,7 +332,9 @@ class _Visitor:
         # from the source as written.
         text = dotted_name(value) if isinstance(value, ast.Name | ast.Attribute) else None
         if text is None:
-            text = " ".join(self.code(value).split())
+            # Layout folded, parentheses around the whole value left out (they are
+            # layout too), so the text as written serves.
+            text = " ".join(self.source.bare(value).split())
         return {"text": text if len(text) <= _PASSED_TEXT else text[:_PASSED_TEXT - 1] + "…",
                 "kind": str(literal_kind(value))}
 

@@ -19,6 +19,7 @@ from impact.git import View
 from impact.graph import (
     OP_KINDS,
     Binding,
+    BindingsGraph,
     Copies,
     Copy,
     CppFunction,
@@ -442,6 +443,8 @@ class BindingsCheck(Check):
             # What the base already had, the same disagreement in the same words, is not
             # the change's: none of its copies counts as moved (`charged` lists it).
             at_base = {_said(p) for p in _problems(symbol, old, None)}
+            # A declaration that did not parse may hold a C++ copy of the op unseen.
+            hidden = _hidden(symbol, (old, new), (base, head), reach.related | touched)
             for problem in after:
                 if problem.reason == Reason.CALL_GONE and any(
                         head.failure(site.path) is not None for site in problem.base_sites):
@@ -449,8 +452,8 @@ class BindingsCheck(Check):
                 # A problem on a copy whose file the base could not read may be the base's
                 # own (nothing shows it was not): only a run can tell.
                 unseen = any(base.failure(site.path) is not None for site in problem.sites)
-                soft = problem.soft or unseen or (blind and problem.key.endswith(
-                    (":unbound", ":python-missing")))
+                soft = problem.soft or unseen or (hidden and _on_cpp(problem)) or (
+                    blind and problem.key.endswith((":unbound", ":python-missing")))
                 status = Status.CHANGED if soft else Status.MISMATCH
                 sides = _sides(problem, old, view, _said(problem) in at_base,
                                symbol_paths & touched)
@@ -508,6 +511,20 @@ class BindingsCheck(Check):
         return scope.row(subject, status, reason, archs=archs, sides=sides, details=details,
                          evidence=tuple(Hop.of(s.path, s.line, Step.RESTATES_ARGUMENT_LIST)
                                         for s, _, _ in ordered))
+
+
+def _on_cpp(problem: _Problem) -> bool:
+    """Whether a problem turns on a C++ parameter list (a declaration, a definition, the
+    list a binding without `py::arg` takes): a broken declaration may be another one."""
+    return any(isinstance(site, CppFunction) for site in (*problem.sites, *problem.base_sites))
+
+
+def _hidden(symbol: str, copies: tuple[Copies, Copies],
+            graphs: tuple[BindingsGraph, BindingsGraph], paths: set[str]) -> bool:
+    """Whether a declaration that did not parse, in one of `paths` at either revision,
+    spells the op or a name one of its copies has: what is missing may be there."""
+    names = {symbol} | {c.name for side in copies for c in side.op_copies(symbol)}
+    return any(names & graph.unsure(path) for graph in graphs for path in paths)
 
 
 # Details a problem carries for its reader, not part of what it says: the base's and the

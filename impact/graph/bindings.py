@@ -434,6 +434,13 @@ class BindingsGraph:
         fact = next((f for f in self._facts(path) if f.kind == FactKind.PARSE_FAILURE), None)
         return None if fact is None else Failure(path, fact.line, str(fact.data.get("reason")))
 
+    def unsure(self, path: str) -> frozenset[str]:
+        """The identifiers spelled in the declarations of `path` that did not parse (its
+        facts leave them out, so any of them may be declared there unseen)."""
+        content = next((f for f in self._facts(path) if f.kind == FactKind.CONTENT), None)
+        regions = content.data.get("unsure", ()) if content is not None else ()
+        return frozenset(name for region in regions for name in region["names"])
+
     def file(self, path: str) -> OpFile:
         """What `path` states beyond its copies (`OpFile`)."""
         facts = self._facts(path)

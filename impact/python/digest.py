@@ -130,6 +130,7 @@ class _Field(str):
 
 
 _CLOSE = object()  # on the walk's stack: close the node or list opened before it
+_CUT = object()  # on the walk's stack: a blanked field's tokens end here
 
 
 def module_digests(module: ast.Module, blank: Mapping[int, frozenset[str]]
@@ -140,38 +141,100 @@ def module_digests(module: ast.Module, blank: Mapping[int, frozenset[str]]
     where its facts already say (an argument list) digests the same the second way.
 
     Both are of the tree's structure without positions: node types, field names and
-    values (`repr`, so `1`, `1.0` and `True` differ), as `digest_code` compares them."""
-    whole: list[str] = []
-    beyond: list[str] = []
-    stack: list[tuple[object, bool]] = [(module, False)]
+    values (`repr`, so `1`, `1.0` and `True` differ), as `digest_code` compares them.
+    One token list is written; the second digest leaves out the spans of blanked fields.
+    A tree too deep to walk recursively is walked with a stack of its own, to the same
+    tokens."""
+    try:
+        tokens, cut = _tokens(module, blank)
+    except RecursionError:
+        tokens, cut = _tokens_by_stack(module, blank)
+    pieces, last = [], 0
+    for begin, end in cut:
+        pieces.append("".join(tokens[last:begin]))
+        last = end
+    pieces.append("".join(tokens[last:]))
+    return _sha("".join(tokens)), _sha("".join(pieces))
+
+
+def _tokens(module: ast.Module, blank: Mapping[int, frozenset[str]]
+            ) -> tuple[list[str], list[tuple[int, int]]]:
+    """The module's tokens, and the (begin, end) spans of the blanked fields (outermost)."""
+    tokens: list[str] = []
+    cut: list[tuple[int, int]] = []
+    append = tokens.append
+
+    def visit(node: ast.AST, shown: bool) -> None:
+        append(f"{type(node).__name__}(")
+        skipped = blank.get(id(node)) if shown else None
+        owner = isinstance(node, _DOC_OWNERS)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if owner and name == "body" and value and _is_docstring(value[0]):
+                value = value[1:]
+            blanked = skipped is not None and name in skipped
+            at = len(tokens)
+            append(f"{name}=")
+            inner = shown and not blanked
+            if isinstance(value, ast.AST):
+                visit(value, inner)
+            elif isinstance(value, list):
+                append("[")
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item, inner)
+                    else:
+                        append(repr(item))
+                append(")")
+            else:
+                append(repr(value))
+            if blanked:
+                cut.append((at, len(tokens)))
+        append(")")
+
+    visit(module, True)
+    return tokens, cut
+
+
+def _tokens_by_stack(module: ast.Module, blank: Mapping[int, frozenset[str]]
+                     ) -> tuple[list[str], list[tuple[int, int]]]:
+    """`_tokens` without recursion."""
+    tokens: list[str] = []
+    cut: list[tuple[int, int]] = []
+    opened: list[int] = []
+    stack: list[tuple[object, bool, bool]] = [(module, False, False)]
     while stack:
-        item, hidden = stack.pop()
+        item, hidden, starts = stack.pop()
         if item is _CLOSE:
-            token = ")"
+            tokens.append(")")
+        elif item is _CUT:
+            cut.append((opened.pop(), len(tokens)))
+            continue
         elif isinstance(item, ast.AST):
-            token = f"{type(item).__name__}("
-            skipped = blank.get(id(item), frozenset())
-            stack.append((_CLOSE, hidden))
+            tokens.append(f"{type(item).__name__}(")
+            skipped = blank.get(id(item), frozenset()) if not hidden else frozenset()
+            stack.append((_CLOSE, hidden, False))
             for name in reversed(item._fields):
                 value = getattr(item, name, None)
                 if name == "body" and isinstance(item, _DOC_OWNERS) and value \
                         and _is_docstring(value[0]):
                     value = value[1:]
-                inner = hidden or name in skipped
-                stack.append((value, inner))
-                stack.append((_Field(name), inner))
+                blanked = name in skipped
+                if blanked:
+                    stack.append((_CUT, True, False))
+                stack.append((value, hidden or blanked, False))
+                stack.append((_Field(name), hidden or blanked, blanked))
         elif isinstance(item, list):
-            token = "["
-            stack.append((_CLOSE, hidden))
-            stack.extend((value, hidden) for value in reversed(item))
+            tokens.append("[")
+            stack.append((_CLOSE, hidden, False))
+            stack.extend((value, hidden, False) for value in reversed(item))
         elif type(item) is _Field:
-            token = f"{item}="
+            if starts:
+                opened.append(len(tokens))
+            tokens.append(f"{item}=")
         else:
-            token = repr(item)
-        whole.append(token)
-        if not hidden:
-            beyond.append(token)
-    return _sha("".join(whole)), _sha("".join(beyond))
+            tokens.append(repr(item))
+    return tokens, cut
 
 
 def _sha(text: str) -> str:

@@ -60,6 +60,14 @@ class Source:
         self._comments: dict[int, int] | None = None
         self._strings: tuple[list[int], list[int]] | None = None
         self._statements: tuple[list[int], list[tuple[int, int]]] | None = None
+        self._nodes: list[ast.AST] | None = None
+
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the tree, in `ast.walk`'s order, listed once: the readers that
+        each need a pass over the whole tree share it."""
+        if self._nodes is None:
+            self._nodes = all_nodes(self.tree)
+        return self._nodes
 
     # -- positions ----------------------------------------------------------------------
 
@@ -130,7 +138,7 @@ class Source:
         a comment or line break between two of them is not inside a string."""
         if self._strings is None:
             found: list[tuple[int, int]] = []
-            for node in ast.walk(self.tree):
+            for node in self.nodes():
                 if isinstance(node, ast.JoinedStr) or (
                         isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))):
                     begin, end = self.start(node), self.end(node)
@@ -175,7 +183,7 @@ class Source:
         class's decorators are part of it)."""
         if self._statements is None:
             rows = []
-            for node in ast.walk(self.tree):
+            for node in self.nodes():
                 if isinstance(node, ast.stmt):
                     begin = self.start(node)
                     for decorator in getattr(node, "decorator_list", ()):
@@ -414,6 +422,22 @@ def bracket_depth(text: str) -> int:
         elif depth:
             depth -= 1
     return deepest
+
+
+def all_nodes(tree: ast.AST) -> list[ast.AST]:
+    """`list(ast.walk(tree))`, breadth first as it is, without its generators."""
+    found = [tree]
+    at = 0
+    while at < len(found):
+        node = found[at]
+        at += 1
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                found.append(value)
+            elif isinstance(value, list):
+                found.extend(item for item in value if isinstance(item, ast.AST))
+    return found
 
 
 def children(node: ast.AST) -> list[ast.AST]:
