@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from impact.graph.records import FunctionParam
 from impact.kinds import FactKind, ValueKind
 
 Key = tuple[str, str, str, str]  # (path, kind, name, what the fact states, lines left out)
@@ -56,13 +57,6 @@ class Copy:
         return hash(self.key)
 
 
-@dataclass(frozen=True)
-class StubParam:
-    name: str
-    kind: str  # "positional", "var-positional", "keyword-only", "var-keyword"
-    has_default: bool
-
-
 @dataclass(frozen=True, eq=False)
 class Stub(Copy):
     """A Python op stub (`@compile_ops`): the op `symbol` it binds (its `fc_name`, else
@@ -73,7 +67,7 @@ class Stub(Copy):
     module: str | None
     ffi_type: str | None
     develop: bool | None  # None when not a literal
-    params: tuple[StubParam, ...]
+    params: tuple[FunctionParam, ...]
     file_module: str | None
     sources: tuple[str, ...] = ()  # the source tails its decorator builds it from (`srcs=`)
 
@@ -89,7 +83,7 @@ class Wrapper(Copy):
     `_flash_attn_forward`): its callers bind to its `params` as Python binds them;
     `file_module` is the dotted module of its file."""
 
-    params: tuple[StubParam, ...]
+    params: tuple[FunctionParam, ...]
     file_module: str | None
     reaches: tuple[str, ...] = ()  # the op names it calls into (an op only where bound)
 
@@ -250,7 +244,6 @@ __all__ = [
     "Schema",
     "SchemaArg",
     "Stub",
-    "StubParam",
     "Unreadable",
     "Wrapper",
 ]

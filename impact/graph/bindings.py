@@ -39,11 +39,11 @@ from impact.graph.binding_records import (
     Schema,
     SchemaArg,
     Stub,
-    StubParam,
     Unreadable,
     Wrapper,
 )
 from impact.graph.core import module_name_for, text_or_none
+from impact.graph.records import FunctionParam
 from impact.index import TreeIndex
 from impact.kinds import FactKind, SurfaceKind, ValueKind
 
@@ -78,8 +78,8 @@ def _identity(path: str, fact: Fact) -> tuple[Key, Key]:
         {k: v for k, v in data.items() if k not in ("arguments", "passed", "passed_keywords")}))
 
 
-def _params(data: Mapping[str, Any]) -> tuple[StubParam, ...]:
-    return tuple(StubParam(str(p["name"]), str(p.get("kind")), p.get("default") is not None)
+def _params(data: Mapping[str, Any]) -> tuple[FunctionParam, ...]:
+    return tuple(FunctionParam(str(p["name"]), str(p.get("kind")), p.get("default") is not None)
                  for p in data.get("params", []))
 
 
