@@ -141,6 +141,7 @@ class Reason(enum.StrEnum):
     # --- extension-build
     EXTENSION_BUILD_CHANGED = "extension-build-changed"
     BUILD_FILE_NOT_READ = "build-file-not-read"
+    PREBUILD_STEP_CHANGED = "prebuild-step-changed"
 
     # --- emit fold
     FOLDED_EQUAL_BUILD = "folded-equal-build"
@@ -239,6 +240,9 @@ class Step(enum.StrEnum):
     MODULE_FLAGS_CHANGED = "module-flags-changed"
     MODULE_HOOK_CHANGED = "module-hook-changed"
     MODULE_UNRESOLVED_CHANGED = "module-unresolved-changed"
+    PREBUILD_CALL_EDITED = "prebuild-call-edited"
+    PREBUILD_INPUT_EDITED = "prebuild-input-edited"
+    SOURCE_ROOT_NAMED_EDITED = "source-root-named-edited"
 
     # --- emit fold
     EMIT_FAMILIES_EQUAL = "emit-families-equal"

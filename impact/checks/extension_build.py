@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 from impact.checks.check import Check, Scope
-from impact.graph import BuildFileFailure, ExtensionModule
+from impact.graph import BuildFileFailure, BuildStep, ExtensionModule, PrebuildEdit, prebuild_edits
 from impact.kinds import BuildGap, Language, SurfaceKind, ViewName
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
@@ -77,6 +77,52 @@ class ExtensionBuildCheck(Check):
             row = _moved(scope, path, old, new)
             if row is not None:
                 yield row
+            if what.kind == SurfaceKind.BUILD_SCRIPT:
+                row = _prebuild(scope, path)
+                if row is not None:
+                    yield row
+
+
+def _prebuild(scope: Scope, path: str) -> Row | None:
+    """The row of a build script whose edit touched a statement that prebuilds or copies
+    GPU code (`prebuild_edits`), or None; a script unreadable at either revision keeps
+    the module comparison's row alone."""
+    rules = scope.ctx.surface.builds
+    assert rules is not None
+    steps: list[tuple[BuildStep, ...]] = []
+    for snap in (scope.old, scope.new):
+        found = scope.ctx.graph(snap).builds.steps_in(path) if path in snap else ()
+        if isinstance(found, BuildFileFailure):
+            return None
+        steps.append(found)
+    edits = prebuild_edits(path, steps[0], steps[1], rules)
+    if not edits:
+        return None
+    edits.sort(key=lambda e: (e.step.line, e.at_base, e.callee, e.name, e.root))
+    sides = tuple(sorted({Side(path, e.step.line, _revision(scope, e), Role.CHANGED,
+                               e.callee) for e in edits}))
+    hops = tuple(_prebuild_hop(scope, e) for e in edits[:_SAMPLE * 2])
+    callees = sorted({e.callee for e in edits if e.callee})
+    return scope.row(f"{path}#prebuild", Status.CHANGED, Reason.PREBUILD_STEP_CHANGED,
+                     archs=scope.archs_for(path), sides=sides, evidence=hops,
+                     details={"count": len(edits), "callees": callees or ["?"]})
+
+
+def _revision(scope: Scope, edit: PrebuildEdit) -> ViewName:
+    return ViewName.BASE if edit.at_base else scope.view.name
+
+
+def _prebuild_hop(scope: Scope, edit: PrebuildEdit) -> Hop:
+    revision = str(_revision(scope, edit))
+    callee = edit.callee or "no call"
+    if edit.root:
+        return Hop.of(edit.step.path, edit.step.line, Step.SOURCE_ROOT_NAMED_EDITED,
+                      revision=revision, root=edit.root, callee=callee)
+    if edit.name:
+        return Hop.of(edit.step.path, edit.step.line, Step.PREBUILD_INPUT_EDITED,
+                      revision=revision, name=edit.name, callee=callee)
+    return Hop.of(edit.step.path, edit.step.line, Step.PREBUILD_CALL_EDITED,
+                  revision=revision, callee=callee)
 
 
 def _unread(scope: Scope, path: str, old: list[ExtensionModule] | BuildFileFailure,

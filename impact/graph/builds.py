@@ -16,17 +16,24 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from difflib import SequenceMatcher
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from impact.extract import FactCache
 from impact.facts import Fact
 from impact.git import Snapshot, Views
-from impact.graph.build_records import BuildFileFailure, ExtensionModule, Unresolved
+from impact.graph.build_records import (
+    BuildFileFailure,
+    BuildStep,
+    ExtensionModule,
+    PrebuildEdit,
+    Unresolved,
+)
 from impact.index import TreeIndex
 from impact.kinds import BuildFile, BuildGap, FactKind, Language, SurfaceKind
-from impact.surface import COMPILED_SUFFIXES, SurfaceMap, literal_folder
+from impact.surface import COMPILED_SUFFIXES, BuildRules, SurfaceMap, literal_folder
 
 if TYPE_CHECKING:
     from impact.caches import Caches
@@ -75,6 +82,25 @@ class BuildsGraph:
         """The modules the build file `path` declares, or why it could not be read."""
         failure = next((f for f in self._read[1] if f.path == path), None)
         return failure if failure is not None else [e for e in self._read[0] if e.path == path]
+
+    def steps_in(self, path: str) -> tuple[BuildStep, ...] | BuildFileFailure:
+        """The statements of the build script `path` in source order (none for a build
+        file of another language), or why it could not be read."""
+        failure = next((f for f in self._read[1] if f.path == path), None)
+        if failure is not None:
+            return failure
+        facts = self.cache.facts(self.snapshot, path)
+        broken = next((f for f in facts if f.kind == FactKind.PARSE_FAILURE), None)
+        if broken is not None:
+            return BuildFileFailure(path, str(broken.data.get("reason", "")))
+        steps = sorted((f for f in facts if f.kind == FactKind.BUILD_STEP),
+                       key=lambda f: int(f.name))
+        return tuple(BuildStep(
+            path=path, index=int(f.name), line=f.line, end=int(f.data["end"]),
+            key=str(f.data["key"]), parent=int(f.data["parent"]),
+            defines=str(f.data.get("defines", "")),
+            callees=tuple(f.data["callees"]), binds=tuple(f.data["binds"]),
+            reads=tuple(f.data["reads"]), paths=tuple(f.data["paths"])) for f in steps)
 
     def compiles(self, path: str) -> bool:
         """Whether some build entry compiles `path`."""
@@ -219,6 +245,106 @@ class BuildsGraph:
             files |= {p for p in snapshot.paths_under(literal_folder(pattern))
                       if regex.fullmatch(p)}
         return files, sorted(missing), sorted(external)
+
+
+def prebuild_edits(path: str, old: Sequence[BuildStep], new: Sequence[BuildStep],
+                   rules: BuildRules) -> list[PrebuildEdit]:
+    """The statements of the build script `path` that an edit touched (a step whose key
+    the other revision does not hold in the same order, by a sequence diff of the keys:
+    a comment or layout edit touches none) and that prebuild or copy GPU code, by
+    `prebuild_reach` at the revision that holds them."""
+    if not rules.prebuild_functions and not any(root for _, root in rules.source_roots):
+        return []
+    matcher = SequenceMatcher(None, [s.key for s in old], [s.key for s in new],
+                              autojunk=False)
+    kept_old: set[int] = set()
+    kept_new: set[int] = set()
+    for block in matcher.get_matching_blocks():
+        kept_old |= set(range(block.a, block.a + block.size))
+        kept_new |= set(range(block.b, block.b + block.size))
+    edits: list[PrebuildEdit] = []
+    for steps, kept, at_base in ((old, kept_old, True), (new, kept_new, False)):
+        touched = [s for at, s in enumerate(steps) if at not in kept]
+        if not touched:
+            continue
+        reach = prebuild_reach(path, steps, rules)
+        edits += [PrebuildEdit(s, at_base, *reach[s.index]) for s in touched
+                  if s.index in reach]
+    return edits
+
+
+def prebuild_reach(path: str, steps: Sequence[BuildStep], rules: BuildRules
+                   ) -> dict[int, tuple[str, str, str]]:
+    """Which statements of one revision of a build script prebuild or copy GPU code, as
+    step index -> (callee, name, root), the `PrebuildEdit` fields: one that calls a
+    prebuild function of the map, or a function of the script whose body does (or passes
+    that function on: `executor.map(build_one, ...)`); one that binds a name such a
+    statement, or a block holding one,
+    reads (the `exclude_ops` list a `get_args_of_build(..., exclude=exclude_ops)` call
+    reads; followed back to what that reads in turn); and one whose path literal (taken
+    from the script's folder) names a source root of the map (`shutil.copytree("gradlib",
+    ...)`)."""
+    folder = posixpath.dirname(path)
+    by_index = {s.index: s for s in steps}
+
+    def ancestors(step: BuildStep) -> Iterable[BuildStep]:
+        at = by_index.get(step.parent)
+        while at is not None:
+            yield at
+            at = by_index.get(at.parent)
+
+    reach: dict[int, tuple[str, str, str]] = {}
+    for step in steps:
+        callee = next((c for c in step.callees if rules.prebuilds(c)), None)
+        if callee is not None:
+            reach[step.index] = (callee, "", "")
+    local: dict[str, str] = {}  # a function of the script -> the prebuild callee it reaches
+    grown = True
+    while grown:
+        grown = False
+        for index, (callee, _, _) in list(reach.items()):
+            for holder in ancestors(by_index[index]):
+                if holder.defines and holder.defines not in local:
+                    local[holder.defines] = callee
+                    grown = True
+        for step in steps:
+            hit = next((n for n in (*step.callees, *step.reads) if n in local), None)
+            if step.index not in reach and hit is not None:
+                reach[step.index] = (hit, "", "")
+                grown = True
+    fed: dict[str, str] = {}  # a name a prebuild statement reads -> the callee
+
+    def feed(step: BuildStep, callee: str) -> None:
+        for holder in (step, *ancestors(step)):
+            for name in holder.reads:
+                fed.setdefault(name, callee)
+
+    for index, (callee, _, _) in reach.items():
+        feed(by_index[index], callee)
+    grown = True
+    while grown:
+        grown = False
+        for step in steps:
+            name = next((n for n in step.binds if n in fed), None)
+            if step.index not in reach and name is not None:
+                reach[step.index] = (fed[name], name, "")
+                feed(step, fed[name])
+                grown = True
+    for step in steps:
+        root = next((r for p in step.paths
+                     if (r := rules.root_named(_from_folder(folder, p))) is not None), None)
+        if step.index not in reach and root is not None:
+            reach[step.index] = (step.callees[0] if step.callees else "", "", root)
+    return reach
+
+
+def _from_folder(folder: str, literal: str) -> str:
+    """A path literal of a build script as a repository path (the script runs in its own
+    folder); an absolute one, or one that leaves the repository, is no repository path."""
+    if literal.startswith("/"):
+        return ""
+    joined = posixpath.normpath(posixpath.join(folder, literal))
+    return "" if joined.startswith("..") or joined == "." else joined
 
 
 def _unquoted(spelled: str) -> str:

@@ -169,6 +169,9 @@ REASONS: dict[Reason, str] = {
     Reason.EXTENSION_BUILD_CHANGED:
         "what the build compiles into {modules} changed ({parts}): the GPU code it ships "
         "may differ",
+    Reason.PREBUILD_STEP_CHANGED:
+        "{count} statement(s) of the build script that prebuild or copy GPU code changed "
+        "({callees}): which GPU code the package builds may differ",
     Reason.BUILD_FILE_NOT_READ:
         "build file could not be read at the {revision} ({failure}): which GPU code it "
         "builds is unknown",
@@ -328,6 +331,12 @@ STEPS: dict[Step, str] = {
                               "({added}), before ({removed})",
     Step.MODULE_UNRESOLVED_CHANGED: "{module}: what impact could not resolve changed: "
                                     "added ({added}), removed ({removed})",
+    Step.PREBUILD_CALL_EDITED: "{revision}: a statement that prebuilds GPU code through "
+                               "{callee} changed",
+    Step.PREBUILD_INPUT_EDITED: "{revision}: a statement binding {name}, which {callee} "
+                                "reads, changed",
+    Step.SOURCE_ROOT_NAMED_EDITED: "{revision}: a statement naming the source root {root} "
+                                   "({callee}) changed",
 
     # --- emit fold
     Step.EMIT_FAMILIES_EQUAL: "emit: families importing {module} built equal at base and head",
