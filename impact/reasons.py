@@ -18,6 +18,7 @@ class Reason(enum.StrEnum):
     # --- surface (and the file-level contracts it hands to: build, deps, dvc, ...)
     SURFACE_FILE_ADDED = "surface-file-added"
     SURFACE_FILE_REMOVED = "surface-file-removed"
+    UNBUILT_UNIT_REMOVED = "unbuilt-unit-removed"
     FILE_NOT_UNDERSTOOD = "file-not-understood"
     FILE_NOT_UNDERSTOOD_AT_BASE = "file-not-understood-at-base"
     DATA_POINTER_CHANGED = "data-pointer-changed"

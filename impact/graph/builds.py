@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from impact.caches import Caches
 
 BUILD_KINDS = (SurfaceKind.BUILD_SCRIPT, SurfaceKind.BUILD, SurfaceKind.OP_SOURCES_MAP)
+# The GPU translation units whose removal `removable_unit` may prove inert.
+UNIT_SUFFIXES = (".cu", ".cuh", ".hip")
 TORCH_EXTENSION_NAME = "TORCH_EXTENSION_NAME"
 _PLACEHOLDER = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}/?")
 
@@ -115,6 +117,34 @@ class BuildsGraph:
         if not path.endswith(COMPILED_SUFFIXES):
             return False
         return any(path.startswith(folder) for folder in self._unsure_folders)
+
+    def surely_uncompiled(self, path: str) -> bool:
+        """Whether no build of the snapshot compiles `path`, provably: the map has a
+        `[builds]` table, some build file declares a module and every build file was read,
+        no module's sources are unresolved, none is a JIT build's (what the JIT compiles
+        it finds when it runs: folders, generators), no glob pattern of a module matches
+        `path`, and no module compiles or may compile it. False whenever unsure."""
+        entries = self._read[0]
+        if self.surface.builds is None or not self.readable or not entries:
+            return False
+        for entry in entries:
+            if entry.build == BuildFile.JIT_CONFIG or entry.unresolved_in(BuildGap.SOURCES):
+                return False
+            if any(_glob_regex(p).fullmatch(path) for p in entry.patterns):
+                return False
+        return not self.may_compile(path)
+
+    def removable_unit(self, path: str) -> bool:
+        """Whether removing the GPU translation unit `path` (.cu, .cuh, .hip) changes
+        nothing compiled: no build compiles it (`surely_uncompiled`) and no other file of
+        the snapshot, on a surface or not, names it (its stem as a word, so its file name
+        too: an `#include`, a source list, a JIT `load(sources=...)` would). False
+        whenever unsure."""
+        if not path.endswith(UNIT_SUFFIXES) or not self.surely_uncompiled(path):
+            return False
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        index = TreeIndex.of(self.snapshot, self.surface, self.cache.store)
+        return not index.files_naming([stem], None) - {path}
 
     def compiled(self) -> frozenset[str]:
         """Every file some build entry compiles."""

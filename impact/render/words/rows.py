@@ -20,6 +20,9 @@ REASONS: dict[Reason, str] = {
     # --- surface
     Reason.SURFACE_FILE_ADDED: "surface file added",
     Reason.SURFACE_FILE_REMOVED: "surface file removed",
+    Reason.UNBUILT_UNIT_REMOVED: "translation unit removed that no build of the base "
+                                 "compiled and no file of the base names: nothing compiled "
+                                 "changes",
     Reason.FILE_NOT_UNDERSTOOD: "file cannot be understood: {failure}",
     Reason.FILE_NOT_UNDERSTOOD_AT_BASE: "file could not be understood at the base",
     Reason.DATA_POINTER_CHANGED: "data pointer changed: the data it names changed",
