@@ -4,7 +4,8 @@ Maintainers: compares the records of the graph's builds domain (impact/graph/bui
 each extension module a setup.py, CMakeLists.txt or JIT sources map declares) of every
 changed build file at both revisions, and reads no fact. The build file's own lane row
 (DEPS for a setup.py, BUILD for CMake) is the `deps`/`build` check's; this one adds the
-runtime row. Applies to maps with a `[builds]` table only.
+runtime row, and one for a setup.py's statements that prebuild or copy GPU code
+(`prebuild_edits`). Applies to maps with a `[builds]` table only.
 """
 
 from __future__ import annotations
@@ -29,7 +30,12 @@ class ExtensionBuildCheck(Check):
         `add_library(... MODULE)`, a JIT sources map's modules): did the modules it
         declares, the sources they compile, their arch lists (`-gencode`, `--offload-arch`,
         `CUDA_ARCHITECTURES`), their compile flags or the build hooks they are compiled
-        through (a ninja writer the script patches in) change?
+        through (a ninja writer the script patches in) change? And, where the map names
+        `[builds] prebuild_functions` or `source_roots`, did an edit touch a setup.py
+        statement that compiles GPU code while the script runs (a call of a prebuild
+        function, or of the script's own function that makes one; a statement binding a
+        name such a call or its block reads) or that names a source root (a copy of it
+        into the package)?
 
     Why a break hurts at run time:
         The build decides which GPU code ships: a dropped `-gencode arch=compute_90a`
@@ -42,18 +48,27 @@ class ExtensionBuildCheck(Check):
         FA3 build reads `changed` with the archs the build names (`sm_100a, sm_80,
         sm_90a`). Does not: bumping the version string, a comment, or a flag that changes
         no generated code (`--threads 4`, a warning, the fatbin's compression) in the same
-        setup.py leaves every module as it was: only the DEPS lane row.
+        setup.py leaves every module as it was: only the DEPS lane row. With aiter's
+        map, a new `elif PREBUILD_KERNELS == 2:` branch with its own `exclude_ops` list
+        for `core.get_args_of_build`, or `shutil.copytree("gradlib", ...)` added, reads
+        `changed` on every arch; its version or classifiers edited does not.
 
     When it says changed instead:
         Always `changed` when a module's declaration moved; also when the build file
         cannot be read at either revision (which GPU code it builds is unknown). What a
         reader could not resolve (a source list from a function it does not follow, an
         arch from the environment) is part of the declaration: an edit of it counts.
+        Statements are compared layout-blind and by the blocks they lie in: one moved into
+        another block is touched. A script that does not parse is judged by its
+        `build-file-not-read` row alone.
 
     Evidence:
         The build file at both revisions, at the line of each module that moved; a hop per
         module and part (added, removed, sources, archs, flags, unresolved); the archs
-        both revisions' declarations name, or every arch when one names none.
+        both revisions' declarations name, or every arch when one names none. A
+        prebuild row: each touched statement at its revision and line, named by the
+        callee it reaches, with the name or source root that ties it there; the archs
+        the map gives the path.
     """
 
     name: ClassVar[str] = "extension-build"
