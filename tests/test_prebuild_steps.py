@@ -32,18 +32,31 @@ from jit import core
 
 PACKAGE_NAME = "aiter"
 PREBUILD_KERNELS = int(os.environ.get("PREBUILD_KERNELS", 0))
+USE_SYSTEM_TRITON = int(os.environ.get("USE_SYSTEM_TRITON", 0))
+
+
+def get_exclude_ops():
+    found = []
+    for name in ["module_gemm_tune", "module_norm"]:
+        if name.endswith("_tune"):
+            found.append(name)
+    return found
+
 
 if PREBUILD_KERNELS == 1:
-    exclude_ops = ["module_mha_fwd", "module_mha_bwd"]
+    exclude_ops = ["module_mha_fwd", "module_mha_bwd"] + get_exclude_ops()
+    exclude_ops.extend(["module_moe_tune"])
     all_opts, link = core.get_args_of_build("all", exclude=exclude_ops)
 
     def build_one(args):
         core.build_module(md_name=args["md_name"], srcs=args["srcs"], verbose=False)
 
     jobs = 4
+    os.environ["PREBUILD_THREAD_NUM"] = "4"
     for one in all_opts:
         build_one(one)
 
+os.makedirs("aiter_meta", exist_ok=True)
 shutil.copytree("3rdparty", "aiter_meta/3rdparty")
 shutil.copytree("hsa", "aiter_meta/hsa")
 shutil.copytree("csrc", "aiter_meta/csrc")
@@ -94,6 +107,12 @@ def hop_steps(row: dict) -> set[str]:
      "prebuild-input-edited"),
     # the loop that calls the script's own prebuild function
     ("for one in all_opts:", "for one in all_opts[:1]:", "build_one", "prebuild-call-edited"),
+    # a function of the script whose result the prebuild reads
+    ('name.endswith("_tune")', 'name.endswith("_bwd")', "core.get_args_of_build",
+     "prebuild-input-edited"),
+    # a list the prebuild reads, changed through a method
+    ('["module_moe_tune"]', '["module_moe_tune", "module_moe"]', "core.get_args_of_build",
+     "prebuild-input-edited"),
     # a source root copied into the package (aiter 58ab9d1926)
     ('shutil.copytree("hsa", "aiter_meta/hsa")\n',
      'shutil.copytree("hsa", "aiter_meta/hsa")\nshutil.copytree("gradlib", '
@@ -122,6 +141,10 @@ def test_an_edit_of_a_prebuild_statement_needs_a_device(old: str, new: str, call
     ('PACKAGE_NAME = "aiter"', 'PACKAGE_NAME = "amd-aiter"'),  # aiter 00eb23d463
     ('shutil.copytree("hsa", "aiter_meta/hsa")', 'shutil.copytree("hsa", "aiter_meta/co")'),
     ("    jobs = 4\n", "    jobs = 8\n"),
+    # the environment read elsewhere: a method of a module changes nothing the prebuild reads
+    ('"USE_SYSTEM_TRITON", 0', '"USE_SYSTEM_TRITON", 1'),
+    # a method of a module called as a statement does not change the module
+    ('os.makedirs("aiter_meta", exist_ok=True)', 'os.makedirs("aiter_meta", exist_ok=False)'),
     # layout and comments inside the prebuild block
     ("    jobs = 4\n", "    # how many\n    jobs = 4\n"),
     ("exclude_ops = [", "exclude_ops = [  # skipped\n    "),
@@ -168,7 +191,7 @@ def test_a_report_through_a_git_repository(build) -> None:
         "setup.py", '["module_mha_fwd", "module_mha_bwd"]', '["module_mha_fwd"]')))
     doc = report(repo)
     (row,) = rows_of(doc, "prebuild-step-changed")
-    line = next(n for n, text in enumerate(SETUP.splitlines(), 1) if "exclude_ops =" in text)
+    line = next(n for n, text in enumerate(SETUP.splitlines(), 1) if "exclude_ops = [" in text)
     assert {s["line"] for s in row["sides"]} == {line}  # the exclude_ops line, both sides
     assert {s["revision"] for s in row["sides"]} == {"base", "head"}
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE"

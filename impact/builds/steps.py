@@ -7,8 +7,9 @@ run). A statement is a step at every depth: a simple statement whole, a compound
 bodies' statements being steps of their own. Each step records its lines, a key
 (layout- and comment-blind: the header's or statement's `ast` dump, chained with the
 keys of the headers it lies under, so a statement moved into another block is another
-step), its parent step, the dotted callees it calls, the names it binds and reads, and
-the path-like string literals it holds (an f-string's literal pieces too:
+step), its parent step, the dotted callees it calls, the names it binds and reads, the
+names whose methods it calls as a statement (`mutates`: `x.append(v)` may change x),
+and the path-like string literals it holds (an f-string's literal pieces too:
 `f"{here}/3rdparty/ck"` holds `3rdparty/ck`). Docstrings are no steps. What the facts
 mean for a build is the graph's (impact/graph/builds.py).
 """
@@ -111,6 +112,7 @@ def _names(node: ast.AST, own: list[ast.AST]) -> dict[str, Any]:
     binds: set[str] = set()
     reads: set[str] = set()
     paths: set[str] = set()
+    mutates: set[str] = set()
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         binds.add(node.name)
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -129,6 +131,13 @@ def _names(node: ast.AST, own: list[ast.AST]) -> dict[str, Any]:
                 callee = dotted_name(sub.func)
                 if callee:
                     callees.add(callee)
+                if (isinstance(node, ast.Expr) and sub is node.value
+                        and isinstance(sub.func, ast.Attribute)):
+                    base = sub.func.value  # `x.append(v)` as a statement may change x
+                    while isinstance(base, (ast.Attribute, ast.Subscript)):
+                        base = base.value
+                    if isinstance(base, ast.Name):
+                        mutates.add(base.id)
             elif isinstance(sub, ast.Name):
                 (binds if isinstance(sub.ctx, (ast.Store, ast.Del)) else reads).add(sub.id)
             elif isinstance(sub, (ast.Attribute, ast.Subscript)) and isinstance(
@@ -146,7 +155,7 @@ def _names(node: ast.AST, own: list[ast.AST]) -> dict[str, Any]:
                   and _PATH_LIKE.fullmatch(sub.value)):
                 paths.add(sub.value)
     return {"callees": sorted(callees), "binds": sorted(binds), "reads": sorted(reads),
-            "paths": sorted(paths)}
+            "mutates": sorted(mutates), "paths": sorted(paths)}
 
 
 def _fstring_pieces(node: ast.JoinedStr) -> Iterator[str]:

@@ -82,8 +82,10 @@ class BuildStep:
     """One statement of a build script (impact/builds/steps.py): its lines, its `key`
     (layout-blind, and naming the blocks it lies in: an equal key is the same statement in
     the same place), the step it lies under (`parent`, -1 at the top), the function or
-    class it `defines` ("" for any other statement), the dotted `callees` it calls, the
-    names it `binds` and `reads`, and its path-like literals."""
+    class it `defines` ("" for any other statement), its `statement` kind (the `ast`
+    class: `If`, `Assign`, `Import`), the dotted `callees` it calls, the names it
+    `binds` and `reads`, those whose methods it calls (`mutates`), and its path-like
+    literals."""
 
     path: str
     index: int
@@ -92,9 +94,11 @@ class BuildStep:
     key: str
     parent: int
     defines: str
+    statement: str
     callees: tuple[str, ...]
     binds: tuple[str, ...]
     reads: tuple[str, ...]
+    mutates: tuple[str, ...]
     paths: tuple[str, ...]
 
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from impact.caches import Caches
 
 BUILD_KINDS = (SurfaceKind.BUILD_SCRIPT, SurfaceKind.BUILD, SurfaceKind.OP_SOURCES_MAP)
+_IMPORTS = ("Import", "ImportFrom")
 # The GPU translation units whose removal `removable_unit` may prove inert.
 UNIT_SUFFIXES = (".cu", ".cuh", ".hip")
 TORCH_EXTENSION_NAME = "TORCH_EXTENSION_NAME"
@@ -100,9 +101,10 @@ class BuildsGraph:
         return tuple(BuildStep(
             path=path, index=int(f.name), line=f.line, end=int(f.data["end"]),
             key=str(f.data["key"]), parent=int(f.data["parent"]),
-            defines=str(f.data.get("defines", "")),
+            defines=str(f.data.get("defines", "")), statement=str(f.data["statement"]),
             callees=tuple(f.data["callees"]), binds=tuple(f.data["binds"]),
-            reads=tuple(f.data["reads"]), paths=tuple(f.data["paths"])) for f in steps)
+            reads=tuple(f.data["reads"]), mutates=tuple(f.data["mutates"]),
+            paths=tuple(f.data["paths"])) for f in steps)
 
     def compiles(self, path: str) -> bool:
         """Whether some build entry compiles `path`."""
@@ -309,11 +311,12 @@ def prebuild_reach(path: str, steps: Sequence[BuildStep], rules: BuildRules
     step index -> (callee, name, root), the `PrebuildEdit` fields: one that calls a
     prebuild function of the map, or a function of the script whose body does (or passes
     that function on: `executor.map(build_one, ...)`); one that binds a name such a
-    statement, or a block holding one,
-    reads (the `exclude_ops` list a `get_args_of_build(..., exclude=exclude_ops)` call
-    reads; followed back to what that reads in turn); and one whose path literal (taken
-    from the script's folder) names a source root of the map (`shutil.copytree("gradlib",
-    ...)`)."""
+    statement, or a block holding one, reads (the `exclude_ops` list a
+    `get_args_of_build(..., exclude=exclude_ops)` call reads, or changes it through a
+    method: `exclude_ops.append(m)`), followed back to what that reads in turn, and every
+    statement of a function of the script whose result is so read (`exclude_ops =
+    get_exclude_ops()`); and one whose path literal (taken from the script's folder)
+    names a source root of the map (`shutil.copytree("gradlib", ...)`)."""
     folder = posixpath.dirname(path)
     by_index = {s.index: s for s in steps}
 
@@ -343,23 +346,45 @@ def prebuild_reach(path: str, steps: Sequence[BuildStep], rules: BuildRules
                 reach[step.index] = (hit, "", "")
                 grown = True
     fed: dict[str, str] = {}  # a name a prebuild statement reads -> the callee
+    # The script's own variables (an import binds a module): a method call on one may
+    # change it (`exclude_ops.append(m)`), one on a module does not bind it.
+    modules = {n for s in steps if s.statement in _IMPORTS for n in s.binds}
+    variables = {n for s in steps if s.statement not in _IMPORTS for n in s.binds} - modules
+    children: dict[int, list[BuildStep]] = {}
+    for step in steps:
+        children.setdefault(step.parent, []).append(step)
 
     def feed(step: BuildStep, callee: str) -> None:
         for holder in (step, *ancestors(step)):
             for name in holder.reads:
                 fed.setdefault(name, callee)
 
-    for index, (callee, _, _) in reach.items():
+    def descendants(step: BuildStep) -> Iterable[BuildStep]:
+        for inner in children.get(step.index, []):
+            yield inner
+            yield from descendants(inner)
+
+    for index, (callee, _, _) in list(reach.items()):
         feed(by_index[index], callee)
+    whole: set[int] = set()  # the functions of the script whose result feeds a prebuild
     grown = True
     while grown:
         grown = False
         for step in steps:
-            name = next((n for n in step.binds if n in fed), None)
+            written = (*step.binds, *(n for n in step.mutates if n in variables))
+            name = next((n for n in written if n in fed), None)
             if step.index not in reach and name is not None:
                 reach[step.index] = (fed[name], name, "")
                 feed(step, fed[name])
                 grown = True
+            if step.defines in fed and step.index not in whole:
+                # what it returns feeds the prebuild: its whole body does
+                whole.add(step.index)
+                grown = True
+                for inner in descendants(step):
+                    if inner.index not in reach:
+                        reach[inner.index] = (fed[step.defines], step.defines, "")
+                        feed(inner, fed[step.defines])
     for step in steps:
         root = next((r for p in step.paths
                      if (r := rules.root_named(_from_folder(folder, p))) is not None), None)
