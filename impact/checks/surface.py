@@ -112,8 +112,9 @@ def _absent(dormant: dict[str, Any] | None) -> Absent | None:
 
 
 def _unbuilt(scope: Scope, path: str) -> Absent:
-    """A GPU translation unit removed that no build of the base compiled and no file of
-    the base names builds nothing less (the builds domain decides, failing closed)."""
+    """A removed GPU translation unit that no build of the base compiled and no file of
+    the base names: its removal changes nothing compiled (the builds domain decides,
+    `removable_unit`, failing closed)."""
     def absent(added: bool) -> Verdict | None:
         if added or not scope.ctx.graph(scope.old).builds.removable_unit(path):
             return None
