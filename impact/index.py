@@ -408,8 +408,10 @@ class TreeIndex:
         self._anchored()
         return bool(self._kind_of) or bool(self.surface_paths())
 
-    def files_naming(self, names: Iterable[str], kinds: Iterable[SurfaceKind | str]) -> set[str]:
-        """The files of `kinds` whose text mentions any of `names` (as bytes) as a whole
+    def files_naming(self, names: Iterable[str],
+                     kinds: Iterable[SurfaceKind | str] | None) -> set[str]:
+        """The files of `kinds` (None: every file of the tree, on a surface or not, but a
+        submodule's pointer) whose text mentions any of `names` (as bytes) as a whole
         word: a needle that starts or ends with a word character must not continue into
         one there, so `fwd` finds `m.def("fwd", ...)` but not every `mha_fwd_kernel`. A
         file that cannot be read is included, so the caller parses it and reports it
@@ -418,7 +420,12 @@ class TreeIndex:
         found: set[str] = set()
         if not needles:
             return found
-        for path in self.paths(*kinds):
+        if kinds is not None:
+            paths: Iterable[str] = self.paths(*kinds)
+        else:  # a submodule's pointer is no file of this tree: its text is elsewhere
+            paths = (p for p in self.snapshot.paths_under("")
+                     if not self.snapshot[p].is_submodule)
+        for path in paths:
             try:
                 text = self.snapshot.read(path)
             except Exception:  # a missing blob, a gitlink: let the parser say so

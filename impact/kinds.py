@@ -120,6 +120,8 @@ class FactKind(enum.StrEnum):
     PYBIND_MODULE = "pybind-module"  # a PYBIND11_MODULE body: the binding macros it expands
     # builds (impact/builds): an extension module a build file declares
     EXTENSION_MODULE = "extension-module"
+    # a build script's statement: lines, key, callees, names, path literals
+    BUILD_STEP = "build-step"
 
 
 class BuildFile(enum.StrEnum):

@@ -18,6 +18,7 @@ class Reason(enum.StrEnum):
     # --- surface (and the file-level contracts it hands to: build, deps, dvc, ...)
     SURFACE_FILE_ADDED = "surface-file-added"
     SURFACE_FILE_REMOVED = "surface-file-removed"
+    UNBUILT_UNIT_REMOVED = "unbuilt-unit-removed"
     FILE_NOT_UNDERSTOOD = "file-not-understood"
     FILE_NOT_UNDERSTOOD_AT_BASE = "file-not-understood-at-base"
     DATA_POINTER_CHANGED = "data-pointer-changed"
@@ -141,6 +142,7 @@ class Reason(enum.StrEnum):
     # --- extension-build
     EXTENSION_BUILD_CHANGED = "extension-build-changed"
     BUILD_FILE_NOT_READ = "build-file-not-read"
+    PREBUILD_STEP_CHANGED = "prebuild-step-changed"
 
     # --- emit fold
     FOLDED_EQUAL_BUILD = "folded-equal-build"
@@ -239,6 +241,9 @@ class Step(enum.StrEnum):
     MODULE_FLAGS_CHANGED = "module-flags-changed"
     MODULE_HOOK_CHANGED = "module-hook-changed"
     MODULE_UNRESOLVED_CHANGED = "module-unresolved-changed"
+    PREBUILD_CALL_EDITED = "prebuild-call-edited"
+    PREBUILD_INPUT_EDITED = "prebuild-input-edited"
+    SOURCE_ROOT_NAMED_EDITED = "source-root-named-edited"
 
     # --- emit fold
     EMIT_FAMILIES_EQUAL = "emit-families-equal"

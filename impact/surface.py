@@ -198,13 +198,34 @@ class BuildRules:
     (setup.py, CMake, the JIT config) compiles it into an extension module and no pattern
     classifies it (`compiled_kind`; None: such files stay outside), and the folder each
     placeholder of the JIT config's sources names (`source_roots`: `AITER_CSRC_DIR` ->
-    `csrc`). Read by the graph's builds domain (impact/graph/builds.py)."""
+    `csrc`), and the functions a build script calls to compile GPU code when it is run
+    (`prebuild_functions`: aiter's setup.py prebuilds JIT modules with
+    `core.build_module`). Read by the graph's builds domain (impact/graph/builds.py)."""
 
     compiled_kind: SurfaceKind | str | None = None
     source_roots: tuple[tuple[str, str], ...] = ()
+    prebuild_functions: tuple[str, ...] = ()
 
     def root_of(self, placeholder: str) -> str | None:
         return dict(self.source_roots).get(placeholder)
+
+    def prebuilds(self, callee: str) -> bool:
+        """Whether the dotted `callee` is one of `prebuild_functions`: an entry with a dot
+        is matched against the whole dotted name (`core.build_module`), one without
+        against its last part (`build_module` is `core.build_module` and `build_module`)."""
+        last = callee.rpartition(".")[2]
+        return any(callee == name if "." in name else last == name
+                   for name in self.prebuild_functions)
+
+    def root_named(self, path: str) -> str | None:
+        """The source root a repository path names: one it lies under, is, or holds (a
+        copy of `3rdparty` copies `3rdparty/composable_kernel`); an empty root (the
+        repository itself) is never named."""
+        for _, root in self.source_roots:
+            if root and (path == root or path.startswith(root + "/")
+                         or root.startswith(path + "/")):
+                return root
+        return None
 
 
 @dataclass(frozen=True)
@@ -436,7 +457,8 @@ def _builds(table: dict[str, Any] | None, kinds: set[SurfaceKind | str],
                         f"(one of {', '.join(sorted(str(k) for k in kinds))})")
     roots = tuple(sorted((str(k), str(v).strip("/"))
                          for k, v in table.get("source_roots", {}).items()))
-    return BuildRules(kind, roots)
+    prebuild = tuple(sorted({str(n) for n in table.get("prebuild_functions", [])}))
+    return BuildRules(kind, roots, prebuild)
 
 
 def _device_tests(items: list[dict[str, Any]], problems: list[str]) -> tuple[DeviceTests, ...]:

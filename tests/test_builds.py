@@ -382,3 +382,117 @@ def test_a_binding_the_builds_compile_is_a_counterpart_of_the_stub_a_change_edit
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
     assert any(s["file"] == GRADLIB_CU for r in doc["rows"] if r["status"] == "mismatch"
                for s in r["sides"]), doc["rows"]
+
+
+# --- a removed GPU translation unit ---------------------------------------------------------
+
+UNIT = "csrc/flash_attn/src/flash_fwd_hdim224_fp16_sm80.cu"
+INSTANTIATION = b"""#include "flash_fwd_launch_template.h"
+
+template<>
+void run_mha_fwd_<cutlass::half_t, 224, false>(Flash_fwd_params &params, cudaStream_t stream) {
+    run_mha_fwd_hdim224<cutlass::half_t, false>(params, stream);
+}
+"""
+
+
+def fa_with_unit(**replaced: str) -> dict[str, bytes]:
+    """The flash-attention fixture with its builds and one instantiation file no build
+    lists; `replaced` rewrites setup.py (old text -> new text, by keyword index)."""
+    files = fa_with_builds()
+    files[UNIT] = INSTANTIATION
+    text = FA_SETUP
+    for old, new in replaced.values():
+        text = text.replace(old, new)
+    files["setup.py"] = text.encode()
+    return files
+
+
+def removed(tree: dict[str, bytes]) -> None:
+    del tree[UNIT]
+
+
+def unit_rows(doc: dict) -> list[dict]:
+    return rows_naming(doc, UNIT)
+
+
+def test_a_removed_unit_no_build_compiles_and_no_file_names_is_inert() -> None:
+    """flash-attention 36dddb89: the hdim224 instantiations setup.py no longer listed."""
+    doc = report(scenario(fa_with_unit(), removed))
+    (row,) = unit_rows(doc)
+    assert (row["status"], row["reason"]) == ("inert", "unbuilt-unit-removed")
+    assert doc["verdict"]["kind"] == "NONE"
+
+
+@pytest.mark.parametrize("setup", [
+    # the build lists it
+    {"listed": ('["csrc/flash_attn/flash_api.cpp"]',
+                f'["csrc/flash_attn/flash_api.cpp", "{UNIT}"]')},
+    # a glob of the build matches it
+    {"glob": ('["csrc/flash_attn/flash_api.cpp"]',
+              '["csrc/flash_attn/flash_api.cpp"] + glob.glob("csrc/flash_attn/src/*.cu")'),
+     "import": ("import os\n", "import glob\nimport os\n")},
+    # the build lists a folder that holds it
+    {"folder": ('["csrc/flash_attn/flash_api.cpp"]',
+                '["csrc/flash_attn/flash_api.cpp", "csrc/flash_attn/src"]')},
+    # its sources come from a function the reader does not follow
+    {"unresolved": ('["csrc/flash_attn/flash_api.cpp"]', "kernel_sources()")},
+])
+def test_a_removed_unit_a_build_may_compile_is_changed(setup: dict) -> None:
+    doc = report(scenario(fa_with_unit(**setup), removed))
+    (row,) = unit_rows(doc)
+    assert row["status"] == "changed", row
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE"
+
+
+@pytest.mark.parametrize(("path", "text"), [
+    ("csrc/flash_attn/src/flash_fwd_launch_all.cu",
+     b'#include "flash_fwd_hdim224_fp16_sm80.cu"\n'),
+    ("flash_attn/jit.py", b'load("x", sources=["flash_fwd_hdim224_fp16_sm80.cu"])\n'),
+    ("docs/kernels.txt", b"flash_fwd_hdim224_fp16_sm80 is kept for hdim 224\n"),
+])
+def test_a_removed_unit_another_file_names_is_changed(path: str, text: bytes) -> None:
+    """Any file of the base that names the unit may include or compile it: not proven."""
+    files = fa_with_unit()
+    files[path] = text
+    (row,) = unit_rows(report(scenario(files, removed)))
+    assert (row["status"], row["reason"]) == ("changed", "surface-file-removed")
+
+
+def test_a_removed_unit_with_an_unreadable_build_file_is_changed() -> None:
+    files = fa_with_unit()
+    files["hopper/setup.py"] = b"setup(ext_modules=[\n"
+    (row,) = unit_rows(report(scenario(files, removed)))
+    assert (row["status"], row["reason"]) == ("changed", "surface-file-removed")
+
+
+def test_a_removed_unit_under_a_jit_build_is_changed() -> None:
+    """aiter's JIT compiles what it finds when it runs (folders, generators): a unit its
+    sources map does not list is not proven unbuilt."""
+    files = aiter_with_gradlib()
+    unit = "csrc/kernels/unlisted_kernel.cu"
+    files[unit] = b"__global__ void k() {}\n"
+
+    def gone(tree: dict[str, bytes]) -> None:
+        del tree[unit]
+    (row,) = rows_naming(report(scenario(files, gone)), unit)
+    assert (row["status"], row["reason"]) == ("changed", "surface-file-removed")
+
+
+def test_a_removed_unit_with_no_build_read_is_changed() -> None:
+    files = fa_with_unit()
+    del files["setup.py"], files["hopper/setup.py"]
+    (row,) = unit_rows(report(scenario(files, removed)))
+    assert row["status"] == "changed"
+
+
+def test_a_removed_host_file_no_build_compiles_stays_changed() -> None:
+    """Only GPU translation units (.cu, .cuh, .hip) are judged so."""
+    files = fa_with_unit()
+    host = "csrc/flash_attn/src/unused_host.cpp"
+    files[host] = b"int unused() { return 0; }\n"
+
+    def gone(tree: dict[str, bytes]) -> None:
+        del tree[host]
+    (row,) = rows_naming(report(scenario(files, gone)), host)
+    assert row["status"] == "changed"

@@ -4,7 +4,8 @@ Maintainers: compares the records of the graph's builds domain (impact/graph/bui
 each extension module a setup.py, CMakeLists.txt or JIT sources map declares) of every
 changed build file at both revisions, and reads no fact. The build file's own lane row
 (DEPS for a setup.py, BUILD for CMake) is the `deps`/`build` check's; this one adds the
-runtime row. Applies to maps with a `[builds]` table only.
+runtime row, and one for a setup.py's statements that prebuild or copy GPU code
+(`prebuild_edits`). Applies to maps with a `[builds]` table only.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 from typing import ClassVar
 
 from impact.checks.check import Check, Scope
-from impact.graph import BuildFileFailure, ExtensionModule
+from impact.graph import BuildFileFailure, BuildStep, ExtensionModule, PrebuildEdit, prebuild_edits
 from impact.kinds import BuildGap, Language, SurfaceKind, ViewName
 from impact.reasons import Reason, Step
 from impact.rows import Hop, Role, Row, Side, Status
@@ -29,7 +30,12 @@ class ExtensionBuildCheck(Check):
         `add_library(... MODULE)`, a JIT sources map's modules): did the modules it
         declares, the sources they compile, their arch lists (`-gencode`, `--offload-arch`,
         `CUDA_ARCHITECTURES`), their compile flags or the build hooks they are compiled
-        through (a ninja writer the script patches in) change?
+        through (a ninja writer the script patches in) change? And, where the map names
+        `[builds] prebuild_functions` or `source_roots`, did an edit touch a setup.py
+        statement that compiles GPU code while the script runs (a call of a prebuild
+        function, or of the script's own function that makes one; a statement binding a
+        name such a call or its block reads) or that names a source root (a copy of it
+        into the package)?
 
     Why a break hurts at run time:
         The build decides which GPU code ships: a dropped `-gencode arch=compute_90a`
@@ -42,18 +48,27 @@ class ExtensionBuildCheck(Check):
         FA3 build reads `changed` with the archs the build names (`sm_100a, sm_80,
         sm_90a`). Does not: bumping the version string, a comment, or a flag that changes
         no generated code (`--threads 4`, a warning, the fatbin's compression) in the same
-        setup.py leaves every module as it was: only the DEPS lane row.
+        setup.py leaves every module as it was: only the DEPS lane row. With aiter's
+        map, a new `elif PREBUILD_KERNELS == 2:` branch with its own `exclude_ops` list
+        for `core.get_args_of_build`, or `shutil.copytree("gradlib", ...)` added, reads
+        `changed` on every arch; its version or classifiers edited does not.
 
     When it says changed instead:
         Always `changed` when a module's declaration moved; also when the build file
         cannot be read at either revision (which GPU code it builds is unknown). What a
         reader could not resolve (a source list from a function it does not follow, an
         arch from the environment) is part of the declaration: an edit of it counts.
+        Statements are compared layout-blind and by the blocks they lie in: one moved into
+        another block is touched. A script that does not parse is judged by its
+        `build-file-not-read` row alone.
 
     Evidence:
         The build file at both revisions, at the line of each module that moved; a hop per
         module and part (added, removed, sources, archs, flags, unresolved); the archs
-        both revisions' declarations name, or every arch when one names none.
+        both revisions' declarations name, or every arch when one names none. A
+        prebuild row: each touched statement at its revision and line, named by the
+        callee it reaches, with the name or source root that ties it there; the archs
+        the map gives the path.
     """
 
     name: ClassVar[str] = "extension-build"
@@ -77,6 +92,52 @@ class ExtensionBuildCheck(Check):
             row = _moved(scope, path, old, new)
             if row is not None:
                 yield row
+            if what.kind == SurfaceKind.BUILD_SCRIPT:
+                row = _prebuild(scope, path)
+                if row is not None:
+                    yield row
+
+
+def _prebuild(scope: Scope, path: str) -> Row | None:
+    """The row of a build script whose edit touched a statement that prebuilds or copies
+    GPU code (`prebuild_edits`), or None; a script unreadable at either revision keeps
+    the module comparison's row alone."""
+    rules = scope.ctx.surface.builds
+    assert rules is not None
+    steps: list[tuple[BuildStep, ...]] = []
+    for snap in (scope.old, scope.new):
+        found = scope.ctx.graph(snap).builds.steps_in(path) if path in snap else ()
+        if isinstance(found, BuildFileFailure):
+            return None
+        steps.append(found)
+    edits = prebuild_edits(path, steps[0], steps[1], rules)
+    if not edits:
+        return None
+    edits.sort(key=lambda e: (e.step.line, e.at_base, e.callee, e.name, e.root))
+    sides = tuple(sorted({Side(path, e.step.line, _revision(scope, e), Role.CHANGED,
+                               e.callee) for e in edits}))
+    hops = tuple(_prebuild_hop(scope, e) for e in edits[:_SAMPLE * 2])
+    callees = sorted({e.callee for e in edits if e.callee})
+    return scope.row(f"{path}#prebuild", Status.CHANGED, Reason.PREBUILD_STEP_CHANGED,
+                     archs=scope.archs_for(path), sides=sides, evidence=hops,
+                     details={"count": len(edits), "callees": callees or ["?"]})
+
+
+def _revision(scope: Scope, edit: PrebuildEdit) -> ViewName:
+    return ViewName.BASE if edit.at_base else scope.view.name
+
+
+def _prebuild_hop(scope: Scope, edit: PrebuildEdit) -> Hop:
+    revision = str(_revision(scope, edit))
+    callee = edit.callee or "no call"
+    if edit.root:
+        return Hop.of(edit.step.path, edit.step.line, Step.SOURCE_ROOT_NAMED_EDITED,
+                      revision=revision, root=edit.root, callee=callee)
+    if edit.name:
+        return Hop.of(edit.step.path, edit.step.line, Step.PREBUILD_INPUT_EDITED,
+                      revision=revision, name=edit.name, callee=callee)
+    return Hop.of(edit.step.path, edit.step.line, Step.PREBUILD_CALL_EDITED,
+                  revision=revision, callee=callee)
 
 
 def _unread(scope: Scope, path: str, old: list[ExtensionModule] | BuildFileFailure,

@@ -51,7 +51,11 @@ class SurfaceCheck(Check):
         while no build file outside that tree names the engine's target
         (`engine_target`) and the packer pins the Python backend (`python_backend`): no
         shipped kernel is built by it. A map without those conventions has no dormant
-        engine.
+        engine. A removed GPU translation unit (.cu, .cuh, .hip) reads inert when the
+        base built nothing from it: every build file of the base was read, no module's
+        sources are unresolved or a JIT build's, no glob of a module matches it, no
+        module compiles it, and no other file of the base names it (an `#include`, a
+        list, a JIT load); else `changed`.
 
     Evidence:
         The file at both revisions; the reason (content digest differs, parse failure,
@@ -76,7 +80,7 @@ class SurfaceCheck(Check):
             quiet = dormant if what.kind == SurfaceKind.ROCKE_ENGINE and dormant else None
             yield file_row(scope, path, what, judge=_judge(ctx, what.kind, quiet,
                                                            declared.settlers),
-                           absent=_absent(quiet))
+                           absent=_absent(quiet) or _unbuilt(scope, path))
 
 
 def _judge(ctx: CheckContext, kind: str, dormant: dict[str, Any] | None,
@@ -104,6 +108,17 @@ def _absent(dormant: dict[str, Any] | None) -> Absent | None:
     def absent(added: bool) -> Verdict:
         return Verdict(Status.INERT, Reason.ENGINE_ADDED_WHILE_DORMANT if added
                        else Reason.ENGINE_REMOVED_WHILE_DORMANT, dormant)
+    return absent
+
+
+def _unbuilt(scope: Scope, path: str) -> Absent:
+    """A removed GPU translation unit that no build of the base compiled and no file of
+    the base names: its removal changes nothing compiled (the builds domain decides,
+    `removable_unit`, failing closed)."""
+    def absent(added: bool) -> Verdict | None:
+        if added or not scope.ctx.graph(scope.old).builds.removable_unit(path):
+            return None
+        return Verdict(Status.INERT, Reason.UNBUILT_UNIT_REMOVED, {})
     return absent
 
 

@@ -16,8 +16,14 @@ from impact.graph.binding_records import *  # noqa: F403  (the records are the g
 from impact.graph.binding_records import __all__ as _binding_records
 from impact.graph.binding_routes import Route, routes
 from impact.graph.bindings import OP_KINDS, BindingsGraph, Copies
-from impact.graph.build_records import BuildFileFailure, ExtensionModule, Unresolved
-from impact.graph.builds import BuildsGraph, covering_map
+from impact.graph.build_records import (
+    BuildFileFailure,
+    BuildStep,
+    ExtensionModule,
+    PrebuildEdit,
+    Unresolved,
+)
+from impact.graph.builds import BuildsGraph, covering_map, prebuild_edits
 from impact.graph.call_binding import Binding, LayerParam, Signature, pybind_signature, takes
 from impact.graph.core import DEFINITION_KINDS, module_node, symbol_node
 from impact.graph.descriptors import DescriptorGraph, descriptor_type, family_key
@@ -29,8 +35,9 @@ from impact.graph.records import __all__ as _records
 from impact.graph.symbols import SymbolGraph, build_graph
 
 __all__ = [*_records, *_binding_records, "DEFINITION_KINDS", "OP_KINDS", "Binding",
-           "BindingsGraph", "BuildFileFailure", "BuildsGraph", "Copies", "DescriptorGraph",
-           "ExtensionModule", "KernelGraph", "LayerParam", "PythonGraph", "Reach", "Route",
-           "Signature", "SymbolGraph", "Unresolved", "abbreviates", "build_graph",
-           "covering_map", "descriptor_type", "family_key", "module_node", "name_forms",
-           "pybind_signature", "reach_of_change", "routes", "same_name", "symbol_node", "takes"]
+           "BindingsGraph", "BuildFileFailure", "BuildStep", "BuildsGraph", "Copies",
+           "DescriptorGraph", "ExtensionModule", "KernelGraph", "LayerParam", "PrebuildEdit",
+           "PythonGraph", "Reach", "Route", "Signature", "SymbolGraph", "Unresolved",
+           "abbreviates", "build_graph", "covering_map", "descriptor_type", "family_key",
+           "module_node", "name_forms", "prebuild_edits", "pybind_signature",
+           "reach_of_change", "routes", "same_name", "symbol_node", "takes"]

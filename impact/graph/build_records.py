@@ -78,6 +78,47 @@ class ExtensionModule:
 
 
 @dataclass(frozen=True)
+class BuildStep:
+    """One statement of a build script (impact/builds/steps.py): its lines, its `key`
+    (layout-blind, and naming the blocks it lies in: an equal key is the same statement in
+    the same place), the step it lies under (`parent`, -1 at the top), the function or
+    class it `defines` ("" for any other statement), its `statement` kind (the `ast`
+    class: `If`, `Assign`, `Import`), the dotted `callees` it calls, the names it
+    `binds` and `reads`, those whose methods it calls (`mutates`), and its path-like
+    literals."""
+
+    path: str
+    index: int
+    line: int
+    end: int
+    key: str
+    parent: int
+    defines: str
+    statement: str
+    callees: tuple[str, ...]
+    binds: tuple[str, ...]
+    reads: tuple[str, ...]
+    mutates: tuple[str, ...]
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PrebuildEdit:
+    """A build-script statement an edit touched that prebuilds or copies GPU code: the
+    step at the revision that holds it (`at_base`: the base's, removed or replaced), the
+    callee it reaches (the map's prebuild function, a function of the script that calls
+    one, or the call whose path names a source root; "" for none), the name it binds that
+    a prebuild statement reads (`name`, "" when it prebuilds itself) and the source root
+    its path literal names (`root`, "" for none)."""
+
+    step: BuildStep
+    at_base: bool
+    callee: str
+    name: str = ""
+    root: str = ""
+
+
+@dataclass(frozen=True)
 class BuildFileFailure:
     """A build file that could not be read (it does not parse, or its blob is missing):
     what it compiles is unknown."""
@@ -86,4 +127,4 @@ class BuildFileFailure:
     reason: str
 
 
-__all__ = ["BuildFileFailure", "ExtensionModule", "Unresolved"]
+__all__ = ["BuildFileFailure", "BuildStep", "ExtensionModule", "PrebuildEdit", "Unresolved"]

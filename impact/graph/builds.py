@@ -16,22 +16,32 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from difflib import SequenceMatcher
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from impact.extract import FactCache
 from impact.facts import Fact
 from impact.git import Snapshot, Views
-from impact.graph.build_records import BuildFileFailure, ExtensionModule, Unresolved
+from impact.graph.build_records import (
+    BuildFileFailure,
+    BuildStep,
+    ExtensionModule,
+    PrebuildEdit,
+    Unresolved,
+)
 from impact.index import TreeIndex
 from impact.kinds import BuildFile, BuildGap, FactKind, Language, SurfaceKind
-from impact.surface import COMPILED_SUFFIXES, SurfaceMap, literal_folder
+from impact.surface import COMPILED_SUFFIXES, BuildRules, SurfaceMap, literal_folder
 
 if TYPE_CHECKING:
     from impact.caches import Caches
 
 BUILD_KINDS = (SurfaceKind.BUILD_SCRIPT, SurfaceKind.BUILD, SurfaceKind.OP_SOURCES_MAP)
+_IMPORTS = ("Import", "ImportFrom")
+# The GPU translation units whose removal `removable_unit` may prove inert.
+UNIT_SUFFIXES = (".cu", ".cuh", ".hip")
 TORCH_EXTENSION_NAME = "TORCH_EXTENSION_NAME"
 _PLACEHOLDER = re.compile(r"^\{([A-Za-z_][A-Za-z0-9_]*)\}/?")
 
@@ -76,6 +86,26 @@ class BuildsGraph:
         failure = next((f for f in self._read[1] if f.path == path), None)
         return failure if failure is not None else [e for e in self._read[0] if e.path == path]
 
+    def steps_in(self, path: str) -> tuple[BuildStep, ...] | BuildFileFailure:
+        """The statements of the build script `path` in source order (none for a build
+        file of another language), or why it could not be read."""
+        failure = next((f for f in self._read[1] if f.path == path), None)
+        if failure is not None:
+            return failure
+        facts = self.cache.facts(self.snapshot, path)
+        broken = next((f for f in facts if f.kind == FactKind.PARSE_FAILURE), None)
+        if broken is not None:
+            return BuildFileFailure(path, str(broken.data.get("reason", "")))
+        steps = sorted((f for f in facts if f.kind == FactKind.BUILD_STEP),
+                       key=lambda f: int(f.name))
+        return tuple(BuildStep(
+            path=path, index=int(f.name), line=f.line, end=int(f.data["end"]),
+            key=str(f.data["key"]), parent=int(f.data["parent"]),
+            defines=str(f.data.get("defines", "")), statement=str(f.data["statement"]),
+            callees=tuple(f.data["callees"]), binds=tuple(f.data["binds"]),
+            reads=tuple(f.data["reads"]), mutates=tuple(f.data["mutates"]),
+            paths=tuple(f.data["paths"])) for f in steps)
+
     def compiles(self, path: str) -> bool:
         """Whether some build entry compiles `path`."""
         return path in self._by_source
@@ -89,6 +119,34 @@ class BuildsGraph:
         if not path.endswith(COMPILED_SUFFIXES):
             return False
         return any(path.startswith(folder) for folder in self._unsure_folders)
+
+    def surely_uncompiled(self, path: str) -> bool:
+        """Whether no build of the snapshot compiles `path`, provably: the map has a
+        `[builds]` table, some build file declares a module and every build file was read,
+        no module's sources are unresolved, none is a JIT build's (what the JIT compiles
+        it finds when it runs: folders, generators), no glob pattern of a module matches
+        `path`, and no module compiles or may compile it. False whenever unsure."""
+        entries = self._read[0]
+        if self.surface.builds is None or not self.readable or not entries:
+            return False
+        for entry in entries:
+            if entry.build == BuildFile.JIT_CONFIG or entry.unresolved_in(BuildGap.SOURCES):
+                return False
+            if any(_glob_regex(p).fullmatch(path) for p in entry.patterns):
+                return False
+        return not self.may_compile(path)
+
+    def removable_unit(self, path: str) -> bool:
+        """Whether removing the GPU translation unit `path` (.cu, .cuh, .hip) changes
+        nothing compiled: no build compiles it (`surely_uncompiled`) and no other file of
+        the snapshot, on a surface or not, names it (its stem as a word, so its file name
+        too: an `#include`, a source list, a JIT `load(sources=...)` would). False
+        whenever unsure."""
+        if not path.endswith(UNIT_SUFFIXES) or not self.surely_uncompiled(path):
+            return False
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        index = TreeIndex.of(self.snapshot, self.surface, self.cache.store)
+        return not index.files_naming([stem], None) - {path}
 
     def compiled(self) -> frozenset[str]:
         """Every file some build entry compiles."""
@@ -219,6 +277,129 @@ class BuildsGraph:
             files |= {p for p in snapshot.paths_under(literal_folder(pattern))
                       if regex.fullmatch(p)}
         return files, sorted(missing), sorted(external)
+
+
+def prebuild_edits(path: str, old: Sequence[BuildStep], new: Sequence[BuildStep],
+                   rules: BuildRules) -> list[PrebuildEdit]:
+    """The statements of the build script `path` that an edit touched (a step whose key
+    the other revision does not hold in the same order, by a sequence diff of the keys:
+    a comment or layout edit touches none) and that prebuild or copy GPU code, by
+    `prebuild_reach` at the revision that holds them."""
+    if not rules.prebuild_functions and not any(root for _, root in rules.source_roots):
+        return []
+    matcher = SequenceMatcher(None, [s.key for s in old], [s.key for s in new],
+                              autojunk=False)
+    kept_old: set[int] = set()
+    kept_new: set[int] = set()
+    for block in matcher.get_matching_blocks():
+        kept_old |= set(range(block.a, block.a + block.size))
+        kept_new |= set(range(block.b, block.b + block.size))
+    edits: list[PrebuildEdit] = []
+    for steps, kept, at_base in ((old, kept_old, True), (new, kept_new, False)):
+        touched = [s for at, s in enumerate(steps) if at not in kept]
+        if not touched:
+            continue
+        reach = prebuild_reach(path, steps, rules)
+        edits += [PrebuildEdit(s, at_base, *reach[s.index]) for s in touched
+                  if s.index in reach]
+    return edits
+
+
+def prebuild_reach(path: str, steps: Sequence[BuildStep], rules: BuildRules
+                   ) -> dict[int, tuple[str, str, str]]:
+    """Which statements of one revision of a build script prebuild or copy GPU code, as
+    step index -> (callee, name, root), the `PrebuildEdit` fields: one that calls a
+    prebuild function of the map, or a function of the script whose body does (or passes
+    that function on: `executor.map(build_one, ...)`); one that binds a name such a
+    statement, or a block holding one, reads (the `exclude_ops` list a
+    `get_args_of_build(..., exclude=exclude_ops)` call reads, or changes it through a
+    method: `exclude_ops.append(m)`), followed back to what that reads in turn, and every
+    statement of a function of the script whose result is so read (`exclude_ops =
+    get_exclude_ops()`); and one whose path literal (taken from the script's folder)
+    names a source root of the map (`shutil.copytree("gradlib", ...)`)."""
+    folder = posixpath.dirname(path)
+    by_index = {s.index: s for s in steps}
+
+    def ancestors(step: BuildStep) -> Iterable[BuildStep]:
+        at = by_index.get(step.parent)
+        while at is not None:
+            yield at
+            at = by_index.get(at.parent)
+
+    reach: dict[int, tuple[str, str, str]] = {}
+    for step in steps:
+        callee = next((c for c in step.callees if rules.prebuilds(c)), None)
+        if callee is not None:
+            reach[step.index] = (callee, "", "")
+    local: dict[str, str] = {}  # a function of the script -> the prebuild callee it reaches
+    grown = True
+    while grown:
+        grown = False
+        for index, (callee, _, _) in list(reach.items()):
+            for holder in ancestors(by_index[index]):
+                if holder.defines and holder.defines not in local:
+                    local[holder.defines] = callee
+                    grown = True
+        for step in steps:
+            hit = next((n for n in (*step.callees, *step.reads) if n in local), None)
+            if step.index not in reach and hit is not None:
+                reach[step.index] = (hit, "", "")
+                grown = True
+    fed: dict[str, str] = {}  # a name a prebuild statement reads -> the callee
+    # The script's own variables (an import binds a module): a method call on one may
+    # change it (`exclude_ops.append(m)`), one on a module does not bind it.
+    modules = {n for s in steps if s.statement in _IMPORTS for n in s.binds}
+    variables = {n for s in steps if s.statement not in _IMPORTS for n in s.binds} - modules
+    children: dict[int, list[BuildStep]] = {}
+    for step in steps:
+        children.setdefault(step.parent, []).append(step)
+
+    def feed(step: BuildStep, callee: str) -> None:
+        for holder in (step, *ancestors(step)):
+            for name in holder.reads:
+                fed.setdefault(name, callee)
+
+    def descendants(step: BuildStep) -> Iterable[BuildStep]:
+        for inner in children.get(step.index, []):
+            yield inner
+            yield from descendants(inner)
+
+    for index, (callee, _, _) in list(reach.items()):
+        feed(by_index[index], callee)
+    whole: set[int] = set()  # the functions of the script whose result feeds a prebuild
+    grown = True
+    while grown:
+        grown = False
+        for step in steps:
+            written = (*step.binds, *(n for n in step.mutates if n in variables))
+            name = next((n for n in written if n in fed), None)
+            if step.index not in reach and name is not None:
+                reach[step.index] = (fed[name], name, "")
+                feed(step, fed[name])
+                grown = True
+            if step.defines in fed and step.index not in whole:
+                # what it returns feeds the prebuild: its whole body does
+                whole.add(step.index)
+                grown = True
+                for inner in descendants(step):
+                    if inner.index not in reach:
+                        reach[inner.index] = (fed[step.defines], step.defines, "")
+                        feed(inner, fed[step.defines])
+    for step in steps:
+        root = next((r for p in step.paths
+                     if (r := rules.root_named(_from_folder(folder, p))) is not None), None)
+        if step.index not in reach and root is not None:
+            reach[step.index] = (step.callees[0] if step.callees else "", "", root)
+    return reach
+
+
+def _from_folder(folder: str, literal: str) -> str:
+    """A path literal of a build script as a repository path (the script runs in its own
+    folder); an absolute one, or one that leaves the repository, is no repository path."""
+    if literal.startswith("/"):
+        return ""
+    joined = posixpath.normpath(posixpath.join(folder, literal))
+    return "" if joined.startswith("..") or joined == "." else joined
 
 
 def _unquoted(spelled: str) -> str:

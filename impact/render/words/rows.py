@@ -20,6 +20,9 @@ REASONS: dict[Reason, str] = {
     # --- surface
     Reason.SURFACE_FILE_ADDED: "surface file added",
     Reason.SURFACE_FILE_REMOVED: "surface file removed",
+    Reason.UNBUILT_UNIT_REMOVED: "translation unit removed that no build of the base "
+                                 "compiled and no file of the base names: nothing compiled "
+                                 "changes",
     Reason.FILE_NOT_UNDERSTOOD: "file cannot be understood: {failure}",
     Reason.FILE_NOT_UNDERSTOOD_AT_BASE: "file could not be understood at the base",
     Reason.DATA_POINTER_CHANGED: "data pointer changed: the data it names changed",
@@ -169,6 +172,9 @@ REASONS: dict[Reason, str] = {
     Reason.EXTENSION_BUILD_CHANGED:
         "what the build compiles into {modules} changed ({parts}): the GPU code it ships "
         "may differ",
+    Reason.PREBUILD_STEP_CHANGED:
+        "{count} statement(s) of the build script that prebuild or copy GPU code changed "
+        "({callees}): which GPU code the package builds may differ",
     Reason.BUILD_FILE_NOT_READ:
         "build file could not be read at the {revision} ({failure}): which GPU code it "
         "builds is unknown",
@@ -328,6 +334,12 @@ STEPS: dict[Step, str] = {
                               "({added}), before ({removed})",
     Step.MODULE_UNRESOLVED_CHANGED: "{module}: what impact could not resolve changed: "
                                     "added ({added}), removed ({removed})",
+    Step.PREBUILD_CALL_EDITED: "{revision}: a statement that prebuilds GPU code through "
+                               "{callee} changed",
+    Step.PREBUILD_INPUT_EDITED: "{revision}: a statement binding {name}, which {callee} "
+                                "reads, changed",
+    Step.SOURCE_ROOT_NAMED_EDITED: "{revision}: a statement naming the source root {root} "
+                                   "({callee}) changed",
 
     # --- emit fold
     Step.EMIT_FAMILIES_EQUAL: "emit: families importing {module} built equal at base and head",
