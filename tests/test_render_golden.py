@@ -101,3 +101,21 @@ def test_verbose_text_is_exact() -> None:
         golden.write_text(out)
     assert out == golden.read_text()
     assert out.startswith(render_text(sample_report()).split("\n(--verbose")[0])
+
+
+def test_inert_tally_tells_layout_from_rules() -> None:
+    """A row a rule settled (a removed unit nothing built) is not counted as layout
+    only, and --verbose names its reason."""
+    settled = Row("surface", "head", "csrc/unused.cu", Status.INERT,
+                  Reason.UNBUILT_UNIT_REMOVED, archs=("gfx950",),
+                  sides=(Side("csrc/unused.cu", 0, "base", Role.CHANGED),))
+    report = sample_report()
+    rows = sorted([*ROWS, settled], key=Row.sort_key)
+    report["rows"] = [r.to_json() for r in rows]
+    report["verdict"] = rollup(rows, EVERY).to_json()
+    text = render_text(report)
+    assert ("2 with no runtime effect (1 comments, docstrings or layout only; "
+            "1 settled by a rule, --verbose says which)") in text
+    assert "inert: csrc/unused.cu: translation unit removed" in render_text(report, verbose=True)
+    assert "1 with no runtime effect (comments, docstrings or layout only)" in render_text(
+        sample_report())

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from impact.kinds import InputForm, SurfaceKind, ViewName
+from impact.reasons import Reason
 from impact.render.findings import Finding, findings, where
 from impact.render.words import (
     CONFLICTED,
@@ -134,8 +135,9 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         lines.append(NO_ROWS)
     elif not shown:
         lines.append(NO_FINDINGS)
-    inert = len(charged) - len(shown)
-    tallies = [inert_text(inert)] if inert else []
+    inert = [f for f in charged if f.status not in (Status.MISMATCH, Status.CHANGED)]
+    layout = sum(1 for f in inert if f.reason == Reason.ONLY_LAYOUT_CHANGED)
+    tallies = [inert_text(layout, len(inert) - layout)] if inert else []
     pre = sum(1 for f in every if f.preexisting)
     tallies += [preexisting_text(pre)] if pre else []
     lanes: dict[str, list[str]] = {}

@@ -120,8 +120,15 @@ def preexisting_text(count: int) -> str:
     return f"{count} pre-existing, not charged"
 
 
-def inert_text(count: int) -> str:
-    return f"{count} with no runtime effect (comments, docstrings or layout only)"
+def inert_text(layout: int, settled: int) -> str:
+    """The tally of rows with no runtime effect: those where only comments, docstrings or
+    layout changed, and those a rule settled (a removed unit nothing built, parameters
+    renamed alike), which --verbose lists with their reasons."""
+    if not settled:
+        return f"{layout} with no runtime effect (comments, docstrings or layout only)"
+    parts = [f"{layout} comments, docstrings or layout only"] if layout else []
+    parts.append(f"{settled} settled by a rule, --verbose says which")
+    return f"{layout + settled} with no runtime effect ({'; '.join(parts)})"
 
 
 def lanes_text(lanes: Mapping[str, list[str]], *, code: bool = False) -> str:
