@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from impact.facts import Fact, never_raises, sorted_facts
+from impact.bindings.python_forwards import forward_facts
 from impact.kinds import FactKind, ValueKind
 from impact.python.digest import arguments_digest, module_digests
 from impact.python.scaffold import (
@@ -66,8 +67,13 @@ def literal_kind(value: ast.expr) -> ValueKind:
     return ValueKind.EXPR
 
 
-def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
-    """`op-stub`, `op-wrapper`, `op-call`, `fake-twin` and `content` facts of a file, sorted.
+def extract_binding_python_facts(path: str, source: bytes, *,
+                                 forwarders: tuple[str, ...] = (),
+                                 keeps_signature: tuple[str, ...] = ()) -> list[Fact]:
+    """`op-stub`, `op-wrapper`, `op-call`, `fake-twin`, `op-forwarded-call`, `op-callee`
+    and `content` facts of a file, sorted. `forwarders` and `keeps_signature` are the
+    surface map's `call_forwarders` and `signature_decorators` (impact/bindings/
+    python_forwards.py).
 
     Never raises; a file that is not UTF-8 or not Python yields its parse-failure fact,
     and beside it the facts of the module-level statements that parse on their own.
@@ -76,7 +82,8 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
     def extract(parsed: Source) -> list[Fact]:
         visitor = _Visitor(parsed)
         visitor.run()
-        facts = visitor.facts
+        facts = visitor.facts + forward_facts(parsed.tree, visitor.modules, visitor.code,
+                                              visitor.passed, forwarders, keeps_signature)
         # Docstrings, comments and layout left out; then also what the facts state.
         digest, beyond = module_digests(parsed.tree, visitor.blanked)
         facts.append(Fact(FactKind.CONTENT, path, 0,
