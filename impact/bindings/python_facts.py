@@ -13,6 +13,7 @@ from typing import Any
 
 from impact.facts import Fact, never_raises, sorted_facts
 from impact.bindings.python_forwards import forward_facts
+from impact.bindings.python_renames import rename_facts
 from impact.kinds import FactKind, ValueKind
 from impact.python.digest import arguments_digest, module_digests
 from impact.python.scaffold import (
@@ -87,7 +88,9 @@ def extract_binding_python_facts(path: str, source: bytes, *,
         # Docstrings, comments and layout left out; then also what the facts state.
         digest, beyond = module_digests(parsed.tree, visitor.blanked)
         facts.append(Fact(FactKind.CONTENT, path, 0,
-                          {"digest": digest, "beyond_bindings": beyond}))
+                          {"digest": digest, "beyond_bindings": beyond,
+                           # what tells a parameter renamed alike everywhere from an edit
+                           "renames": rename_facts(parsed.tree)}))
         return sorted_facts(facts)
 
     facts = extract_python(path, source, extract)

@@ -158,7 +158,7 @@ def _bindings(name: str, scope: ast.AST) -> Iterator[ast.Call | None]:
     while stack:
         node = stack.pop()
         if isinstance(node, _SCOPES):
-            if isinstance(node, _DEFS | ast.ClassDef) and node.name == name:
+            if isinstance(node, (*_DEFS, ast.ClassDef)) and node.name == name:
                 yield None
             continue
         if isinstance(node, ast.Assign) and any(_names(t, name) for t in node.targets):

@@ -14,6 +14,7 @@ Outside this package a node id is an opaque string.
 from impact.graph.binding_reach import Reach, reach_of_change
 from impact.graph.binding_records import *  # noqa: F403  (the records are the graph's API)
 from impact.graph.binding_records import __all__ as _binding_records
+from impact.graph.binding_renames import Rename, RenamedAlike, renamed_alike
 from impact.graph.binding_routes import Route, forwarded_words, routes
 from impact.graph.bindings import OP_KINDS, BindingsGraph, Copies
 from impact.graph.build_records import BuildFileFailure, ExtensionModule, Unresolved
@@ -33,4 +34,5 @@ __all__ = [*_records, *_binding_records, "DEFINITION_KINDS", "OP_KINDS", "Bindin
            "ExtensionModule", "KernelGraph", "LayerParam", "PythonGraph", "Reach", "Route",
            "Signature", "SymbolGraph", "Unresolved", "abbreviates", "build_graph",
            "covering_map", "descriptor_type", "family_key", "module_node", "name_forms",
-           "pybind_signature", "reach_of_change", "routes", "forwarded_words", "same_name", "symbol_node", "takes"]
+           "pybind_signature", "reach_of_change", "routes", "forwarded_words",
+           "Rename", "RenamedAlike", "renamed_alike", "same_name", "symbol_node", "takes"]

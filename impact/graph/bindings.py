@@ -490,6 +490,15 @@ class BindingsGraph:
         regions = content.data.get("unsure", ()) if content is not None else ()
         return frozenset(name for region in regions for name in region["names"])
 
+    def renames(self, path: str) -> Mapping[str, Any] | None:
+        """What `path` says of its parameter names (impact/bindings/python_renames.py), or
+        None: a file not read, not parsed, or read by another extractor."""
+        if self.failure(path) is not None:
+            return None
+        content = next((f for f in self._facts(path) if f.kind == FactKind.CONTENT), None)
+        found = content.data.get("renames") if content is not None else None
+        return found if isinstance(found, dict) else None
+
     def file(self, path: str) -> OpFile:
         """What `path` states beyond its copies (`OpFile`)."""
         facts = self._facts(path)

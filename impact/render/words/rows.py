@@ -209,6 +209,10 @@ REASONS: dict[Reason, str] = {
     Reason.DEFAULT_FILLS_DIFFERENTLY:
         "{call} leaves '{param}' of the {layer} to its default, which was {was} and is "
         "{now} now: what runs changed",
+    Reason.PARAMETERS_RENAMED_ALIKE:
+        "only parameters renamed ({renames}), each alike at its definition and at every "
+        "call that passes it by keyword (callers in {callers} other files read): the same "
+        "program runs",
     Reason.FORWARDED_CALLEE_UNRESOLVED:
         "{call} passes its other arguments to the __call__ of its first argument, whose "
         "class is not known ({why}): whether it binds is unknown",
