@@ -325,17 +325,21 @@ def _forwarded_problems(symbol: str, copies: Copies) -> Iterator[_Problem]:
             if cls != symbol:
                 continue
             where = f"{symbol}|{call.path}:{call.function}:{call.callee}"
+            # What the call passes on: a call rewritten is the change's problem, not the
+            # base's in the same words.
+            passes = {"positional": call.positional, "keywords": ", ".join(call.keywords)}
             found = copies.callees_of(call, cls, module)
             if not found:
                 yield _Problem(f"{where}:callee-not-read", Reason.FORWARDED_CALLEE_NOT_READ,
-                               {"call": forwarded_words(call), "cls": cls, "module": module},
-                               (call,), soft=True)
+                               {"call": forwarded_words(call), "cls": cls, "module": module,
+                                **passes}, (call,), soft=True)
             for callee in found:
                 if not callee.signature_known:
                     yield _Problem(f"{where}:signature@{callee.path}",
                                    Reason.FORWARDED_CALLEE_SIGNATURE_UNKNOWN,
                                    {"call": forwarded_words(call), "cls": cls,
-                                    "decorators": ", ".join(callee.decorators) or "none"},
+                                    "decorators": ", ".join(callee.decorators) or "none",
+                                    **passes},
                                    (call, callee), soft=True)
 
 
