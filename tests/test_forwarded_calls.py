@@ -153,8 +153,8 @@ def test_a_decorator_that_may_change_the_signature_fails_closed() -> None:
 
 
 def test_a_callee_whose_call_is_inherited_fails_closed() -> None:
-    inherited = KERNEL.replace("class KernSm90:", "class KernSm90(Base):").replace(
-        "    @cute.jit\n    def __call__(self, mQ, mK, stream, mSeq=None):\n        return mQ\n", "")
+    own = "    @cute.jit\n    def __call__(self, mQ, mK, stream, mSeq=None):\n        return mQ\n"
+    inherited = KERNEL.replace("class KernSm90:", "class KernSm90(Base):").replace(own, "")
     doc = report(scenario(_tree(kernel=inherited), e.replace(
         IFACE, "cute.compile(obj, q, k, stream)", "cute.compile(obj, q, k, stream, mSem=1)")))
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]

@@ -11,9 +11,9 @@ import ast
 import sys
 from typing import Any
 
-from impact.facts import Fact, never_raises, sorted_facts
 from impact.bindings.python_forwards import forward_facts
 from impact.bindings.python_renames import rename_facts
+from impact.facts import Fact, never_raises, sorted_facts
 from impact.kinds import FactKind, ValueKind
 from impact.python.digest import arguments_digest, module_digests
 from impact.python.scaffold import (
