@@ -387,7 +387,9 @@ class BindingsCheck(Check):
         (`@compile_ops`) to the stub and to the binding its wrapper forwards the call to,
         the calls the stub accepts (every parameter; only those without a default), each
         call straight into an extension to the `m.def` of the module it imports, each
-        `torch.ops` call to its schema. A layer is the `py::arg` list (names, defaults,
+        `torch.ops` call to its schema, each call of a forwarder the map names
+        (`cute.compile(obj, *args, **kw)`, `call_forwarders`) to the `__call__` of
+        `obj`'s class. A layer is the `py::arg` list (names, defaults,
         `py::kw_only()`), a bare `m.def`'s C++ declaration (by position, every parameter
         required: pybind ignores C++ defaults), or the schema. Beside the calls: the
         `py::arg` list or schema against the C++ declarations it binds (`&ns::f` binds
@@ -418,7 +420,10 @@ class BindingsCheck(Check):
         (what runs changed); a problem on a copy the base could not read; a parameter
         that exists only under `#if` in C++; a name that differs between the stub and
         `py::arg` while no caller passes it by keyword; a binding the parser cannot
-        read; an op file whose code changed beyond the facts compared here. A list
+        read; an op file whose code changed beyond the facts compared here; a
+        forwarded call whose first argument's class is not known, whose `__call__` is
+        not read (inherited, or in a file not read), or whose `__call__` carries a
+        decorator the map's `signature_decorators` does not name. A list
         changed alike on every side is `inert`: every call binds as before.
 
     Evidence:

@@ -52,7 +52,10 @@ class SurfaceCheck(Check):
         while no build file outside that tree names the engine's target
         (`engine_target`) and the packer pins the Python backend (`python_backend`): no
         shipped kernel is built by it. A map without those conventions has no dormant
-        engine.
+        engine. An op Python file whose edit is only parameters renamed alike (at the
+        definition and at every call that passes them by keyword, in this file and in
+        the callers of other files; no `**` spread or other use of the function; not an
+        op stub, whose names the bindings check compares) reads inert too.
 
     Evidence:
         The file at both revisions; the reason (content digest differs, parse failure,
