@@ -109,3 +109,29 @@ def test_a_bound_op_stub_renamed_is_still_compared_against_py_arg() -> None:
     assert not [r for r in doc["rows"] if r["reason"] == "parameters-renamed-alike"]
     assert any(r["contract"] == "bindings" for r in charged_rows(doc, "changed")
                + charged_rows(doc, "mismatch")), doc["rows"]
+
+
+def test_a_caller_elsewhere_that_already_passed_the_new_name_is_not_inert() -> None:
+    """It raised TypeError at the base and binds at the head: what runs changed."""
+    user = ("from aiter.jit.core import rename_cpp_to_cu\n\n\n"
+            "def go(d):\n    return rename_cpp_to_cu([d], d, recursive=True)\n")
+    doc = report(scenario(_base(user), *_rename()))
+    assert _row(doc)["status"] == "changed", doc["rows"]
+
+
+def test_a_launcher_call_in_another_file_is_a_caller_too() -> None:
+    user = ("from aiter.jit.core import rename_cpp_to_cu\n\n\n"
+            "def go(d):\n    return rename_cpp_to_cu[d](d, recurisve=True)\n")
+    doc = report(scenario(_base(user), *_rename()))
+    assert _row(doc)["status"] == "changed", doc["rows"]
+
+
+def test_a_decorated_function_or_a_name_looked_up_by_string_is_changed() -> None:
+    decorated = {**_base(), CORE: _base()[CORE].replace(
+        b"\ndef rename_cpp_to_cu(", b"\n@functools.lru_cache\ndef rename_cpp_to_cu(")}
+    doc = report(scenario(decorated, *_rename()))
+    assert _row(doc)["status"] == "changed", doc["rows"]
+    user = ("import aiter.jit.core as core\n\n\n"
+            "def go(d):\n    return getattr(core, 'rename_cpp_to_cu')\n")
+    doc = report(scenario(_base(user), *_rename()))
+    assert _row(doc)["status"] == "changed", doc["rows"]

@@ -53,9 +53,16 @@ def rename_facts(tree: ast.Module) -> dict[str, Any]:
             references.add(node.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             references.add(node.attr)
+    # A name spelled as a string may be looked up (`getattr(core, "f")`): a dynamic use.
+    strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+               and isinstance(n.value, str) and n.value.isidentifier()}
     return {
         "renamed_digest": _renamed_digest(tree, defs, by_name),
         "params": params,
+        # Functions under a decorator (it may read parameters by name: a custom op's
+        # schema, a Triton kernel's constexprs): no rename of theirs is shown inert.
+        "decorated": sorted(q for q, node, _ in defs if node.decorator_list),
+        "strings": sorted(strings),
         "keyword_calls": {k: sorted(v) for k, v in sorted(keyword_calls.items())},
         "spread_calls": sorted(spread),
         "references": sorted(references),
@@ -97,6 +104,9 @@ def _imported(tree: ast.Module) -> set[str]:
 
 
 def _callee(func: ast.expr) -> str | None:
+    """The name a call calls: `f(...)`, `m.f(...)`, and `f[grid](...)` (a launcher)."""
+    if isinstance(func, ast.Subscript):
+        func = func.value
     if isinstance(func, ast.Name):
         return func.id
     if isinstance(func, ast.Attribute):

@@ -5,8 +5,9 @@ Maintainers: reads two snapshots' `BindingsGraph`s (the `renames` part of a file
 content fact, impact/bindings/python_renames.py) and, for the callers in other files,
 the tree index's `files_naming`; decides no row. Anything it cannot show is None (the
 caller's row stays `changed`): a rename that is not in place, a function called with a
-`**` spread or named other than by a call (it may be passed the old name), a caller in
-another file that still passes the old keyword or cannot be read, and an op stub or a
+`**` spread or named other than by a call or in a string (it may be passed the old
+name), a decorated function or a dunder method, a caller in another file that passes the
+old keyword (or the new one: it failed at the base) or cannot be read, and an op stub or a
 wrapper (their names are compared against the bindings' by impact/checks/bindings.py).
 """
 
@@ -49,6 +50,11 @@ def renamed_alike(old: BindingsGraph, new: BindingsGraph, path: str) -> RenamedA
     if not renames:
         return None
     names = {r.function.rsplit(".", 1)[-1] for r in renames}
+    if any(n.startswith("__") and n.endswith("__") for n in names):
+        return None  # `__init__`, `__call__`: called through a class or an instance
+    decorated = set(before.get("decorated") or ()) | set(after.get("decorated") or ())
+    if decorated & {r.function for r in renames}:
+        return None  # a decorator may read the parameters by name
     ops = {c.name for side in (old, new) for c in side.stubs_at(path)}
     if names & ops:
         return None  # an op stub's or wrapper's names are the bindings check's to judge
@@ -56,14 +62,16 @@ def renamed_alike(old: BindingsGraph, new: BindingsGraph, path: str) -> RenamedA
         if _dynamic(side, names):
             return None
     callers = sorted(new.naming(names, (SurfaceKind.OP_PYTHON,)) - {path})
-    olds = {r.old for r in renames}
+    spelled = {r.old for r in renames} | {r.new for r in renames}
     for caller in callers:
         facts = new.renames(caller)
         if facts is None or _dynamic(facts, names):
             return None
         passed = {k for name in names for k in (facts.get("keyword_calls") or {}).get(name, [])}
-        if passed & olds:
-            return None  # a call still passes the old name: the bindings of it say more
+        if passed & spelled:
+            # The old name still passed (it fails now), or the new one (it failed at the
+            # base and binds now): either way what runs changed.
+            return None
     return RenamedAlike(path, tuple(renames), tuple(callers))
 
 
@@ -85,7 +93,8 @@ def _dynamic(facts: Mapping[str, Any], names: set[str]) -> bool:
     """Whether a file calls one of `names` with a `**` spread or names it other than
     by a call (passed on, stored, looked up): a call no reading can follow."""
     return bool(names & (set(facts.get("spread_calls") or ()) | set(facts.get("references")
-                                                                      or ())))
+                                                                      or ())
+                         | set(facts.get("strings") or ())))
 
 
 __all__ = ["Rename", "RenamedAlike", "renamed_alike"]
