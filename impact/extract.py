@@ -81,7 +81,8 @@ def _op_python(path: str, source: bytes, surface: SurfaceMap) -> list[Fact]:
 
     rules = surface.conventions
     return extract_binding_python_facts(path, source, forwarders=rules.call_forwarders,
-                                        keeps_signature=rules.signature_decorators)
+                                        keeps_signature=rules.signature_decorators,
+                                        own_keywords=rules.forwarder_keywords)
 
 
 def _op_cpp(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:

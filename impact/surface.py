@@ -88,6 +88,8 @@ class Conventions:
     # and the decorators of such a `__call__` that keep its signature (`cute.jit`).
     call_forwarders: tuple[str, ...] = ()
     signature_decorators: tuple[str, ...] = ()
+    # The keywords a forwarder takes itself and does not pass on (`options=`).
+    forwarder_keywords: tuple[str, ...] = ()
 
     def runs_after_lowering(self, path: str) -> bool:
         """Whether `path` is code that runs after lowering (equal IR proves nothing of it)."""
@@ -500,6 +502,7 @@ def _conventions(table: dict[str, Any], problems: list[str]) -> Conventions:
     return Conventions(after_lowering=tuple(after), dsl_modules=tuple(table.get("dsl_modules", ())),
                        call_forwarders=tuple(table.get("call_forwarders", ())),
                        signature_decorators=tuple(table.get("signature_decorators", ())),
+                       forwarder_keywords=tuple(table.get("forwarder_keywords", ())),
                        register_function=compiled["register_function"],
                        census_file=compiled["census_file"], emitter=emitter, **plain)
 

@@ -159,3 +159,14 @@ def test_a_callee_whose_call_is_inherited_fails_closed() -> None:
         IFACE, "cute.compile(obj, q, k, stream)", "cute.compile(obj, q, k, stream, mSem=1)")))
     assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
     assert any(r["reason"] == "forwarded-callee-not-read" for r in _forwarded(doc, "changed"))
+
+
+def test_the_forwarders_own_keyword_is_not_passed_on() -> None:
+    """`cute.compile(obj, ..., options="--enable-tvm-ffi")`: `options` is cute.compile's
+    (the map's `forwarder_keywords`), never the `__call__`'s."""
+    assert "options" in builtin_map("flash-attention").conventions.forwarder_keywords
+    doc = report(scenario(_tree(), e.replace(
+        IFACE, "cute.compile(obj, q, k, stream)",
+        'cute.compile(obj, q, k, stream, options="--enable-tvm-ffi")')))
+    assert doc["verdict"]["kind"] != "BREAKS", doc["rows"]
+    assert not _forwarded(doc, "mismatch")

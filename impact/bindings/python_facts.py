@@ -70,11 +70,12 @@ def literal_kind(value: ast.expr) -> ValueKind:
 
 def extract_binding_python_facts(path: str, source: bytes, *,
                                  forwarders: tuple[str, ...] = (),
-                                 keeps_signature: tuple[str, ...] = ()) -> list[Fact]:
+                                 keeps_signature: tuple[str, ...] = (),
+                                 own_keywords: tuple[str, ...] = ()) -> list[Fact]:
     """`op-stub`, `op-wrapper`, `op-call`, `fake-twin`, `op-forwarded-call`, `op-callee`
-    and `content` facts of a file, sorted. `forwarders` and `keeps_signature` are the
-    surface map's `call_forwarders` and `signature_decorators` (impact/bindings/
-    python_forwards.py).
+    and `content` facts of a file, sorted. `forwarders`, `keeps_signature` and
+    `own_keywords` are the surface map's `call_forwarders`, `signature_decorators` and
+    `forwarder_keywords` (impact/bindings/python_forwards.py).
 
     Never raises; a file that is not UTF-8 or not Python yields its parse-failure fact,
     and beside it the facts of the module-level statements that parse on their own.
@@ -84,7 +85,8 @@ def extract_binding_python_facts(path: str, source: bytes, *,
         visitor = _Visitor(parsed)
         visitor.run()
         facts = visitor.facts + forward_facts(parsed.tree, visitor.modules, visitor.code,
-                                              visitor.passed, forwarders, keeps_signature)
+                                              visitor.passed, forwarders, keeps_signature,
+                                              own_keywords)
         # Docstrings, comments and layout left out; then also what the facts state.
         digest, beyond = module_digests(parsed.tree, visitor.blanked)
         facts.append(Fact(FactKind.CONTENT, path, 0,

@@ -28,14 +28,16 @@ Passed = Callable[[ast.expr], dict[str, str]]
 
 def forward_facts(tree: ast.Module, modules: dict[str, list[str]], code: Callable[[ast.AST], str],
                   passed: Passed, forwarders: tuple[str, ...],
-                  keeps_signature: tuple[str, ...]) -> list[Fact]:
+                  keeps_signature: tuple[str, ...], own_keywords: tuple[str, ...] = ()
+                  ) -> list[Fact]:
     """The `op-forwarded-call` and `op-callee` facts of a module. `modules` maps each
     name the module binds by import to the dotted names it may be (`from m import X`
-    binds `X` to `m.X`); `code` writes a node, `passed` a passed value."""
+    binds `X` to `m.X`); `code` writes a node, `passed` a passed value; `own_keywords`
+    are the keywords a forwarder takes itself (not passed on)."""
     facts = list(_callees(tree, code, keeps_signature))
     if forwarders:
         classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
-        facts += _calls(tree, modules, classes, passed, set(forwarders))
+        facts += _calls(tree, modules, classes, passed, set(forwarders), set(own_keywords))
     return facts
 
 
@@ -67,14 +69,14 @@ def _decorator_name(node: ast.expr) -> str:
 
 
 def _calls(tree: ast.Module, modules: dict[str, list[str]], classes: set[str],
-           passed: Passed, forwarders: set[str]) -> Iterator[Fact]:
+           passed: Passed, forwarders: set[str], own: set[str]) -> Iterator[Fact]:
     """Each call of a forwarder, with its enclosing function (the scope its first
     argument's name is looked up in)."""
     stack: list[tuple[ast.AST, ast.AST, str | None]] = [(tree, tree, None)]
     while stack:
         node, scope, function = stack.pop()
         if isinstance(node, ast.Call) and _spelled(node.func, modules) & forwarders:
-            yield _forwarded(node, scope, function, modules, classes, passed)
+            yield _forwarded(node, scope, function, modules, classes, passed, own)
         inner, name = (node, getattr(node, "name", None)) if isinstance(node, _DEFS) else (
             scope, function)
         stack.extend((child, inner, name) for child in reversed(children(node)))
@@ -92,8 +94,10 @@ def _spelled(func: ast.expr, modules: dict[str, list[str]]) -> set[str]:
 
 
 def _forwarded(call: ast.Call, scope: ast.AST, function: str | None,
-               modules: dict[str, list[str]], classes: set[str], passed: Passed) -> Fact:
+               modules: dict[str, list[str]], classes: set[str], passed: Passed,
+               own: set[str]) -> Fact:
     args = list(call.args)
+    keywords = [k for k in call.keywords if k.arg is None or k.arg not in own]
     first = args[0] if args and not isinstance(args[0], ast.Starred) else None
     targets: list[dict[str, str]] = []
     unresolved: str | None = None
@@ -118,10 +122,12 @@ def _forwarded(call: ast.Call, scope: ast.AST, function: str | None,
         "unresolved": unresolved,
         "function": function,
         "positional": -1 if any(isinstance(a, ast.Starred) for a in rest) else len(rest),
-        "keywords": sorted("**" if k.arg is None else k.arg for k in call.keywords),
+        "keywords": sorted("**" if k.arg is None else k.arg for k in keywords),
+        # the forwarder's own keywords, not passed on (`options=`)
+        "own_keywords": sorted(k.arg for k in call.keywords if k.arg is not None and k.arg in own),
         "arguments": arguments_digest(call),
         "passed": [passed(a) for a in rest if not isinstance(a, ast.Starred)],
-        "passed_keywords": {k.arg: passed(k.value) for k in call.keywords if k.arg is not None},
+        "passed_keywords": {k.arg: passed(k.value) for k in keywords if k.arg is not None},
     })
 
 
