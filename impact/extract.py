@@ -76,10 +76,13 @@ def _profile(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
     return extract_profile_facts(path, source)
 
 
-def _op_python(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:
+def _op_python(path: str, source: bytes, surface: SurfaceMap) -> list[Fact]:
     from impact.bindings import extract_binding_python_facts
 
-    return extract_binding_python_facts(path, source)
+    rules = surface.conventions
+    return extract_binding_python_facts(path, source, forwarders=rules.call_forwarders,
+                                        keeps_signature=rules.signature_decorators,
+                                        own_keywords=rules.forwarder_keywords)
 
 
 def _op_cpp(path: str, source: bytes, _surface: SurfaceMap) -> list[Fact]:

@@ -110,6 +110,9 @@ class FactKind(enum.StrEnum):
     OP_STUB = "op-stub"
     OP_WRAPPER = "op-wrapper"  # a module-level Python function that calls into an extension
     OP_CALL = "op-call"
+    # a call of a forwarder (`cute.compile(obj, *args)`), bound to `obj.__call__`
+    OP_FORWARDED_CALL = "op-forwarded-call"
+    OP_CALLEE = "op-callee"  # a class's own `__call__`: what a forwarded call binds to
     FAKE_TWIN = "fake-twin"
     PYBIND_DEF = "pybind-def"
     SCHEMA_DEF = "schema-def"

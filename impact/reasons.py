@@ -138,6 +138,11 @@ class Reason(enum.StrEnum):
     CALL_GONE = "call-gone"
     DECLARATION_WITHOUT_DEFINITION = "declaration-without-definition"
     DEFAULT_FILLS_DIFFERENTLY = "default-fills-differently"
+    PARAMETERS_RENAMED_ALIKE = "parameters-renamed-alike"
+    # forwarded calls (`cute.compile(obj, ...)` binds to `obj.__call__`)
+    FORWARDED_CALLEE_UNRESOLVED = "forwarded-callee-unresolved"
+    FORWARDED_CALLEE_NOT_READ = "forwarded-callee-not-read"
+    FORWARDED_CALLEE_SIGNATURE_UNKNOWN = "forwarded-callee-signature-unknown"
 
     # --- extension-build
     EXTENSION_BUILD_CHANGED = "extension-build-changed"

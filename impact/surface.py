@@ -83,6 +83,13 @@ class Conventions:
     census_file: re.Pattern[str] | None = None
     dsl_modules: tuple[str, ...] = ()
     emitter: EmitterConventions | None = None
+    # Callables whose first argument's `__call__` receives the remaining arguments
+    # (`cute.compile(obj, *args, **kw)` compiles and runs `obj.__call__(*args, **kw)`),
+    # and the decorators of such a `__call__` that keep its signature (`cute.jit`).
+    call_forwarders: tuple[str, ...] = ()
+    signature_decorators: tuple[str, ...] = ()
+    # The keywords a forwarder takes itself and does not pass on (`options=`).
+    forwarder_keywords: tuple[str, ...] = ()
 
     def runs_after_lowering(self, path: str) -> bool:
         """Whether `path` is code that runs after lowering (equal IR proves nothing of it)."""
@@ -515,6 +522,9 @@ def _conventions(table: dict[str, Any], problems: list[str]) -> Conventions:
                             "conventions.dsl_modules as well")
         emitter = _emitter(table["emitter"])
     return Conventions(after_lowering=tuple(after), dsl_modules=tuple(table.get("dsl_modules", ())),
+                       call_forwarders=tuple(table.get("call_forwarders", ())),
+                       signature_decorators=tuple(table.get("signature_decorators", ())),
+                       forwarder_keywords=tuple(table.get("forwarder_keywords", ())),
                        register_function=compiled["register_function"],
                        census_file=compiled["census_file"], emitter=emitter, **plain)
 

@@ -11,6 +11,8 @@ import ast
 import sys
 from typing import Any
 
+from impact.bindings.python_forwards import forward_facts
+from impact.bindings.python_renames import rename_facts
 from impact.facts import Fact, never_raises, sorted_facts
 from impact.kinds import FactKind, ValueKind
 from impact.python.digest import arguments_digest, module_digests
@@ -66,8 +68,14 @@ def literal_kind(value: ast.expr) -> ValueKind:
     return ValueKind.EXPR
 
 
-def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
-    """`op-stub`, `op-wrapper`, `op-call`, `fake-twin` and `content` facts of a file, sorted.
+def extract_binding_python_facts(path: str, source: bytes, *,
+                                 forwarders: tuple[str, ...] = (),
+                                 keeps_signature: tuple[str, ...] = (),
+                                 own_keywords: tuple[str, ...] = ()) -> list[Fact]:
+    """`op-stub`, `op-wrapper`, `op-call`, `fake-twin`, `op-forwarded-call`, `op-callee`
+    and `content` facts of a file, sorted. `forwarders`, `keeps_signature` and
+    `own_keywords` are the surface map's `call_forwarders`, `signature_decorators` and
+    `forwarder_keywords` (impact/bindings/python_forwards.py).
 
     Never raises; a file that is not UTF-8 or not Python yields its parse-failure fact,
     and beside it the facts of the module-level statements that parse on their own.
@@ -76,11 +84,15 @@ def extract_binding_python_facts(path: str, source: bytes) -> list[Fact]:
     def extract(parsed: Source) -> list[Fact]:
         visitor = _Visitor(parsed)
         visitor.run()
-        facts = visitor.facts
+        facts = visitor.facts + forward_facts(parsed.tree, visitor.modules, visitor.code,
+                                              visitor.passed, forwarders, keeps_signature,
+                                              own_keywords)
         # Docstrings, comments and layout left out; then also what the facts state.
         digest, beyond = module_digests(parsed.tree, visitor.blanked)
         facts.append(Fact(FactKind.CONTENT, path, 0,
-                          {"digest": digest, "beyond_bindings": beyond}))
+                          {"digest": digest, "beyond_bindings": beyond,
+                           # what tells a parameter renamed alike everywhere from an edit
+                           "renames": rename_facts(parsed.tree)}))
         return sorted_facts(facts)
 
     facts = extract_python(path, source, extract)

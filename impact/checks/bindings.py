@@ -31,6 +31,7 @@ from impact.graph import (
     Schema,
     Signature,
     Stub,
+    forwarded_words,
     pybind_signature,
     reach_of_change,
     routes,
@@ -282,6 +283,7 @@ def _problems(symbol: str, copies: Copies, old: Copies | None = None) -> list[_P
             if bind.args is not None:
                 problems += _compare_names(symbol, stub, bind, keyword_callers)
             problems += _tensor_abi(symbol, stub, copies.bound_functions(bind))
+    problems += _forwarded_problems(symbol, copies)
     problems += _route_problems(symbol, copies, old)
     if binds and not stubs and not copies.calls.get(symbol) and copies.stub_style:
         problems.append(_Problem(f"{symbol}:python-missing", Reason.PYTHON_SIDE_MISSING, {},
@@ -313,6 +315,32 @@ def _problems(symbol: str, copies: Copies, old: Copies | None = None) -> list[_P
                                          problem.details, problem.sites, problem.soft))
     problems += _schema_problems(symbol, schemas, copies)
     return problems
+
+
+def _forwarded_problems(symbol: str, copies: Copies) -> Iterator[_Problem]:
+    """A forwarded call of class `symbol` whose `__call__` no file read defines, or whose
+    decorators may change its signature: nothing binds it, so only a run can tell."""
+    for call in copies.forwarded.get(symbol, []):
+        for cls, module in call.targets:
+            if cls != symbol:
+                continue
+            where = f"{symbol}|{call.path}:{call.function}:{call.callee}"
+            # What the call passes on: a call rewritten is the change's problem, not the
+            # base's in the same words.
+            passes = {"positional": call.positional, "keywords": ", ".join(call.keywords)}
+            found = copies.callees_of(call, cls, module)
+            if not found:
+                yield _Problem(f"{where}:callee-not-read", Reason.FORWARDED_CALLEE_NOT_READ,
+                               {"call": forwarded_words(call), "cls": cls, "module": module,
+                                **passes}, (call,), soft=True)
+            for callee in found:
+                if not callee.signature_known:
+                    yield _Problem(f"{where}:signature@{callee.path}",
+                                   Reason.FORWARDED_CALLEE_SIGNATURE_UNKNOWN,
+                                   {"call": forwarded_words(call), "cls": cls,
+                                    "decorators": ", ".join(callee.decorators) or "none",
+                                    **passes},
+                                   (call, callee), soft=True)
 
 
 def _schema_problems(symbol: str, schemas: list[Schema], copies: Copies) -> Iterator[_Problem]:
@@ -359,7 +387,9 @@ class BindingsCheck(Check):
         (`@compile_ops`) to the stub and to the binding its wrapper forwards the call to,
         the calls the stub accepts (every parameter; only those without a default), each
         call straight into an extension to the `m.def` of the module it imports, each
-        `torch.ops` call to its schema. A layer is the `py::arg` list (names, defaults,
+        `torch.ops` call to its schema, each call of a forwarder the map names
+        (`cute.compile(obj, *args, **kw)`, `call_forwarders`) to the `__call__` of
+        `obj`'s class. A layer is the `py::arg` list (names, defaults,
         `py::kw_only()`), a bare `m.def`'s C++ declaration (by position, every parameter
         required: pybind ignores C++ defaults), or the schema. Beside the calls: the
         `py::arg` list or schema against the C++ declarations it binds (`&ns::f` binds
@@ -390,7 +420,10 @@ class BindingsCheck(Check):
         (what runs changed); a problem on a copy the base could not read; a parameter
         that exists only under `#if` in C++; a name that differs between the stub and
         `py::arg` while no caller passes it by keyword; a binding the parser cannot
-        read; an op file whose code changed beyond the facts compared here. A list
+        read; an op file whose code changed beyond the facts compared here; a
+        forwarded call whose first argument's class is not known, whose `__call__` is
+        not read (inherited, or in a file not read), or whose `__call__` carries a
+        decorator the map's `signature_decorators` does not name. A list
         changed alike on every side is `inert`: every call binds as before.
 
     Evidence:
@@ -416,6 +449,11 @@ class BindingsCheck(Check):
             yield self._row(scope, f"unreadable:{site.path}:{site.line}",
                             Status.CHANGED, Reason.BINDING_NOT_UNDERSTOOD,
                             {"failure": site.reason}, [(site, view.name, True)])
+        for call in reach.unresolved:
+            yield self._row(scope, f"forwarded:{call.path}:{call.function}:{call.callee}",
+                            Status.CHANGED, Reason.FORWARDED_CALLEE_UNRESOLVED,
+                            {"call": forwarded_words(call), "why": call.unresolved or ""},
+                            [(call, view.name, True)])
         if not reach.ops:
             return
         old, new = base.copies(reach.paths), head.copies(reach.paths)

@@ -11,7 +11,7 @@ conventions only: no blob reads, no library paths.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from impact.checks.base import CheckContext
@@ -19,6 +19,7 @@ from impact.checks.check import Check, Scope
 from impact.checks.filelevel import Absent, Judge, Verdict, file_row, same_content
 from impact.facts import Fact
 from impact.git import Snapshot
+from impact.graph import RenamedAlike, renamed_alike
 from impact.kinds import FactKind, SurfaceKind
 from impact.reasons import Reason
 from impact.rows import Row, Status
@@ -55,7 +56,11 @@ class SurfaceCheck(Check):
         base built nothing from it: every build file of the base was read, no module's
         sources are unresolved or a JIT build's, no glob of a module matches it, no
         module compiles it, and no other file of the base names it (an `#include`, a
-        list, a JIT load); else `changed`.
+        list, a JIT load); else `changed`. An op Python file whose edit is only
+        parameters renamed alike (at the definition and at every call that passes them
+        by keyword, in this file and in the callers of other files; no `**` spread or
+        other use of the function; not an op stub, whose names the bindings check
+        compares) reads inert too.
 
     Evidence:
         The file at both revisions; the reason (content digest differs, parse failure,
@@ -79,12 +84,25 @@ class SurfaceCheck(Check):
                 dormant = engine_dormant(ctx, scope.new) or {}
             quiet = dormant if what.kind == SurfaceKind.ROCKE_ENGINE and dormant else None
             yield file_row(scope, path, what, judge=_judge(ctx, what.kind, quiet,
-                                                           declared.settlers),
+                                                           declared.settlers,
+                                                           _renames(scope, path, what.kind)),
                            absent=_absent(quiet) or _unbuilt(scope, path))
 
 
+def _renames(scope: Scope, path: str, kind: str) -> Callable[[], RenamedAlike | None]:
+    """Whether an op Python file's edit is only parameters renamed alike (asked of the
+    graph only when its code changed beyond what the bindings state)."""
+    def ask() -> RenamedAlike | None:
+        if kind != SurfaceKind.OP_PYTHON:
+            return None
+        ctx = scope.ctx
+        return renamed_alike(ctx.graph(scope.old).bindings, ctx.graph(scope.new).bindings, path)
+    return ask
+
+
 def _judge(ctx: CheckContext, kind: str, dormant: dict[str, Any] | None,
-           settlers: Mapping[SurfaceKind, str]) -> Judge:
+           settlers: Mapping[SurfaceKind, str],
+           renamed: Callable[[], RenamedAlike | None] = lambda: None) -> Judge:
     """The surface contract's own say on an understood file whose content changed."""
     def judge(old: list[Fact], new: list[Fact]) -> Verdict | None:
         if same_content(ctx, old, new):
@@ -93,6 +111,13 @@ def _judge(ctx: CheckContext, kind: str, dormant: dict[str, Any] | None,
             if _stated(old) != _stated(new):
                 return Verdict(Status.INERT, Reason.STATED_CHANGED_JUDGED_ELSEWHERE,
                                {"judged_by": settlers[kind]})
+            alike = renamed()
+            if alike is not None:
+                # The same program runs: every call passes the renamed keyword alike.
+                return Verdict(Status.INERT, Reason.PARAMETERS_RENAMED_ALIKE, {
+                    "renames": "; ".join(f"{r.function}: {r.old} -> {r.new}"
+                                         for r in alike.renames),
+                    "callers": len(alike.callers)})
             return Verdict(Status.CHANGED, Reason.CODE_BEYOND_BINDINGS_CHANGED, {})
         if dormant is not None:
             return Verdict(Status.INERT, Reason.ENGINE_CHANGED_WHILE_DORMANT, dormant)

@@ -14,7 +14,8 @@ Outside this package a node id is an opaque string.
 from impact.graph.binding_reach import Reach, reach_of_change
 from impact.graph.binding_records import *  # noqa: F403  (the records are the graph's API)
 from impact.graph.binding_records import __all__ as _binding_records
-from impact.graph.binding_routes import Route, routes
+from impact.graph.binding_renames import Rename, RenamedAlike, renamed_alike
+from impact.graph.binding_routes import Route, forwarded_words, routes
 from impact.graph.bindings import OP_KINDS, BindingsGraph, Copies
 from impact.graph.build_records import (
     BuildFileFailure,
@@ -37,7 +38,8 @@ from impact.graph.symbols import SymbolGraph, build_graph
 __all__ = [*_records, *_binding_records, "DEFINITION_KINDS", "OP_KINDS", "Binding",
            "BindingsGraph", "BuildFileFailure", "BuildStep", "BuildsGraph", "Copies",
            "DescriptorGraph", "ExtensionModule", "KernelGraph", "LayerParam", "PrebuildEdit",
-           "PythonGraph", "Reach", "Route", "Signature", "SymbolGraph", "Unresolved",
-           "abbreviates", "build_graph", "covering_map", "descriptor_type", "family_key",
-           "module_node", "name_forms", "prebuild_edits", "pybind_signature",
-           "reach_of_change", "routes", "same_name", "symbol_node", "takes"]
+           "PythonGraph", "Reach", "Rename", "RenamedAlike", "Route", "Signature",
+           "SymbolGraph", "Unresolved", "abbreviates", "build_graph", "covering_map",
+           "descriptor_type", "family_key", "forwarded_words", "module_node", "name_forms",
+           "prebuild_edits", "pybind_signature", "reach_of_change", "renamed_alike",
+           "routes", "same_name", "symbol_node", "takes"]

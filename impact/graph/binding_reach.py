@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from impact.graph.binding_records import (
     Boxed,
     Call,
+    Callee,
     Copy,
     CppFunction,
+    ForwardedCall,
     Impl,
     OpModule,
     PyBinding,
@@ -51,6 +53,8 @@ class Reach:
     # that no compared op accounts for
     unreadable: list[Unreadable] = field(default_factory=list)  # bindings the change made
     # that the parser cannot read
+    # forwarded calls the change made or rewrote whose first argument's class is unknown
+    unresolved: list[ForwardedCall] = field(default_factory=list)
 
 
 def _changed(old: BindingsGraph, new: BindingsGraph, path: str) -> list[Copy]:
@@ -165,9 +169,16 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
     wrappers: dict[str, set[str]] = defaultdict(set)  # a changed wrapper -> what it calls
     maybe_calls: list[Call] = []
     modules: set[str] = set()
+    classes: set[str] = set()  # the classes whose `__call__` a forwarded call binds to
     for path, copies in changed.items():
         for copy in copies:
-            if isinstance(copy, Stub):
+            if isinstance(copy, ForwardedCall):
+                classes |= {cls for cls, _ in copy.targets}
+                if copy.unresolved is not None and copy in new.stated(path):
+                    found.unresolved.append(copy)
+            elif isinstance(copy, Callee):
+                classes.add(copy.name)
+            elif isinstance(copy, Stub):
                 direct |= {copy.name, copy.symbol}
             elif isinstance(copy, PyBinding | Schema | Impl):
                 direct.add(copy.name)
@@ -184,7 +195,7 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
                     maybe_calls.append(copy)
             elif isinstance(copy, Unreadable) and copy in new.stated(path):
                 found.unreadable.append(copy)
-    if not direct and not maybe and not modules and not wrappers:
+    if not direct and not maybe and not modules and not wrappers and not classes:
         return found
     if modules:
         naming_modules = _naming(sides, modules, (SurfaceKind.OP_PYTHON,))
@@ -211,16 +222,19 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
     stubbed = _stubs_named(sides, unbound | (callees - set(bound) - direct))
     ops |= unbound & stubbed
     ops |= {w for w, names in wrappers.items() if names & (set(bound) | direct | stubbed)}
+    ops |= classes
     found.ops = ops
     for path, copies in changed.items():
-        if any(isinstance(c, _MAYBE_OPS) and c.name not in ops
+        if any(isinstance(c, _MAYBE_OPS) and not isinstance(c, ForwardedCall)
+               and c.name not in ops
                and not functions.get(c.name, set()) & ops for c in copies):
             found.unjudged.add(path)
     if not ops:
         return found
     maps = {p for side in sides for p in side.paths(SurfaceKind.OP_SOURCES_MAP)}
     # A Python wrapper's copies are Python (its callers); every other op's are anywhere.
-    python_only = {w for w in wrappers if w in ops} - direct - set(bound) - set(functions)
+    python_only = ({w for w in wrappers if w in ops} | classes) - direct - set(bound) \
+        - set(functions)
     named = _naming(sides, ops - python_only) | (
         _naming(sides, python_only, (SurfaceKind.OP_PYTHON,)) if python_only else set())
     found.paths = set(touched) | maps | named

@@ -116,6 +116,40 @@ class Call(Copy):
         return any(r.startswith(TORCH_OPS) for r in self.receivers)
 
 
+@dataclass(frozen=True, eq=False)
+class ForwardedCall(Call):
+    """A call of a forwarder (`cute.compile(obj, *args, **kw)`, the map's
+    `call_forwarders`): what it passes after `obj` binds to `obj.__call__`. `targets`
+    are the classes `obj` is an instance of, each (class, module as imported; `.` this
+    file's), or `unresolved` says why they are not known (then nothing binds it)."""
+
+    forwarder: str = ""
+    callee: str = ""  # the first argument as written
+    targets: tuple[tuple[str, str], ...] = ()
+    unresolved: str | None = None
+
+
+@dataclass(frozen=True)
+class CalleeParam:
+    """A parameter of a `__call__`: its name, kind and default's text (None: none)."""
+
+    name: str
+    kind: str
+    default: str | None
+
+
+@dataclass(frozen=True, eq=False)
+class Callee(Copy):
+    """A class's own `__call__` (its `name` is the class's): the parameters after `self`
+    a forwarded call binds to, known only when every decorator keeps the signature (the
+    map's `signature_decorators`); `file_module` is the dotted module of its file."""
+
+    params: tuple[CalleeParam, ...]
+    decorators: tuple[str, ...]
+    signature_known: bool
+    file_module: str | None
+
+
 @dataclass(frozen=True)
 class PyArg:
     name: str
@@ -228,10 +262,13 @@ __all__ = [
     "VAR_POSITIONAL",
     "Boxed",
     "Call",
+    "Callee",
+    "CalleeParam",
     "Copy",
     "CppFunction",
     "CppParam",
     "Failure",
+    "ForwardedCall",
     "Impl",
     "Key",
     "OpFile",

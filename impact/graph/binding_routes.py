@@ -13,16 +13,17 @@ impact/checks/bindings.py can compare a call's binding at the base with the head
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from impact.graph.binding_records import Call, Copy, PyBinding
+from impact.graph.binding_records import Call, Copy, ForwardedCall, PyBinding
 from impact.graph.bindings import Copies
 from impact.graph.call_binding import (
     Binding,
     Shape,
     Signature,
     bind,
+    callee_signature,
     pybind_signature,
     schema_signature,
     stub_calls,
@@ -45,7 +46,7 @@ class Route:
     synthetic: bool = False  # a call the stub accepts, not one written in the tree
 
 
-def _ordinals(calls: list[Call]) -> dict[int, str]:
+def _ordinals(calls: Sequence[Call]) -> dict[int, str]:
     """Each call's place among the calls of its op in its function: `f#0`, `f#1`."""
     seen: dict[tuple[str, str | None], int] = defaultdict(int)
     out: dict[int, str] = {}
@@ -58,6 +59,12 @@ def _ordinals(calls: list[Call]) -> dict[int, str]:
 
 def _call_words(call: Call) -> str:
     return f"the call in {call.function}()" if call.function else "the module-level call"
+
+
+def forwarded_words(call: ForwardedCall) -> str:
+    """How a finding names a forwarded call."""
+    where = f" in {call.function}()" if call.function else " at module level"
+    return f"the {call.forwarder}({call.callee}, ...) call{where}"
 
 
 def _pybind(copies: Copies, bind_site: PyBinding) -> Signature | None:
@@ -111,6 +118,20 @@ def _all(symbol: str, copies: Copies) -> Iterator[Route]:
                 if layer is not None:
                     yield Route(f"{symbol}|{ordinals[id(call)]}|binding@{bind_site.path}",
                                 call, _call_words(call), bind(Shape.of(call), layer))
+    # A forwarder's call binds what it passes on to the `__call__` of the class its first
+    # argument is (the `callee_signature` route); one whose `__call__` is not read or
+    # whose signature a decorator may change has no route (the check says changed).
+    forwarded = copies.forwarded.get(symbol, [])
+    ordinals = _ordinals(forwarded)
+    for call in forwarded:
+        for cls, module in call.targets:
+            if cls != symbol:
+                continue
+            for callee in copies.callees_of(call, cls, module):
+                if callee.signature_known:
+                    yield Route(f"{symbol}|{ordinals[id(call)]}|callee@{callee.path}", call,
+                                forwarded_words(call),
+                                bind(Shape.of(call), callee_signature(callee)))
     through = [c for c in copies.calls.get(symbol, []) if c.through_torch_ops]
     ordinals = _ordinals(through)
     for schema in schemas:

@@ -24,10 +24,13 @@ from impact.git import Snapshot
 from impact.graph.binding_records import (
     Boxed,
     Call,
+    Callee,
+    CalleeParam,
     Copy,
     CppFunction,
     CppParam,
     Failure,
+    ForwardedCall,
     Impl,
     Key,
     OpFile,
@@ -53,7 +56,9 @@ BINDING_KINDS = (FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF, FactKind.TORCH_IMPL)
 _BUILD_NAMED = "TORCH_EXTENSION_NAME"
 STATED = (FactKind.OP_STUB, FactKind.OP_WRAPPER, FactKind.OP_CALL, FactKind.PYBIND_DEF,
           FactKind.SCHEMA_DEF, FactKind.TORCH_IMPL, FactKind.BOXED_READ, FactKind.CPP_FUNCTION,
-          FactKind.OP_MODULE, FactKind.PYBIND_MODULE, FactKind.BINDING_UNREADABLE)
+          FactKind.OP_MODULE, FactKind.PYBIND_MODULE, FactKind.BINDING_UNREADABLE,
+          FactKind.OP_FORWARDED_CALL, FactKind.OP_CALLEE)
+_CALL_KINDS = (FactKind.OP_CALL, FactKind.OP_FORWARDED_CALL)
 
 
 def _canonical(value: Any) -> str:
@@ -72,7 +77,7 @@ def _identity(path: str, fact: Fact) -> tuple[Key, Key]:
     already had where it was (the base's, not the change's)."""
     kind, data = str(fact.kind), dict(fact.data)
     key = (path, kind, fact.name, _canonical(data))
-    if fact.kind != FactKind.OP_CALL:
+    if fact.kind not in _CALL_KINDS:
         return key, key
     return key, (path, kind, fact.name, _canonical(
         {k: v for k, v in data.items() if k not in ("arguments", "passed", "passed_keywords")}))
@@ -115,6 +120,23 @@ def _copy(path: str, fact: Fact, roots: list[str]) -> Copy:
                     tuple(_passed(v) for v in data.get("passed", [])),
                     tuple((str(k), _passed(v))
                           for k, v in sorted((data.get("passed_keywords") or {}).items())))
+    if fact.kind == FactKind.OP_FORWARDED_CALL:
+        unresolved = data.get("unresolved")
+        return ForwardedCall(
+            *at, None, (), text_or_none(data.get("function")), int(data.get("positional", 0)),
+            tuple(data.get("keywords", [])), tuple(_passed(v) for v in data.get("passed", [])),
+            tuple((str(k), _passed(v))
+                  for k, v in sorted((data.get("passed_keywords") or {}).items())),
+            forwarder=fact.name, callee=str(data.get("callee") or ""),
+            targets=tuple((str(t.get("class")), str(t.get("module")))
+                          for t in data.get("targets") or [] if isinstance(t, dict)),
+            unresolved=None if unresolved is None else str(unresolved))
+    if fact.kind == FactKind.OP_CALLEE:
+        return Callee(*at, tuple(CalleeParam(str(p["name"]), str(p.get("kind")),
+                                             text_or_none(p.get("default")))
+                                 for p in data.get("params", [])),
+                      tuple(str(d) for d in data.get("decorators") or []),
+                      bool(data.get("signature_known")), module_name_for(path, roots))
     if fact.kind == FactKind.PYBIND_DEF:
         args = data.get("args")
         return PyBinding(*at, text_or_none(data.get("function")),
@@ -176,6 +198,10 @@ class Copies:
     file_modules: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # Whether the snapshot holds a path (a module beside a caller shadows any other).
     exists: Callable[[str], bool] = field(default=lambda path: False)
+    # Forwarded calls (`cute.compile(obj, ...)`) by each class `obj` may be, and the
+    # `__call__`s of classes by class name.
+    forwarded: Mapping[str, list[ForwardedCall]] = field(default_factory=dict)
+    callees: Mapping[str, list[Callee]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, copies: Iterable[Copy],
@@ -186,6 +212,7 @@ class Copies:
         modules: dict[str, OpModule] = {}
         expands: dict[str, set[str]] = defaultdict(set)
         named: dict[str, set[str]] = defaultdict(set)
+        forwarded: dict[str, list[ForwardedCall]] = defaultdict(list)
         keys, shapes = set(), set()
         for copy in copies:
             keys.add(copy.key)
@@ -195,6 +222,10 @@ class Copies:
                 tables[Stub][copy.name].append(copy)
             elif isinstance(copy, OpModule):
                 modules[copy.name] = copy
+            elif isinstance(copy, ForwardedCall):
+                for target, _ in copy.targets:
+                    if copy not in forwarded[target]:
+                        forwarded[target].append(copy)
             elif isinstance(copy, PybindModule):
                 expands[copy.path] |= set(copy.expands)
                 if copy.name.isidentifier() and copy.name != _BUILD_NAMED:
@@ -212,11 +243,28 @@ class Copies:
                    dict(tables[Schema]), dict(tables[Boxed]), dict(tables[Impl]),
                    dict(tables[CppFunction]), modules, dict(expands), frozenset(keys),
                    frozenset(shapes), bool(modules), file_modules,
-                   exists or (lambda path: False))
+                   exists or (lambda path: False), dict(forwarded), dict(tables[Callee]))
 
     def symbols(self) -> set[str]:
-        """The ops a stub or a binding names."""
-        return set(self.stubs) | set(self.pybind) | set(self.schemas) | set(self.wrappers)
+        """The ops a stub or a binding names (and the classes forwarded calls bind to)."""
+        return set(self.stubs) | set(self.pybind) | set(self.schemas) | set(self.wrappers) \
+            | set(self.forwarded)
+
+    def callees_of(self, call: ForwardedCall, cls: str, module: str) -> list[Callee]:
+        """The `__call__`s of class `cls` of `module` (as the call's file imports it;
+        `.`: the call's own file) among the files read."""
+        here = posixpath.dirname(call.path)
+        if module == ".":
+            return [c for c in self.callees.get(cls, []) if c.path == call.path]
+        dots = len(module) - len(module.lstrip("."))
+        if dots:
+            folder = here
+            for _ in range(dots - 1):
+                folder = posixpath.dirname(folder)
+            stem = posixpath.normpath(posixpath.join(folder, *module.lstrip(".").split(".")))
+            files = {stem + ".py", posixpath.join(stem, "__init__.py")}
+            return [c for c in self.callees.get(cls, []) if c.path in files]
+        return [c for c in self.callees.get(cls, []) if c.file_module == module]
 
     @property
     def stub_style(self) -> bool:
@@ -232,6 +280,7 @@ class Copies:
                              *self.schemas.get(symbol, []), *self.calls.get(symbol, []),
                              *self.impls.get(symbol, [])]
         functions = {c.function for c in found if not isinstance(c, Stub | Wrapper)} | {symbol}
+        found += [*self.forwarded.get(symbol, []), *self.callees.get(symbol, [])]
         return found + [f for name in functions if isinstance(name, str)
                         for f in self.cpp.get(name, [])]
 
@@ -440,6 +489,15 @@ class BindingsGraph:
         content = next((f for f in self._facts(path) if f.kind == FactKind.CONTENT), None)
         regions = content.data.get("unsure", ()) if content is not None else ()
         return frozenset(name for region in regions for name in region["names"])
+
+    def renames(self, path: str) -> Mapping[str, Any] | None:
+        """What `path` says of its parameter names (impact/bindings/python_renames.py), or
+        None: a file not read, not parsed, or read by another extractor."""
+        if self.failure(path) is not None:
+            return None
+        content = next((f for f in self._facts(path) if f.kind == FactKind.CONTENT), None)
+        found = content.data.get("renames") if content is not None else None
+        return found if isinstance(found, dict) else None
 
     def file(self, path: str) -> OpFile:
         """What `path` states beyond its copies (`OpFile`)."""

@@ -22,6 +22,7 @@ from impact.graph.binding_records import (
     VAR_KEYWORD,
     VAR_POSITIONAL,
     Call,
+    Callee,
     Copy,
     CppFunction,
     Passed,
@@ -202,6 +203,14 @@ def wrapper_signature(wrapper: Wrapper) -> Signature:
     """A Python function that calls into an extension, as Python binds a call to it."""
     return Signature("Python function", wrapper, tuple(
         LayerParam(i, p.name, p.kind, p.has_default) for i, p in enumerate(wrapper.params)))
+
+
+def callee_signature(callee: Callee) -> Signature:
+    """A class's `__call__` after `self`, as Python binds the arguments a forwarder
+    (`cute.compile(obj, *args, **kw)`) passes on to it."""
+    return Signature(f"{callee.name}.__call__", callee, tuple(
+        LayerParam(i, p.name, p.kind, p.default is not None, p.default)
+        for i, p in enumerate(callee.params)))
 
 
 def pybind_signature(bind_site: PyBinding, functions: Sequence[CppFunction]

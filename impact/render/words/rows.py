@@ -215,6 +215,20 @@ REASONS: dict[Reason, str] = {
     Reason.DEFAULT_FILLS_DIFFERENTLY:
         "{call} leaves '{param}' of the {layer} to its default, which was {was} and is "
         "{now} now: what runs changed",
+    Reason.PARAMETERS_RENAMED_ALIKE:
+        "only parameters renamed ({renames}), each alike at its definition and at every "
+        "call that passes it by keyword (callers in {callers} other files read): the same "
+        "program runs",
+    Reason.FORWARDED_CALLEE_UNRESOLVED:
+        "{call} passes its other arguments to the __call__ of its first argument, whose "
+        "class is not known ({why}): whether it binds is unknown",
+    Reason.FORWARDED_CALLEE_NOT_READ:
+        "{call} passes its other arguments to {cls}.__call__, which is not defined in a "
+        "file read (module {module}; an inherited __call__ is not read): whether it binds "
+        "is unknown",
+    Reason.FORWARDED_CALLEE_SIGNATURE_UNKNOWN:
+        "{call} passes its other arguments to {cls}.__call__, whose decorators "
+        "({decorators}) may change its signature: whether it binds is unknown",
     Reason.MISMATCH_RESOLVED:
         "'{symbol}' had copies that disagreed at the base and agree now: calls that failed "
         "or passed wrong values run differently",
