@@ -6,10 +6,15 @@ names are compared against its `py::arg` list) stays as the other checks say."""
 
 from __future__ import annotations
 
+import ast
+import textwrap
+
 from harness import charged_rows, report, scenario
 
+from impact.bindings.python_renames import rename_facts
 from impact.fixtures import edits as e
 from impact.fixtures.tree import tree_files
+from impact.python.scaffold import all_nodes
 from impact.render.words.rows import reason_text
 
 AITER = tree_files("aiter_tree")
@@ -135,3 +140,32 @@ def test_a_decorated_function_or_a_name_looked_up_by_string_is_changed() -> None
             "def go(d):\n    return getattr(core, 'rename_cpp_to_cu')\n")
     doc = report(scenario(_base(user), *_rename()))
     assert _row(doc)["status"] == "changed", doc["rows"]
+
+
+def _digest(code: str) -> str:
+    tree = ast.parse(textwrap.dedent(code))
+    return rename_facts(tree, all_nodes(tree))["renamed_digest"]
+
+
+def test_the_renamed_digest_follows_the_innermost_def_that_takes_a_name() -> None:
+    """A nested def's own parameter shadows the outer one's in its body; elsewhere the
+    outer def's place is written. Renaming alike keeps the digest, a capture does not."""
+    base = """
+        def outer(x, y):
+            def inner(x):
+                return x + y
+            return inner(x=y) + x
+    """
+    renamed = base.replace("(x, y)", "(a, b)").replace("+ y", "+ b").replace(
+        "inner(x=y) + x", "inner(x=b) + a")
+    assert _digest(base) == _digest(renamed)
+    inner_renamed = base.replace("inner(x)", "inner(z)").replace("return x + y",
+                                                                    "return z + y")
+    assert _digest(base) != _digest(inner_renamed)  # the call still passes x=
+    captured = base.replace("return x + y", "return x + x")
+    assert _digest(base) != _digest(captured)
+    # The tree is handed back as it was parsed.
+    tree = ast.parse(textwrap.dedent(base))
+    before = ast.dump(tree)
+    rename_facts(tree, all_nodes(tree))
+    assert ast.dump(tree) == before

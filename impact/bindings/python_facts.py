@@ -86,13 +86,13 @@ def extract_binding_python_facts(path: str, source: bytes, *,
         visitor.run()
         facts = visitor.facts + forward_facts(parsed.tree, visitor.modules, visitor.code,
                                               visitor.passed, forwarders, keeps_signature,
-                                              own_keywords)
+                                              own_keywords, parsed.nodes())
         # Docstrings, comments and layout left out; then also what the facts state.
         digest, beyond = module_digests(parsed.tree, visitor.blanked)
         facts.append(Fact(FactKind.CONTENT, path, 0,
                           {"digest": digest, "beyond_bindings": beyond,
                            # what tells a parameter renamed alike everywhere from an edit
-                           "renames": rename_facts(parsed.tree)}))
+                           "renames": rename_facts(parsed.tree, parsed.nodes())}))
         return sorted_facts(facts)
 
     facts = extract_python(path, source, extract)

@@ -28,13 +28,18 @@ Passed = Callable[[ast.expr], dict[str, str]]
 
 def forward_facts(tree: ast.Module, modules: dict[str, list[str]], code: Callable[[ast.AST], str],
                   passed: Passed, forwarders: tuple[str, ...],
-                  keeps_signature: tuple[str, ...], own_keywords: tuple[str, ...] = ()
-                  ) -> list[Fact]:
+                  keeps_signature: tuple[str, ...], own_keywords: tuple[str, ...] = (),
+                  nodes: list[ast.AST] | None = None) -> list[Fact]:
     """The `op-forwarded-call` and `op-callee` facts of a module. `modules` maps each
     name the module binds by import to the dotted names it may be (`from m import X`
     binds `X` to `m.X`); `code` writes a node, `passed` a passed value; `own_keywords`
-    are the keywords a forwarder takes itself (not passed on)."""
+    are the keywords a forwarder takes itself (not passed on); `nodes`, every node of the
+    tree when the caller has them, tells a module that calls no forwarder at once."""
     facts = list(_callees(tree, code, keeps_signature))
+    wanted = set(forwarders)
+    if nodes is not None and not any(isinstance(n, ast.Call) and _spelled(n.func, modules)
+                                     & wanted for n in nodes):
+        return facts
     if forwarders:
         classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
         facts += _calls(tree, modules, classes, passed, set(forwarders), set(own_keywords))

@@ -17,47 +17,55 @@ import ast
 from collections import defaultdict
 from typing import Any
 
-from impact.python.digest import tree_digest
-from impact.python.scaffold import children
+from impact.python.digest import module_digests
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Where a def can stand: statements and the parts of a statement that hold a body.
+_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
-def rename_facts(tree: ast.Module) -> dict[str, Any]:
-    """The `content` fact's rename fields of one module (see the module docstring)."""
+def rename_facts(tree: ast.Module, nodes: list[ast.AST]) -> dict[str, Any]:
+    """The `content` fact's rename fields of one module (see the module docstring);
+    `nodes` is every node of `tree` (the readers' shared walk, `Source.nodes`)."""
     defs = _defs(tree)
     params = {qualified: _names(node.args) for qualified, node, _ in defs}
     by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = defaultdict(list)
     for _, node, _ in defs:
         by_name[node.name].append(node)
-    local = set(by_name) | _imported(tree)
+    calls = [node for node in nodes if isinstance(node, ast.Call)]
+    local = set(by_name)
+    for node in nodes:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            local |= {(a.asname or a.name).split(".")[0] for a in node.names}
     keyword_calls: dict[str, set[str]] = defaultdict(set)
     spread: set[str] = set()
-    references: set[str] = set()
     callees: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            name = _callee(node.func)
-            if name is None:
-                continue
-            callees.add(id(node.func))
-            for keyword in node.keywords:
-                if keyword.arg is None:
-                    spread.add(name)
-                else:
-                    keyword_calls[name].add(keyword.arg)
-    for node in ast.walk(tree):
-        if id(node) in callees:
+    for node in calls:
+        name = _callee(node.func)
+        if name is None:
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in local:
-            references.add(node.id)
+        callees.add(id(node.func))
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                spread.add(name)
+            else:
+                keyword_calls[name].add(keyword.arg)
+    references: set[str] = set()
+    # A name spelled as a string may be looked up (`getattr(core, "f")`): a dynamic use.
+    strings: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str) and node.value.isidentifier():
+                strings.add(node.value)
+        elif id(node) in callees:
+            continue
+        elif isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load) and node.id in local:
+                references.add(node.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             references.add(node.attr)
-    # A name spelled as a string may be looked up (`getattr(core, "f")`): a dynamic use.
-    strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
-               and isinstance(n.value, str) and n.value.isidentifier()}
     return {
-        "renamed_digest": _renamed_digest(tree, defs, by_name),
+        "renamed_digest": _renamed_digest(tree, calls, by_name),
         "params": params,
         # Functions under a decorator (it may read parameters by name: a custom op's
         # schema, a Triton kernel's constexprs): no rename of theirs is shown inert.
@@ -75,13 +83,13 @@ def _defs(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFuncti
     stack: list[tuple[ast.AST, str, int]] = [(tree, "", 0)]
     while stack:
         node, prefix, depth = stack.pop()
-        for child in children(node):
+        for child in ast.iter_child_nodes(node):
             if isinstance(child, (*_DEFS, ast.ClassDef)):
                 qualified = f"{prefix}{child.name}"
                 if isinstance(child, _DEFS):
                     found.append((qualified, child, depth))
                 stack.append((child, qualified + ".", depth + 1))
-            else:
+            elif isinstance(child, _HOLDS_STATEMENTS):
                 stack.append((child, prefix, depth))
     return found
 
@@ -95,14 +103,6 @@ def _names(args: ast.arguments) -> list[str]:
     return [a.arg for a in _args(args)]
 
 
-def _imported(tree: ast.Module) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            found |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return found
-
-
 def _callee(func: ast.expr) -> str | None:
     """The name a call calls: `f(...)`, `m.f(...)`, and `f[grid](...)` (a launcher)."""
     if isinstance(func, ast.Subscript):
@@ -114,12 +114,12 @@ def _callee(func: ast.expr) -> str | None:
     return None
 
 
-def _renamed_digest(tree: ast.Module,
-                    defs: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, int]],
+def _renamed_digest(tree: ast.Module, calls: list[ast.Call],
                     by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]) -> str:
-    """The module's digest with parameters written by place. Innermost defs first, so a
-    nested def's own parameter shadows the outer one's name in its body. The tree is
-    changed in place and put back."""
+    """The module's digest with parameters written by place: in a def's body a name is
+    written by the place it has in the innermost enclosing def that takes it, so a nested
+    def's own parameter shadows the outer one's. The tree is changed in place and put
+    back."""
     undo: list[tuple[ast.AST, str, str]] = []
 
     def rename(node: ast.AST, field: str, value: str) -> None:
@@ -129,25 +129,37 @@ def _renamed_digest(tree: ast.Module,
     try:
         # Keywords first, by the parameter lists as written: a call of a name this file
         # defines once binds its keywords to that def's parameters.
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                name = _callee(node.func)
-                targets = by_name.get(name or "", [])
-                if len(targets) != 1:
-                    continue
-                names = _names(targets[0].args)
-                for keyword in node.keywords:
-                    if keyword.arg is not None and keyword.arg in names:
-                        rename(keyword, "arg", f"#{names.index(keyword.arg)}")
-        for _, func, _ in sorted(defs, key=lambda d: -d[2]):
-            places = {a.arg: f"#{i}" for i, a in enumerate(_args(func.args))}
-            for statement in func.body:
-                for node in ast.walk(statement):
-                    if isinstance(node, ast.Name) and node.id in places:
-                        rename(node, "id", places[node.id])
-            for arg in _args(func.args):
-                rename(arg, "arg", places[arg.arg])
-        return tree_digest(tree)
+        for node in calls:
+            name = _callee(node.func)
+            targets = by_name.get(name or "", [])
+            if len(targets) != 1:
+                continue
+            names = _names(targets[0].args)
+            for keyword in node.keywords:
+                if keyword.arg is not None and keyword.arg in names:
+                    rename(keyword, "arg", f"#{names.index(keyword.arg)}")
+        # One walk with the places of the defs a node lies in the body of, innermost
+        # last: a name is written by the place of the innermost def it is a parameter of.
+        stack: list[tuple[ast.AST, tuple[dict[str, str], ...]]] = [(tree, ())]
+        while stack:
+            node, scopes = stack.pop()
+            if isinstance(node, ast.Name):
+                place = next((p[node.id] for p in reversed(scopes) if node.id in p), None)
+                if place is not None:
+                    rename(node, "id", place)
+                continue
+            if isinstance(node, _DEFS):
+                args = _args(node.args)
+                inner = (*scopes, {a.arg: f"#{i}" for i, a in enumerate(args)})
+                stack += [(statement, inner) for statement in node.body]
+                body = {id(statement) for statement in node.body}
+                stack += [(child, scopes) for child in ast.iter_child_nodes(node)
+                          if id(child) not in body]
+                for i, arg in enumerate(args):
+                    rename(arg, "arg", f"#{i}")
+                continue
+            stack += [(child, scopes) for child in ast.iter_child_nodes(node)]
+        return module_digests(tree, {})[0]
     finally:
         for node, field, value in reversed(undo):
             setattr(node, field, value)
