@@ -87,6 +87,13 @@ def test_a_keyword_the_callee_lacks_breaks_and_names_both_sites() -> None:
     assert row["details"]["base_form"] == "(mQ, mK, stream, mSeq=None)"
     files = {(s["file"], s["line"]) for s in row["sides"]}
     assert (KERN, 9) in files and any(f == IFACE for f, _ in files), row["sides"]
+    # The call bound at the base: what it passed then and passes now, side by side; the
+    # layer did not change, so its base form is not said again.
+    assert row["details"]["base_call"] == "(q, k, stream)"
+    assert row["details"]["head_call"] == "(q, k, stream, mSem=None)"
+    assert "base_layer" not in row["details"]
+    assert row["says"].endswith("; at the base it bound, passing (q, k, stream); now it "
+                                "passes (q, k, stream, mSem=None)")
 
 
 def test_the_callee_losing_a_parameter_a_call_passes_breaks() -> None:
@@ -95,7 +102,10 @@ def test_the_callee_losing_a_parameter_a_call_passes_breaks() -> None:
     doc = report(scenario(_tree(), e.replace(KERN, "def __call__(self, mQ, mK, stream, mSeq=None)",
                                              "def __call__(self, mQ, mK)")))
     assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
-    assert any(r["reason"] == "call-does-not-bind" for r in _forwarded(doc, "mismatch"))
+    [row] = [r for r in _forwarded(doc, "mismatch") if r["reason"] == "call-does-not-bind"]
+    assert row["details"]["base_layer"] == "(mQ, mK, stream, mSeq=None)"
+    assert row["details"]["head_form"] == "(mQ, mK)"
+    assert "the KernSm90.__call__ was (mQ, mK, stream, mSeq=None) at the base" in row["says"]
 
 
 def test_a_call_that_binds_again_is_changed_not_breaks() -> None:

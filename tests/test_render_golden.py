@@ -104,18 +104,22 @@ def test_verbose_text_is_exact() -> None:
 
 
 def test_inert_tally_tells_layout_from_rules() -> None:
-    """A row a rule settled (a removed unit nothing built) is not counted as layout
-    only, and --verbose names its reason."""
+    """A row a rule settled (a removed unit nothing built) or one whose file other rows
+    judge is not counted as layout only, and --verbose names its reason."""
     settled = Row("surface", "head", "csrc/unused.cu", Status.INERT,
                   Reason.UNBUILT_UNIT_REMOVED, archs=("gfx950",),
                   sides=(Side("csrc/unused.cu", 0, "base", Role.CHANGED),))
+    judged = Row("surface", "head", "ops/stub.py", Status.INERT,
+                 Reason.STATED_CHANGED_JUDGED_ELSEWHERE, archs=("gfx950",),
+                 details={"judged_by": "bindings"},
+                 sides=(Side("ops/stub.py", 0, "head", Role.CHANGED),))
     report = sample_report()
-    rows = sorted([*ROWS, settled], key=Row.sort_key)
+    rows = sorted([*ROWS, settled, judged], key=Row.sort_key)
     report["rows"] = [r.to_json() for r in rows]
     report["verdict"] = rollup(rows, EVERY).to_json()
     text = render_text(report)
-    assert ("2 with no runtime effect (1 comments, docstrings or layout only; "
-            "1 settled by a rule, --verbose says which)") in text
+    assert ("3 with no runtime effect (1 comments, docstrings or layout only; 1 whose "
+            "changes the rows above judge; 1 settled by a rule, --verbose says which)") in text
     assert "inert: csrc/unused.cu: translation unit removed" in render_text(report, verbose=True)
     assert "1 with no runtime effect (comments, docstrings or layout only)" in render_text(
         sample_report())

@@ -20,6 +20,7 @@ from impact.graph import (
     OP_KINDS,
     Binding,
     BindingsGraph,
+    Call,
     Copies,
     Copy,
     CppFunction,
@@ -28,6 +29,7 @@ from impact.graph import (
     Place,
     PyBinding,
     Reach,
+    Route,
     Schema,
     Signature,
     Stub,
@@ -185,7 +187,8 @@ def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_P
             was.binding.signature.site.key != binding.signature.site.key else ()
         if binding.failure is not None:
             yield _Problem(f"{ident}:binds", Reason.CALL_DOES_NOT_BIND,
-                           {**words, **binding.refusal}, sites, base_sites=then)
+                           {**words, **binding.refusal, **_then(route, was)}, sites,
+                           base_sites=then)
             continue
         for landing in binding.landings:
             if takes(landing.param.type, landing.passed.kind) is False:
@@ -566,8 +569,21 @@ def _hidden(symbol: str, copies: tuple[Copies, Copies],
 
 
 # Details a problem carries for its reader, not part of what it says: the base's and the
-# head's forms of the list it is about.
-_FORMS = ("head_form", "base_form")
+# head's forms of the list it is about, and of the call (`_then`).
+_FORMS = ("head_form", "base_form", "base_call", "head_call", "base_layer")
+
+
+def _then(route: Route, was: Route | None) -> dict[str, str]:
+    """For a call that does not bind now but bound at the base: what the call passed and
+    the layer took then, beside what they are now (the forms that changed only)."""
+    if was is None or was.binding.failure is not None:
+        return {}
+    then: dict[str, str] = {}
+    if isinstance(route.caller, Call) and isinstance(was.caller, Call):
+        then |= {"base_call": was.caller.form(), "head_call": route.caller.form()}
+    if was.binding.signature.form() != route.binding.signature.form():
+        then["base_layer"] = was.binding.signature.form()
+    return then
 
 
 def _said(problem: _Problem) -> tuple[str, Reason, str]:

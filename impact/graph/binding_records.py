@@ -115,6 +115,15 @@ class Call(Copy):
     def through_torch_ops(self) -> bool:
         return any(r.startswith(TORCH_OPS) for r in self.receivers)
 
+    def form(self) -> str:
+        """What the call passes as a reviewer reads it: `(q, k, *..., scale=s, **...)`
+        (a spread's values are not known)."""
+        parts = [p.text for p in self.passed]
+        parts += ["*..."] if self.positional < 0 else []
+        parts += [f"{name}={p.text}" for name, p in self.passed_keywords]
+        parts += ["**..."] if "**" in self.keywords else []
+        return f"({', '.join(parts)})"
+
 
 @dataclass(frozen=True, eq=False)
 class ForwardedCall(Call):

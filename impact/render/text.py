@@ -137,7 +137,8 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         lines.append(NO_FINDINGS)
     inert = [f for f in charged if f.status not in (Status.MISMATCH, Status.CHANGED)]
     layout = sum(1 for f in inert if f.reason == Reason.ONLY_LAYOUT_CHANGED)
-    tallies = [inert_text(layout, len(inert) - layout)] if inert else []
+    elsewhere = sum(1 for f in inert if f.reason == Reason.STATED_CHANGED_JUDGED_ELSEWHERE)
+    tallies = [inert_text(layout, elsewhere, len(inert) - layout - elsewhere)] if inert else []
     pre = sum(1 for f in every if f.preexisting)
     tallies += [preexisting_text(pre)] if pre else []
     lanes: dict[str, list[str]] = {}

@@ -120,15 +120,17 @@ def preexisting_text(count: int) -> str:
     return f"{count} pre-existing, not charged"
 
 
-def inert_text(layout: int, settled: int) -> str:
-    """The tally of rows with no runtime effect: those where only comments, docstrings or
-    layout changed, and those a rule settled (a removed unit nothing built, parameters
-    renamed alike), which --verbose lists with their reasons."""
-    if not settled:
+def inert_text(layout: int, elsewhere: int, settled: int) -> str:
+    """The tally of rows with no runtime effect of their own: files where only comments,
+    docstrings or layout changed; files whose changes other rows judge (what an op file's
+    facts state is the bindings rows'); rows a rule settled (a removed unit nothing built,
+    parameters renamed alike), which --verbose lists with their reasons."""
+    if not elsewhere and not settled:
         return f"{layout} with no runtime effect (comments, docstrings or layout only)"
     parts = [f"{layout} comments, docstrings or layout only"] if layout else []
-    parts.append(f"{settled} settled by a rule, --verbose says which")
-    return f"{layout + settled} with no runtime effect ({'; '.join(parts)})"
+    parts += [f"{elsewhere} whose changes the rows above judge"] if elsewhere else []
+    parts += [f"{settled} settled by a rule, --verbose says which"] if settled else []
+    return f"{layout + elsewhere + settled} with no runtime effect ({'; '.join(parts)})"
 
 
 def lanes_text(lanes: Mapping[str, list[str]], *, code: bool = False) -> str:

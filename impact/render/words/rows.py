@@ -423,6 +423,9 @@ def _refusals(details: Mapping[str, Any]) -> dict[str, Any]:
 # Qualifiers any reason's sentence takes when its details carry the value.
 QUALIFIERS: dict[str, str] = {
     "closest_to": " (paired by closest names with {closest_to})",
+    # A call that bound at the base, its forms then and now.
+    "base_call": "; at the base it bound, passing {base_call}; now it passes {head_call}",
+    "base_layer": "; the {layer} was {base_layer} at the base",
 }
 
 
