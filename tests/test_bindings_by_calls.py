@@ -357,3 +357,17 @@ def test_a_definition_that_leaves_its_declaration_behind_breaks() -> None:
     undefined = [r for r in charged_rows(doc, "mismatch")
                  if r["reason"] == "declaration-without-definition"]
     assert undefined and {s["file"] for s in undefined[0]["sides"]} == {ACT_H, kernels}
+
+
+def test_a_stub_no_binding_serves_names_the_op_its_module_and_the_closest_bound_names() -> None:
+    """A stub renamed so that its module binds no op of its name: the finding names the
+    op, the module it loads and the bound names closest to it."""
+    doc = report(scenario(AITER, e.replace("aiter/ops/norm.py", 'fc_name="layernorm2d_fwd"',
+                                           'fc_name="layernorm2d_fw"')))
+    assert doc["verdict"]["kind"] == "BREAKS", doc["rows"]
+    [row] = [r for r in charged_rows(doc, "mismatch") if r["reason"] == "stub-unbound"]
+    assert row["details"]["symbol"] == "layernorm2d_fw"
+    assert row["details"]["loads"] == "module_norm"
+    assert "layernorm2d_fwd" in row["details"]["closest_bound"].split(", ")
+    assert row["says"].startswith("stub 'layernorm2d_fw' finds no binding of that name")
+    assert "(it loads module_norm)" in row["says"]

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections import defaultdict
 from collections.abc import Iterator
@@ -280,8 +281,8 @@ def _problems(symbol: str, copies: Copies, old: Copies | None = None) -> list[_P
                                      "the ctypes stub", stub, entries)
             continue
         if not binds and not schemas:
-            problems.append(_Problem(f"{symbol}@{stub.path}:unbound", Reason.STUB_UNBOUND, {},
-                                     (stub,)))
+            problems.append(_Problem(f"{symbol}@{stub.path}:unbound", Reason.STUB_UNBOUND,
+                                     _unbound_words(symbol, stub, copies), (stub,)))
         for bind in copies.scoped(stub, binds):
             if bind.args is not None:
                 problems += _compare_names(symbol, stub, bind, keyword_callers)
@@ -570,7 +571,22 @@ def _hidden(symbol: str, copies: tuple[Copies, Copies],
 
 # Details a problem carries for its reader, not part of what it says: the base's and the
 # head's forms of the list it is about, and of the call (`_then`).
-_FORMS = ("head_form", "base_form", "base_call", "head_call", "base_layer")
+_FORMS = ("head_form", "base_form", "base_call", "head_call", "base_layer",
+          "closest_bound")
+
+
+def _unbound_words(symbol: str, stub: Stub, copies: Copies) -> dict[str, str]:
+    """What a finding on a stub no binding serves names: the op, the module the stub
+    loads, and the bound names closest to the op's among the files read (a renamed
+    binding is the usual cause)."""
+    words = {"symbol": symbol}
+    if stub.module:
+        words["loads"] = stub.module
+    closest = difflib.get_close_matches(symbol, sorted(set(copies.pybind) | set(copies.schemas)),
+                                        n=3, cutoff=0.75)
+    if closest:
+        words["closest_bound"] = ", ".join(closest)
+    return words
 
 
 def _then(route: Route, was: Route | None) -> dict[str, str]:

@@ -180,7 +180,8 @@ REASONS: dict[Reason, str] = {
         "builds is unknown",
     Reason.MODULE_MISSING_FROM_SOURCES_MAP: "module '{module}' is missing from the sources map",
     Reason.CTYPES_STUB_UNBOUND: 'ctypes stub with no extern "C" entry point',
-    Reason.STUB_UNBOUND: "stub with no binding of that name",
+    Reason.STUB_UNBOUND: "stub '{symbol}' finds no binding of that name: every call fails "
+                         "before any kernel runs",
     Reason.PYTHON_SIDE_MISSING: "bound in C++ with no Python stub or caller of that name",
     Reason.SCHEMA_DIFFERS: "the schema differs between registrations",
     Reason.BOXED_SLOTS_DIFFER:
@@ -426,6 +427,8 @@ QUALIFIERS: dict[str, str] = {
     # A call that bound at the base, its forms then and now.
     "base_call": "; at the base it bound, passing {base_call}; now it passes {head_call}",
     "base_layer": "; the {layer} was {base_layer} at the base",
+    "loads": " (it loads {loads})",
+    "closest_bound": " (bound names closest to it: {closest_bound})",
 }
 
 
