@@ -287,16 +287,25 @@ def read_facts(repo: PathLike = ".", *, paths: Sequence[str], rev: str = "HEAD",
                               str(surface_map) if surface_map else None, session.caches)
 
 
-def explain(contract: str) -> str:
-    """What the check of `contract` checks, and why (its docstring, dedented)."""
+def explain(contract: str | None = None) -> str:
+    """What the check of `contract` checks, and why (its docstring, dedented); with no
+    contract, every contract with the first sentence of what it checks."""
+    import difflib
     import inspect
 
     from impact import checks
+    from impact.render.words import contract_list_text
 
+    names = sorted(c.name for c in checks.REGISTRY)
+    if contract is None:
+        return contract_list_text({c.name: inspect.cleandoc(type(c).__doc__ or "")
+                                   for c in checks.REGISTRY})
     text = checks.explain(contract)
     if text is None:
-        names = ", ".join(sorted(c.name for c in checks.REGISTRY))
-        raise BadUsage(f"no contract named '{contract}'", f"use one of: {names}")
+        close = difflib.get_close_matches(contract, names, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise BadUsage(f"no contract named '{contract}'",
+                       f"{hint}use one of: {', '.join(names)} ('impact explain' lists them)")
     return inspect.cleandoc(text)
 
 

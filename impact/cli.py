@@ -11,7 +11,9 @@ when stderr is piped or `CI` is set).
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import sys
 import threading
 import time
@@ -28,7 +30,36 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line and exit 3, as for any bad input."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"impact: error: {message}; see '{self.prog} --help'\n")
+        self.exit(EXIT_BAD_INPUT,
+                  f"impact: error: {message}{_did_you_mean(self, message)}; see '{self.prog} "
+                  "--help'\n")
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """Every flag of `parser` and of its subcommands (argparse reports a flag no parser
+    took from the top-level parser)."""
+    found: list[str] = []
+    for action in parser._actions:
+        found += action.option_strings
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += _option_strings(sub)
+    return found
+
+
+def _did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
+    """`; did you mean '--commit'?` for a mistyped command or flag, else nothing."""
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from ([^)]*)\)", message)
+    if choice is not None:
+        typed, known = choice.group(1), re.findall(r"'([^']*)'", choice.group(2))
+    else:
+        flag = re.search(r"unrecognized arguments: (--?[\w-]+)", message)
+        if flag is None:
+            return ""
+        typed = flag.group(1)
+        known = _option_strings(parser)
+    close = difflib.get_close_matches(typed, known, n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def progress_stream(stream: TextIO | None = None) -> TextIO | None:
@@ -96,8 +127,11 @@ class Progress:
             self._erase()
 
 
+REPO_HELP = "the repository, or a folder inside it (default: the current folder)"
+
+
 def _add_input_forms(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--repo", default=".", help="the repository (default: the current folder)")
+    parser.add_argument("--repo", default=".", help=REPO_HELP)
     parser.add_argument("--base", help="the branch or commit the change is compared with")
     parser.add_argument("--head", help="the branch or commit holding the change")
     parser.add_argument("--range", metavar="A..B", help="a commit range, like --base A --head B")
@@ -196,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cache(emit)
     emit.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     facts = sub.add_parser("facts", help="print, as JSON, the facts impact sees in some files")
-    facts.add_argument("--repo", default=".", help="the repository (default: the current folder)")
+    facts.add_argument("--repo", default=".", help=REPO_HELP)
     facts.add_argument("--rev", default="HEAD", help="the revision to read (default: HEAD)")
     facts.add_argument("--surface-map", metavar="NAME|PATH", help="as for report")
     facts.add_argument("paths", nargs="+", metavar="PATH", help="repository-relative file paths")
@@ -204,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cache(facts)
     facts.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     explain = sub.add_parser("explain", help="what a contract check checks, and why")
-    explain.add_argument("contract", help="a contract name, e.g. kernargs")
+    explain.add_argument("contract", nargs="?",
+                         help="a contract name, e.g. kernargs (none: list every contract)")
     explain.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     cache = sub.add_parser("cache", help="show or empty the cache folder (the fact cache "
                                          "and the emitter's cache of built variants)")

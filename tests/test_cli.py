@@ -13,7 +13,7 @@ import pytest
 from conftest import add_orphan_branch
 from test_surface import MINIMAL
 
-from impact import api
+from impact import api, checks
 from impact.cli import main
 from impact.contracts import REPORT_SCHEMA, validate
 from impact.errors import (
@@ -121,6 +121,18 @@ def test_not_a_repository_exit_3(tmp_path: Path, capsys) -> None:
     code, _, err = run(["report", "--repo", str(tmp_path), "--commit", "HEAD"], capsys)
     assert code == EXIT_BAD_INPUT
     _one_line_error(err, "is not a git repository")
+
+
+def test_a_subfolder_of_the_repository_finds_it_as_git_does(build, capsys) -> None:
+    repo = build(SCENARIO)
+    top = run(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+               "--format", "json", "--no-cache"], capsys)
+    inner = Path(repo.path) / "sub" / "dir"
+    inner.mkdir(parents=True)
+    sub = run(["report", "--repo", str(inner), "--base", "base", "--head", "head",
+               "--format", "json", "--no-cache"], capsys)
+    assert top[0] == sub[0] and top[0] != EXIT_BAD_INPUT, sub
+    assert json.loads(top[1])["rows"] == json.loads(sub[1])["rows"]
 
 
 def test_no_merge_base_exit_3(build, capsys) -> None:
@@ -274,6 +286,37 @@ def test_explain_prints_the_docstring(capsys) -> None:
     assert "What it checks:" in capsys.readouterr().out
     assert main(["explain", "nonsense"]) == 3
     assert "no contract named" in capsys.readouterr().err
+
+
+def test_explain_with_no_name_lists_every_contract(capsys) -> None:
+    assert main(["explain"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    listed = [line.split()[0] for line in out[1:]]
+    assert listed == sorted(c.name for c in checks.REGISTRY)
+    assert all(len(line) <= 160 for line in out)
+    assert any(line.split()[0] == "bindings" and "op" in line for line in out[1:])
+
+
+@pytest.mark.parametrize(("argv", "suggested"), [
+    (["reprot"], "did you mean 'report'?"),
+    (["report", "--comit", "HEAD"], "did you mean '--commit'?"),
+    (["emit", "--untrusted-haed"], "did you mean '--untrusted-head'?"),
+    (["explain", "kernarg"], "did you mean 'kernargs'?"),
+])
+def test_a_typo_gets_did_you_mean(capsys, argv, suggested) -> None:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's usage errors exit from the parser
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT
+    assert suggested in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_flag_like_no_other_gets_no_suggestion(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["report", "--zzzz"])
+    assert "did you mean" not in capsys.readouterr().err
 
 
 # ------------------------------------------------------------ what the library entry gives

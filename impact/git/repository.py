@@ -218,12 +218,17 @@ def damaged(sha: bytes | str, exc: BaseException, root: Path) -> DamagedReposito
 
 
 def open_repository(path: str | os.PathLike[str]) -> Repository:
-    """Open the repository at `path` (a work tree or a bare repository)."""
+    """Open the repository at `path` (a work tree or a bare repository), or the one
+    `path` lies inside, found upwards as git finds it from a subfolder."""
     root = Path(path)
     if not root.exists():
         raise NotARepository(f"'{root}' does not exist", "pass --repo the path of a git repository")
     try:
-        repo = Repo(str(root))
+        try:
+            repo = Repo(str(root))
+        except NotGitRepository:
+            repo = Repo.discover(str(root))
+            root = Path(repo.path)
     except PermissionError as exc:
         raise NotARepository(
             f"'{root}' could not be read ({exc.strerror}: {exc.filename})",

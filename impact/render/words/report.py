@@ -116,6 +116,20 @@ def action_text(status: Status, run: str) -> str:
     return ACTION_MISMATCH if status == Status.MISMATCH else ACTION_DEVICE.format(run=run)
 
 
+def contract_list_text(docs: Mapping[str, str]) -> str:
+    """`impact explain` with no name: each contract with the first sentence of what its
+    check's docstring says it checks, then how to read the whole of one."""
+    width = max(len(name) for name in docs)
+    lines = ["Contracts (impact explain NAME says what each checks, and why):"]
+    for name in sorted(docs):
+        body = docs[name].split("What it checks:", 1)[-1].strip()
+        first = " ".join(body.split(". ")[0].split())
+        if len(first) > 100:
+            first = first[:99].rstrip() + "…"
+        lines.append(f"  {name.ljust(width)}  {first}")
+    return "\n".join(lines)
+
+
 def preexisting_text(count: int) -> str:
     return f"{count} pre-existing, not charged"
 
