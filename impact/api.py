@@ -187,6 +187,8 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
 
         surface = map_for_views(str(surface_map) if surface_map else None, views)
         emit_doc, emit_source, emit_sha = None, None, None
+        if run_emit:
+            _has_emitter(surface, "--run-emit")
         if emit:
             stage(words.STAGE_EMIT_FILE)
             emit_doc, emit_sha = _read_emit(emit, views, surface)
@@ -211,6 +213,15 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
         return Report(stored_or_built(session.report_store, views, given, surface, build,
                                       emit=emit_doc, emit_file_sha256=emit_sha,
                                       trust_head=not untrusted_head))
+
+
+def _has_emitter(surface: SurfaceMap, what: str) -> None:
+    """Refuse to build kernel variants under a map that names no emitter (aiter's and
+    flash-attention's): nothing would be built, and an empty emit file proves nothing."""
+    if surface.conventions.emitter is None:
+        raise BadUsage(f"the surface map '{surface.name}' has no emitter "
+                       f"([conventions.emitter]), so {what} has nothing to build",
+                       "its reports need no emit file: run impact report without it")
 
 
 def _read_emit(emit: PathLike, views: Views, surface: SurfaceMap,
@@ -253,6 +264,7 @@ def emit(repo: PathLike = ".", *, output: PathLike, base: str | None = None,
     views = _views(repo, base, head, range, commit, worktree, target_tip)
     target = _writable_target(output)
     surface = map_for_views(str(surface_map) if surface_map else None, views)
+    _has_emitter(surface, "impact emit")
     store = session.emit_store  # made before the fact store, as `impact emit` always did
     with session.active():
         document = run_emit(views, surface, jobs=jobs,

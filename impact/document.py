@@ -234,7 +234,8 @@ def _document(ctx: CheckContext, arguments: dict[str, str], emit: dict[str, Any]
             rows = fold(rows, emit, ctx)
         findings = pack_findings(emit, ctx)
     verdict = rollup(rows, surface.all_archs)
-    packs = pack_time(findings, unfinished(emit) if emit is not None else ())
+    packs = pack_time(findings, unfinished(emit) if emit is not None else (),
+                      emitter=surface.conventions.emitter is not None)
     failures = sorted({path for view in ctx.available_views() for path in ctx.own_paths(view)
                        if surface.classify(path) is not None
                        for snap in (view.old, view.new) if snap is not None and path in snap

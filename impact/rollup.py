@@ -33,6 +33,7 @@ class PackOutcome(enum.StrEnum):
     """The Pack-time verdict."""
 
     NOT_RUN = "NOT-RUN"
+    NOT_APPLICABLE = "NOT-APPLICABLE"  # the map names no emitter: nothing to probe
     CLEAN = "CLEAN"
     NEW = "NEW"
     INCOMPLETE = "INCOMPLETE"
@@ -113,12 +114,13 @@ def rollup(rows: Iterable[Row], every_arch: str = "all-archs") -> Verdict:
 
 
 def pack_time(findings: Iterable[Mapping[str, Any]] | None,
-              unfinished: Iterable[str] = ()) -> PackTime:
+              unfinished: Iterable[str] = (), *, emitter: bool = True) -> PackTime:
     """The Pack-time verdict of the classified predicate-table findings; None when no
-    emit file was given (the probes did not run). Probes that did not finish make it
-    INCOMPLETE unless a finding already makes it NEW: silence is not CLEAN."""
+    emit file was given (the probes did not run, or, under a map with no `emitter`, have
+    nothing to probe). Probes that did not finish make it INCOMPLETE unless a finding
+    already makes it NEW: silence is not CLEAN."""
     if findings is None:
-        return PackTime(PackOutcome.NOT_RUN)
+        return PackTime(PackOutcome.NOT_RUN if emitter else PackOutcome.NOT_APPLICABLE)
     listed = tuple(findings)
     pending = tuple(unfinished)
     new = sum(1 for f in listed if f.get("status") == FindingStatus.NEW)

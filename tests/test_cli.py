@@ -486,3 +486,38 @@ def test_the_command_line_the_action_logs_gives_the_actions_report(build, tmp_pa
         assert main(github_action.report_argv(pr, str(built.path), str(target), fmt)) == \
             found.exit_code
         assert target.read_text(encoding="utf-8") == found.render(fmt), fmt
+
+
+# ------------------------------------------------------------ maps without an emitter
+
+
+def _aiter_repo(build):
+    from impact.fixtures.tree import tree_files
+    aiter = tree_files("aiter_tree")
+    stub = "aiter/ops/norm.py"
+    return build(Scenario(base=aiter, head=(Change("h", write={
+        stub: aiter[stub].replace(b"epsilon: float,", b"epsilon: float, extra: int = 0,", 1)}),)))
+
+
+def test_a_map_without_an_emitter_has_no_pack_time_line(build, capsys) -> None:
+    repo = _aiter_repo(build)
+    code, out, _ = run(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+                        "--surface-map", "aiter"], capsys)
+    assert code != EXIT_BAD_INPUT and out.startswith("Runtime impact: ")
+    assert "Pack-time" not in out
+    code, out, _ = run(["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+                        "--surface-map", "aiter", "--format", "json"], capsys)
+    assert json.loads(out)["pack_time"]["kind"] == "NOT-APPLICABLE"
+
+
+@pytest.mark.parametrize("argv", [["emit", "-o", "{out}"], ["report", "--run-emit"]])
+def test_building_variants_under_a_map_without_an_emitter_is_one_line_and_exit_3(
+        build, capsys, tmp_path, argv) -> None:
+    repo = _aiter_repo(build)
+    out = tmp_path / "emit.json"
+    argv = [a.replace("{out}", str(out)) for a in argv]
+    code, stdout, err = run([*argv, "--repo", str(repo.path), "--base", "base", "--head",
+                             "head", "--surface-map", "aiter"], capsys)
+    assert code == EXIT_BAD_INPUT and stdout == "" and not out.exists()
+    _one_line_error(err, "has no emitter")
+

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from impact.render.findings import Finding, findings, where
-from impact.render.words import annotation_title, finding_message, pack_time_line, verdict_line
+from impact.render.words import annotation_title, finding_message, pack_time_lines, verdict_line
 from impact.rollup import Outcome
 from impact.rows import Status
 
@@ -53,7 +53,7 @@ def _annotation(finding: Finding) -> str:
 
 def _verdict(report: Mapping[str, Any]) -> str:
     name = "error" if Outcome(report["verdict"]["kind"]) == Outcome.BREAKS else "notice"
-    message = verdict_line(report["verdict"]) + "\n" + pack_time_line(report["pack_time"])
+    message = "\n".join([verdict_line(report["verdict"]), *pack_time_lines(report["pack_time"])])
     return command(name, message, title="impact")
 
 

@@ -35,7 +35,7 @@ from impact.render.words import (
     card_problem,
     device_run_text,
     lanes_text,
-    pack_time_line,
+    pack_time_lines,
     plan_text,
     printable,
     reason_text,
@@ -93,7 +93,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     runs = [r for purpose, r in confirms if purpose == Confirms.CHANGE]
     break_runs = [r for purpose, r in confirms if purpose == Confirms.BREAK]
     lines = [card_header(report["verdict"], len(runs), breaks),
-             pack_time_line(report["pack_time"]), ""]
+             *pack_time_lines(report["pack_time"]), ""]
     for number, finding in enumerate(shown[:MAX_FINDINGS], start=1):
         lines += _finding(number, finding, report)
     if len(shown) > MAX_FINDINGS:

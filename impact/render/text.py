@@ -39,7 +39,7 @@ from impact.render.words import (
     lanes_text,
     left_to_lane_text,
     merge_bases_text,
-    pack_time_line,
+    pack_time_lines,
     plan_text,
     preexisting_text,
     printable,
@@ -126,7 +126,7 @@ def _finding_line(finding: Finding, report: Mapping[str, Any]) -> str:
 
 def summary_lines(report: Mapping[str, Any]) -> list[str]:
     """The answer: Pack-time and verdict, one line per finding, then the one-line tallies."""
-    lines = [pack_time_line(report["pack_time"]), verdict_line(report["verdict"]), ""]
+    lines = [*pack_time_lines(report["pack_time"]), verdict_line(report["verdict"]), ""]
     every = findings(report)
     charged = [f for f in every if not f.preexisting and f.lane == Lane.IMPACT]
     shown = [f for f in charged if f.status in (Status.MISMATCH, Status.CHANGED)]

@@ -33,11 +33,21 @@ def verdict_line(verdict: Mapping[str, Any]) -> str:
     return f"Runtime impact: {text}"
 
 
+def pack_time_lines(pack_time: Mapping[str, Any]) -> list[str]:
+    """The Pack-time line where the map has an emitter, else none (the renderers that
+    lead with it: text, the card, the job summary)."""
+    if PackOutcome(pack_time["kind"]) == PackOutcome.NOT_APPLICABLE:
+        return []
+    return [pack_time_line(pack_time)]
+
+
 def pack_time_line(pack_time: Mapping[str, Any]) -> str:
     """`Pack-time: ...` from the report's pack-time data."""
     kind = PackOutcome(pack_time["kind"])
     if kind == PackOutcome.NOT_RUN:
         return "Pack-time: NOT RUN (no emit file; run with --run-emit)"
+    if kind == PackOutcome.NOT_APPLICABLE:
+        return "Pack-time: N/A (the surface map names no emitter)"
     if kind == PackOutcome.CLEAN:
         return "Pack-time: CLEAN"
     if kind == PackOutcome.INCOMPLETE:
