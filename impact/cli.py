@@ -23,6 +23,7 @@ from typing import NoReturn, TextIO
 from impact import api
 from impact.api import FORMATS, Session, write_output
 from impact.errors import EXIT_BAD_INPUT, EXIT_NONE, BadUsage, failure
+from impact.rollup import FAIL_ON, fails
 from impact.version import tool_version
 
 
@@ -169,7 +170,8 @@ def _add_cache(parser: argparse.ArgumentParser, *, switch: bool = True) -> None:
 def _add_output(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="text",
                         help="text for people (default), json for tools, markdown for the "
-                             "review card")
+                             "review card, sarif for code scanning, github for workflow "
+                             "annotations")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="write the report to FILE (whole or not at all) instead of stdout")
     amount = parser.add_mutually_exclusive_group()
@@ -193,6 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output(report)
     report.add_argument("--emit", metavar="FILE",
                         help="fold an emit file made by 'impact emit' for these revisions")
+    report.add_argument("--fail-on", choices=list(FAIL_ON), default=None,
+                        help="gate: exit 0 unless the verdict is BREAKS (breaks), BREAKS or "
+                             "NEEDS-DEVICE (needs-device), or never (never); errors still "
+                             "exit 3 or 4 (default: the exit code says the verdict)")
     report.add_argument("--run-emit", action="store_true",
                         help="run the emitter first and fold what it finds")
     report.add_argument("--untrusted-head", action="store_true",
@@ -405,6 +411,8 @@ def _run(args: argparse.Namespace) -> int:
         _write(text, args.output)
     if args.command == "demo":
         return EXIT_NONE  # the demo ran; its verdict is in the output, not a failure
+    if args.fail_on is not None and not fails(report.exit_code, args.fail_on):
+        return EXIT_NONE  # the gate passes this verdict
     return report.exit_code  # decided by impact.rollup
 
 

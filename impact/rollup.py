@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from impact.errors import EXIT_BREAKS, EXIT_NEEDS_DEVICE, EXIT_NONE
+from impact.errors import EXIT_BAD_INPUT, EXIT_BREAKS, EXIT_NEEDS_DEVICE, EXIT_NONE
 from impact.rows import FindingStatus, Lane, Row, Status
 
 
@@ -128,3 +128,19 @@ def pack_time(findings: Iterable[Mapping[str, Any]] | None,
     kind = (PackOutcome.NEW if (new or first) else
             PackOutcome.INCOMPLETE if pending else PackOutcome.CLEAN)
     return PackTime(kind, new, first, listed, pending)
+
+
+# Which report exit codes fail a gate (`--fail-on`: the command line, the hook, the
+# Action), per value. An error (exit 3 or 4) always fails: a report that could not run
+# has said nothing.
+FAIL_ON: Mapping[str, frozenset[int]] = {
+    "breaks": frozenset({EXIT_BREAKS}),
+    "needs-device": frozenset({EXIT_BREAKS, EXIT_NEEDS_DEVICE}),
+    "never": frozenset(),
+}
+
+
+def fails(exit_code: int, fail_on: str) -> bool:
+    """Whether a report that ended in `exit_code` fails the gate `fail_on`."""
+    return exit_code >= EXIT_BAD_INPUT or exit_code in FAIL_ON[fail_on]
+

@@ -259,6 +259,23 @@ def _breaking(build):
                edits=(add_builder_param(GFX950_DENSE, "dropout_seed", "I32"),)),)))
 
 
+def test_fail_on_gates_the_exit_code(build, capsys) -> None:
+    """--fail-on: a verdict the gate passes exits 0, one it fails keeps its own code, an
+    error is never passed (NEEDS-DEVICE from the aiter stub edit, BREAKS from the demo's)."""
+    breaking = _breaking(build)
+    device = _aiter_repo(build)
+    cases = [(breaking, "hipdnn", "breaks", EXIT_BREAKS), (breaking, "hipdnn", "never", 0),
+             (device, "aiter", "breaks", 0), (device, "aiter", "needs-device", 2),
+             (device, "aiter", None, 2)]
+    for repo, name, gate, expected in cases:
+        argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+                "--surface-map", name, "-q", *(["--fail-on", gate] if gate else [])]
+        assert main(argv) == expected, (name, gate)
+        capsys.readouterr()
+    assert main(["report", "--repo", str(device.path), "--base", "base", "--head", "gone",
+                 "--fail-on", "never"]) == EXIT_BAD_INPUT
+
+
 def test_quiet_prints_the_verdict_line_alone_exit_code_unchanged(build, capsys,
                                                                   tmp_path: Path) -> None:
     repo = _breaking(build)
@@ -496,7 +513,7 @@ def _aiter_repo(build):
     aiter = tree_files("aiter_tree")
     stub = "aiter/ops/norm.py"
     return build(Scenario(base=aiter, head=(Change("h", write={
-        stub: aiter[stub].replace(b"epsilon: float,", b"epsilon: float, extra: int = 0,", 1)}),)))
+        stub: aiter[stub] + b"\n_DEFAULT_EPSILON = 1e-6\n"}),)))
 
 
 def test_a_map_without_an_emitter_has_no_pack_time_line(build, capsys) -> None:

@@ -9,22 +9,6 @@ integration only maps them onto its host through `--fail-on`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from impact.errors import EXIT_BAD_INPUT, EXIT_BREAKS, EXIT_NEEDS_DEVICE
-
-# Which report exit codes fail the host's step or hook, per `fail-on` value. An error
-# (exit 3 or 4) always fails: a report that could not run has said nothing.
-FAIL_ON: Mapping[str, frozenset[int]] = {
-    "breaks": frozenset({EXIT_BREAKS}),
-    "needs-device": frozenset({EXIT_BREAKS, EXIT_NEEDS_DEVICE}),
-    "never": frozenset(),
-}
-
-
-def fails(exit_code: int, fail_on: str) -> bool:
-    """Whether a report that ended in `exit_code` fails the host under `fail_on`."""
-    return exit_code >= EXIT_BAD_INPUT or exit_code in FAIL_ON[fail_on]
-
+from impact.rollup import FAIL_ON, fails
 
 __all__ = ["FAIL_ON", "fails"]
