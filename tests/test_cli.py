@@ -538,3 +538,21 @@ def test_building_variants_under_a_map_without_an_emitter_is_one_line_and_exit_3
     assert code == EXIT_BAD_INPUT and stdout == "" and not out.exists()
     _one_line_error(err, "has no emitter")
 
+
+
+def test_the_version_is_the_code_that_runs(tmp_path: Path) -> None:
+    """Run from this checkout, the version is pyproject's with the checkout's commit; a
+    folder that is not a checkout of this project gives none (the installed one's, else
+    0+unknown), never a wrong one."""
+    import tomllib
+
+    from impact.version import _checkout_version, tool_version
+
+    root = Path(__file__).resolve().parents[1]
+    if (root / ".git").exists():
+        declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
+        assert tool_version().startswith(f"{declared}+g")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "other"\nversion = "9"\n')
+    (tmp_path / ".git").mkdir()
+    assert _checkout_version(tmp_path) is None
+    assert _checkout_version(tmp_path / "missing") is None
