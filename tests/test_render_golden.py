@@ -123,3 +123,27 @@ def test_inert_tally_tells_layout_from_rules() -> None:
     assert "inert: csrc/unused.cu: translation unit removed" in render_text(report, verbose=True)
     assert "1 with no runtime effect (comments, docstrings or layout only)" in render_text(
         sample_report())
+
+
+def test_the_text_report_fits_a_terminal_and_counts_what_it_leaves_out() -> None:
+    """Findings wrap at 160 characters between words (a path is never cut), the first 30
+    are listed and the rest counted; --verbose lists every one."""
+    long_path = "very/deep/" * 8 + "kernels/dense.py"
+    many = [Row("surface", "head", f"{long_path}.{n}", Status.CHANGED, Reason.CONTENT_CHANGED,
+                archs=("gfx950",), sides=(Side(f"{long_path}.{n}", n + 1, "head",
+                                               Role.CHANGED),)) for n in range(35)]
+    report = sample_report()
+    rows = sorted([*ROWS, *many], key=Row.sort_key)
+    report["rows"] = [r.to_json() for r in rows]
+    report["verdict"] = rollup(rows, EVERY).to_json()
+    text = render_text(report)
+    assert all(len(line) <= 160 for line in text.splitlines())
+    shown = sum(1 for line in text.splitlines() if line.startswith(("changed ", "mismatch ")))
+    total = sum(1 for r in rows if r.status in (Status.MISMATCH, Status.CHANGED)
+                and not r.preexisting and r.lane == Lane.IMPACT and r.view == "head")
+    assert shown == 30
+    assert f"{total - 30} more findings — --verbose lists every one" in text
+    verbose = render_text(report, verbose=True)
+    assert "more findings" not in verbose
+    # Whole paths (not cut by the wrap) stay on one line.
+    assert sum(1 for line in text.splitlines() if f"{long_path}." in line) >= 1

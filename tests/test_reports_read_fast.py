@@ -43,20 +43,38 @@ def _charged(report: dict) -> list:
             and f.status in (Status.MISMATCH, Status.CHANGED)]
 
 
+def _logical(lines: list[str]) -> list[str]:
+    """The text report's lines with each finding's continued lines joined back."""
+    joined: list[str] = []
+    for line in lines:
+        if line.startswith("    ") and joined:
+            joined[-1] += " " + line.strip()
+        else:
+            joined.append(line)
+    return joined
+
+
 def test_demo_text_report_fits_one_screen_and_names_both_sides(demo) -> None:
     text, report = demo["text"], demo["report"]
     lines = text.splitlines()
     assert len(lines) <= SCREEN, text
+    assert all(len(line) <= 160 for line in lines), text
     assert lines[0].startswith("Pack-time: ") and lines[1] == "Runtime impact: BREAKS"
+    lines = _logical(lines)
+    # Every path the findings cite shares a folder: said once, above them.
+    under = lines[3].removeprefix("Paths below are under ")
+    assert lines[3] != under and under.endswith("/")
+    lines = [ln.replace(f" {under}", " ") for ln in lines[4:]]
     charged = _charged(report)
     assert charged and any(f.status == Status.MISMATCH for f in charged)
     for finding in charged:
         says = reason_text(finding.reason, finding.details)
+        says = says.replace(f" {under}", " ")
         line = next(ln for ln in lines if says in ln and all(
-            _where(s) in ln for s in finding.sides))
+            _where(s).removeprefix(under) in ln for s in finding.sides))
         assert line.startswith(f"{finding.status} {finding.contract} — ")
         for side in finding.counterparts:
-            assert f"counterpart {_where(side)}" in line
+            assert f"counterpart {_where(side).removeprefix(under)}" in line
         if len(finding.views) > 1:
             assert "head and merged views" in line
         assert ("make the copies agree" if finding.status == Status.MISMATCH

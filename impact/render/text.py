@@ -1,13 +1,17 @@
-"""The text report, for a person at a terminal: the answer first, one line a finding.
+"""The text report, for a person at a terminal: the answer first, then each finding.
 
-Maintainers: the default report is the Pack-time and verdict lines, then one line per
-charged finding of the IMPACT lane (`impact.render.findings`), then one line each for
+Maintainers: the default report is the Pack-time and verdict lines, then each charged
+finding of the IMPACT lane (`impact.render.findings`) wrapped to WIDTH, the first
+MAX_FINDINGS of them and a count of the rest, then one line each for
 what has no runtime effect, what is pre-existing and what is left to other lanes. With
 `verbose`, the revisions, views, changed paths, every row's sides and evidence follow.
 """
 
 from __future__ import annotations
 
+import posixpath
+import re
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,7 +43,9 @@ from impact.render.words import (
     lanes_text,
     left_to_lane_text,
     merge_bases_text,
+    more_findings_text,
     pack_time_lines,
+    paths_under_text,
     plan_text,
     preexisting_text,
     printable,
@@ -53,6 +59,12 @@ from impact.render.words import (
     views_text,
 )
 from impact.rows import Confirms, Lane, Status
+
+# A terminal's width for the text report's findings, and how many it lists before it
+# counts the rest (--verbose lists every one).
+WIDTH = 160
+MAX_FINDINGS = 30
+_CONTINUED = "    "
 
 
 def _short(sha: str | None) -> str:
@@ -92,9 +104,20 @@ def _view_lines(view: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _places(sides: tuple[Mapping[str, Any], ...]) -> list[str]:
-    """Each distinct place once, in order (a file changed at base and head is one place)."""
-    return list(dict.fromkeys(where(s) for s in sides))
+def _places(sides: tuple[Mapping[str, Any], ...], under: str = "") -> list[str]:
+    """Each distinct place once, in order (a file changed at base and head is one place),
+    written relative to the folder `under` (the findings' common one, said once)."""
+    return list(dict.fromkeys(where(s).removeprefix(under) for s in sides))
+
+
+def common_folder(shown: list[Finding]) -> str:
+    """The deepest folder (with its `/`) every side of the findings lies in, when there
+    are at least two folders to drop; else "" (nothing to shorten)."""
+    files = [str(s["file"]) for f in shown for s in f.sides]
+    if not files:
+        return ""
+    folder = posixpath.commonpath([posixpath.dirname(p) or "." for p in files])
+    return f"{folder}/" if folder not in ("", ".") and folder.count("/") >= 1 else ""
 
 
 def finding_run(finding: Finding, report: Mapping[str, Any], *, code: bool = False) -> str:
@@ -110,11 +133,11 @@ def finding_run(finding: Finding, report: Mapping[str, Any], *, code: bool = Fal
                      for target, archs in sorted(targets.items()))
 
 
-def _finding_line(finding: Finding, report: Mapping[str, Any]) -> str:
+def _finding_line(finding: Finding, report: Mapping[str, Any], under: str = "") -> str:
     parts = [f"{finding.status} {finding.contract}",
              reason_text(finding.reason, finding.details)]
-    changed = _places(finding.changed_sides)
-    counterparts = _places(finding.counterparts)
+    changed = _places(finding.changed_sides, under)
+    counterparts = _places(finding.counterparts, under)
     cited = [f"changed {', '.join(changed)}"] if changed else []
     cited += [f"counterpart {', '.join(counterparts)}"] if counterparts else []
     parts.append(", ".join(cited) if cited else finding.subject)
@@ -124,13 +147,22 @@ def _finding_line(finding: Finding, report: Mapping[str, Any]) -> str:
     return " — ".join(parts)
 
 
-def summary_lines(report: Mapping[str, Any]) -> list[str]:
-    """The answer: Pack-time and verdict, one line per finding, then the one-line tallies."""
+def summary_lines(report: Mapping[str, Any], *, cap: int | None = MAX_FINDINGS) -> list[str]:
+    """The answer: Pack-time and verdict, each finding (the first `cap`, then how many
+    more), wrapped to fit a terminal, then the one-line tallies."""
     lines = [*pack_time_lines(report["pack_time"]), verdict_line(report["verdict"]), ""]
     every = findings(report)
     charged = [f for f in every if not f.preexisting and f.lane == Lane.IMPACT]
     shown = [f for f in charged if f.status in (Status.MISMATCH, Status.CHANGED)]
-    lines += [_finding_line(f, report) for f in shown]
+    under = common_folder(shown[:cap])
+    if under:
+        lines.append(paths_under_text(under))
+    inside = re.compile(rf"(?<![\w/.-]){re.escape(under)}") if under else None
+    for finding in shown[:cap]:
+        line = _finding_line(finding, report, under)
+        lines += fitted(inside.sub("", line) if inside is not None else line)
+    if cap is not None and len(shown) > cap:
+        lines.append(more_findings_text(len(shown) - cap))
     if not every:
         lines.append(NO_ROWS)
     elif not shown:
@@ -155,10 +187,19 @@ def render_text(report: dict[str, Any], *, verbose: bool = False) -> str:
     """The answer first; with `verbose`, then the revisions, merge bases, each view's
     changed paths and every row with its sides and evidence."""
     report = printable(report)  # no control character of a path reaches a line
-    lines = summary_lines(report)
+    lines = summary_lines(report, cap=None if verbose else MAX_FINDINGS)
     if not verbose:
         return "\n".join([*lines, "", MORE_DETAIL]) + "\n"
     return "\n".join([*lines, "", *_detail_lines(report), "", *lines[:2]]) + "\n"
+
+
+def fitted(line: str) -> list[str]:
+    """One finding's line in lines of at most WIDTH characters (continued lines indented),
+    broken between words only: a path or a long name is never cut."""
+    if len(line) <= WIDTH:
+        return [line]
+    return textwrap.wrap(line, width=WIDTH, subsequent_indent=_CONTINUED,
+                         break_long_words=False, break_on_hyphens=False)
 
 
 def _detail_lines(report: dict[str, Any]) -> list[str]:

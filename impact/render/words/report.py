@@ -195,6 +195,16 @@ NO_ROWS = "No changed file is on the runtime surface."
 MORE_DETAIL = "(--verbose adds the revisions, the changed paths, every copy and the evidence)"
 
 
+def paths_under_text(folder: str) -> str:
+    """The line above the text report's findings when every path they cite shares a folder."""
+    return f"Paths below are under {folder}"
+
+
+def more_findings_text(count: int) -> str:
+    """The line past the text report's cap on findings."""
+    return f"{count} more finding{'s' if count != 1 else ''} — --verbose lists every one"
+
+
 # The review card (the IMPACT lane of an automated PR review).
 CARD_MARK_BREAK = "🔴"      # a mismatch with both sides traced
 CARD_MARK_WARN = "⚠️"       # a changed row, or a mismatch not fully traced
