@@ -49,6 +49,7 @@ from impact.graph.core import module_name_for, text_or_none
 from impact.graph.records import FunctionParam
 from impact.index import TreeIndex
 from impact.kinds import FactKind, SurfaceKind, ValueKind
+from impact.python.scaffold import searchable_as_bytes
 
 OP_KINDS = (SurfaceKind.OP_PYTHON, SurfaceKind.OP_CPP, SurfaceKind.OP_SOURCES_MAP)
 BINDING_KINDS = (FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF, FactKind.TORCH_IMPL)
@@ -541,7 +542,7 @@ class BindingsGraph:
             except Exception:  # a missing blob, a gitlink: let the parser say so
                 found.add(path)
                 continue
-            if any(needle in text for needle in wanted):
+            if any(needle in text for needle in wanted) or not searchable_as_bytes(path, text):
                 found.add(path)
         return found
 
