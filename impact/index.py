@@ -32,7 +32,7 @@ from typing import Protocol
 from impact import shortcuts
 from impact.git import Folder, Snapshot
 from impact.kinds import Language, SurfaceKind
-from impact.python.scaffold import searchable_as_bytes
+from impact.sourcetext import searchable_as_bytes
 from impact.surface import SurfaceMap, literal_ends, literal_folder
 
 _Found = tuple[tuple[tuple[str, SurfaceKind | str], ...], tuple[tuple[str, str], ...]]

@@ -36,7 +36,7 @@ def failures(facts: list[Fact]) -> list[str]:
 def test_the_readable_codecs_are_ascii_transparent() -> None:
     """Each codec read maps ASCII bytes to themselves and no other byte to ASCII, so a
     comment, a string or a line break sits where a UTF-8 reader of the bytes sees it."""
-    from impact.python.scaffold import READABLE_CODECS
+    from impact.sourcetext import READABLE_CODECS
 
     for codec in READABLE_CODECS:
         assert bytes(range(128)).decode(codec) == "".join(map(chr, range(128))), codec
@@ -68,7 +68,7 @@ def test_a_latin_1_file_is_read_by_its_declaration() -> None:
 
 def test_a_byte_search_does_not_pass_over_a_file_it_cannot_search() -> None:
     """`+AG0-ha_fwd` is `mha_fwd` in UTF-7: a file of such a codec is kept for parsing."""
-    from impact.python.scaffold import searchable_as_bytes
+    from impact.sourcetext import searchable_as_bytes
 
     assert not searchable_as_bytes("pkg/mod.py", HIDDEN["utf-7"])
     assert searchable_as_bytes("pkg/mod.py", b"# coding: latin-1\nx = 1\n")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import codecs
 import io
 import keyword
 import re
@@ -31,6 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from impact.facts import Fact, never_raises, parse_failure
+from impact.sourcetext import READABLE_CODECS, python_codec
 
 LANGUAGE = "Python"
 # Deeper bracket nesting than this is refused before parsing (Python's own tokenizer stops
@@ -47,20 +47,6 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _GAP = " \t\f"
 _FSTRING_START = getattr(tokenize, "FSTRING_START", -1)  # Python 3.12 and later
 _FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
-PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
-# The codecs a coding declaration may name and still be read (PEP 263: `compile()` decodes
-# the file by its declaration, so the reader must too). Each maps the bytes 0x00-0x7f to
-# ASCII one for one and no other byte to ASCII, with no state and no escapes, so a comment,
-# a string and a line break are where every reader (a reviewer's diff, git, the compiler,
-# this reader) sees them. Any other codec is refused as unreadable: `raw_unicode_escape`
-# and `unicode_escape` turn `\u000a` in a "comment" into a line break, `utf-7` turns
-# `+AAo-` into one, `utf-16` and the multi-byte East Asian codecs (shift_jis, gbk, big5)
-# make other ASCII out of the same bytes; tests/test_python_decoding.py checks the table.
-READABLE_CODECS = frozenset({
-    "utf-8", "utf-8-sig", "ascii",
-    *(f"iso8859-{n}" for n in (*range(1, 12), *range(13, 17))),
-    *(f"cp{n}" for n in range(1250, 1259)),
-})
 
 
 class Source:
@@ -331,8 +317,7 @@ def decode_python(path: str, source: bytes) -> str | Fact:
     UTF-8 when it has neither. The one parse-failure fact of a file whose declaration is
     unknown, names a codec outside `READABLE_CODECS`, or whose bytes do not decode."""
     try:
-        declared, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-        codec = codecs.lookup(declared).name
+        codec = python_codec(source)
     except (SyntaxError, LookupError) as exc:
         return parse_failure(path, f"unknown or conflicting coding declaration: {exc}")
     if codec not in READABLE_CODECS:
@@ -343,21 +328,6 @@ def decode_python(path: str, source: bytes) -> str | Fact:
     except UnicodeDecodeError as exc:
         return parse_failure(path, f"not {'UTF-8' if codec.startswith('utf') else codec}: "
                              f"{exc.reason}")
-
-
-def searchable_as_bytes(path: str, source: bytes) -> bool:
-    """Whether a name looked for in a file's bytes is found exactly where it is in the
-    text its reader sees: true of any file but a Python one whose bytes decode in a codec
-    outside `READABLE_CODECS` (or whose declaration is broken), where an op's name may be
-    spelled in other bytes (`utf-7`'s `+AG0-` is `m`); such a file must be parsed (and so
-    refused), never passed over by a byte search."""
-    if not path.endswith(PYTHON_SUFFIXES):
-        return True
-    try:
-        declared, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
-        return codecs.lookup(declared).name in READABLE_CODECS
-    except (SyntaxError, LookupError):
-        return False
 
 
 def parse_python(path: str, source: bytes) -> Source | Fact:
