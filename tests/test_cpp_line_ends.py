@@ -82,3 +82,23 @@ def test_the_comment_blind_digest_reads_after_line_splicing() -> None:
 def test_the_comment_blind_digest_does_not_read_raw_strings() -> None:
     """In `R"x( " // a )x"` the `//` is inside the string: any edit there changes code."""
     assert lexical_digest(b'int f( {\nauto s = R"x( " // a )x";\n') is None
+
+
+def test_a_splice_that_joins_two_tokens_is_not_read() -> None:
+    """`a &\\`+`& b` is `a && b` to the compiler and `a & &b` to tree-sitter; `/\\`+`/`
+    opens a comment the parser does not see: such a file is refused (`changed`)."""
+    for source in (b"int f(int a, int b) {\n  return a &\\\n& b;\n}\n",
+                   b"int f() {\n  g(); /\\\n/ return;\n  h();\n}\n"):
+        for extract in (extract_cpp_facts, extract_binding_cpp_facts):
+            facts = extract("a.cpp", source)
+            assert [f.kind for f in facts] == ["parse-failure"], facts
+            assert facts[0].line == 2
+    # a macro's splice after a blank, the spelling real code uses, is still read
+    macro = b"#define ADD(a, b) a + \\\n    b\nconstexpr const char* A = \"a\";\n"
+    assert "constexpr-string" in {f.kind for f in extract_cpp_facts("a.cpp", macro)}
+
+
+def test_a_joining_splice_edit_is_never_none() -> None:
+    doc = report(scenario(TREE, e.replace(e.GFX950_DENSE_PACK, SCALE, SCALE.replace(
+        "// raw scale;", "/\\\n/ raw scale;"))))
+    assert doc["verdict"]["kind"] not in SAFE, doc["rows"]

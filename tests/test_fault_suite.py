@@ -120,7 +120,9 @@ CASES: dict[str, Case] = {
                             (LE + "test_a_backslash_then_blanks_splices_the_next_entry_into_"
                              "the_comment",
                              LE + "test_the_comment_blind_digest_reads_after_line_splicing",
-                             LE + "test_the_comment_blind_digest_does_not_read_raw_strings")),
+                             LE + "test_the_comment_blind_digest_does_not_read_raw_strings",
+                             LE + "test_a_splice_that_joins_two_tokens_is_not_read",
+                             LE + "test_a_joining_splice_edit_is_never_none")),
     "docstring-reader": Case("a docstring (or comment) edit in a module that reads its "
                              "docstrings (or source) is changed, never inert",
                              (DR + "test_a_docstring_edit_in_a_module_that_reads_docstrings_"

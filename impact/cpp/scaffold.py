@@ -70,11 +70,21 @@ def decoded(path: str, source: bytes, preprocessor_lines: bool = False) -> bytes
         return parse_failure(path, f"not UTF-8: {err.reason}")
     if preprocessor_lines:
         source = compiler_lines(source)
+        joined = _JOINING_SPLICE.search(source)
+        if joined is not None:
+            return parse_failure(path, "a backslash at a line's end joins two tokens the "
+                                 "compiler reads as one and the parser as two",
+                                 source.count(b"\n", 0, joined.start()) + 1)
     return source if source.endswith(b"\n") else source + b"\n"
 
 
 _LINE_END = re.compile(rb"\r\n?")
 _SPACED_SPLICE = re.compile(rb"\\[ \t\f\v]+\n")
+# A splice with no blank on either side: the compiler joins what it splits (`a &\`, `& b`
+# is `a && b`; `/\`, `/` opens a comment), tree-sitter reads it as a blank between two
+# tokens. Real code splices after a blank (a macro's `... \`); none of aiter's,
+# flash-attention's or FlashMLA's C++ files has one of these, so such a file is refused.
+_JOINING_SPLICE = re.compile(rb"\S\\\n\S")
 
 
 def compiler_lines(source: bytes) -> bytes:
