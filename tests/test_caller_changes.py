@@ -102,3 +102,13 @@ def test_a_caller_that_changes_what_it_passes_is_never_none(name: str) -> None:
     rows = [r for r in doc["rows"] if r["status"] in ("changed", "mismatch")
             and (path in {s["file"] for s in r["sides"]} or r["subject"].endswith(path))]
     assert rows, doc["rows"]
+
+
+def test_a_call_rewritten_to_bind_the_same_stays_none() -> None:
+    """`x_bias=residual` and `residual` in fifth place bind the same parameter of
+    `layer_norm` (bound as `layernorm2d_fwd`): judged under that op, consistent, and no
+    second row speaks for the stub's own name."""
+    doc = report(scenario(AITER, e.replace(UTILS, "x_bias=residual)", "residual)")))
+    assert doc["verdict"]["kind"] == "NONE", doc["rows"]
+    assert {r["subject"] for r in doc["rows"] if r["contract"] == "bindings"} == {
+        "layernorm2d_fwd:consistent"}, doc["rows"]
