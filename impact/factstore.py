@@ -47,7 +47,7 @@ _TMP_PREFIX = ".tmp-"
 # the source of every extractor package and of what they import from impact (the JSON
 # schemas and the generic targets the descriptor readers check against), and the parsers.
 _SOURCES = ("python", "cpp", "descriptors", "bindings", "builds", "dvc.py", "extract.py",
-            "facts.py", "kinds.py", "strict.py", "surface.py", "contracts")
+            "facts.py", "kinds.py", "sourcetext.py", "strict.py", "surface.py", "contracts")
 _SOURCE_SUFFIXES = (".py", ".json")
 _DISTRIBUTIONS = ("tree-sitter", "tree-sitter-cpp", "tree-sitter-cmake", "tree-sitter-cuda",
                   "PyYAML", "jsonschema")

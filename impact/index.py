@@ -32,6 +32,7 @@ from typing import Protocol
 from impact import shortcuts
 from impact.git import Folder, Snapshot
 from impact.kinds import Language, SurfaceKind
+from impact.sourcetext import searchable_as_bytes
 from impact.surface import SurfaceMap, literal_ends, literal_folder
 
 _Found = tuple[tuple[tuple[str, SurfaceKind | str], ...], tuple[tuple[str, str], ...]]
@@ -432,7 +433,8 @@ class TreeIndex:
                 found.add(path)
                 continue
             # The substring test first: one C call per needle rules out most files.
-            if any(needle in text and _as_word(text, needle) for needle in needles):
+            if any(needle in text and _as_word(text, needle) for needle in needles) \
+                    or not searchable_as_bytes(path, text):
                 found.add(path)
         return found
 

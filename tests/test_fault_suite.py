@@ -71,6 +71,9 @@ M = "test_map_not_chosen_by_the_change.py::"
 S = "test_sandbox.py::"
 G = "test_git_faults.py::"
 C = "test_clean_output.py::"
+PD = "test_python_decoding.py::"
+LE = "test_cpp_line_ends.py::"
+DR = "test_docstring_readers.py::"
 
 CASES: dict[str, Case] = {
     # Read as safe when it is not
@@ -98,6 +101,42 @@ CASES: dict[str, Case] = {
     "missing-pack-blob": Case("a missing blob of an unchanged pack is named, never NONE",
                               (R + "test_unreadable_unchanged_pack_is_named_and_never_none",
                                R + "test_missing_pack_object_in_a_real_repository_is_named")),
+    # Issue 25: the reader sees other text than the compiler
+    "python-coding-declaration": Case(
+        "a coding declaration (raw_unicode_escape, unicode_escape, utf-7) that makes a "
+        "comment code is refused, never read as UTF-8",
+        (PD + "test_a_codec_that_can_make_a_comment_code_is_refused",
+         PD + "test_a_builder_param_hidden_by_a_coding_declaration_is_never_none",
+         PD + "test_a_caller_swap_hidden_by_a_coding_declaration_is_never_none",
+         PD + "test_a_byte_search_does_not_pass_over_a_file_it_cannot_search",
+         PD + "test_a_latin_1_file_is_read_by_its_declaration")),
+    "cpp-lone-cr": Case("a lone CR ends a C++ // comment as g++ and clang end it",
+                        (LE + "test_a_kernel_argument_after_a_lone_cr_is_read",
+                         LE + "test_an_early_return_after_a_lone_cr_is_never_inert",
+                         LE + "test_line_numbers_stay_the_compiler_s",
+                         LE + "test_a_lone_cr_in_a_comment_changes_a_binding_file_s_content")),
+    "cpp-line-splice": Case("a backslash, blanks, then a line end splices a // comment; the "
+                            "comment-blind digest reads after splicing",
+                            (LE + "test_a_backslash_then_blanks_splices_the_next_entry_into_"
+                             "the_comment",
+                             LE + "test_the_comment_blind_digest_reads_after_line_splicing",
+                             LE + "test_the_comment_blind_digest_does_not_read_raw_strings",
+                             LE + "test_a_splice_that_joins_two_tokens_is_not_read",
+                             LE + "test_a_joining_splice_edit_is_never_none")),
+    "docstring-reader": Case("a docstring (or comment) edit in a module that reads its "
+                             "docstrings (or source) is changed, never inert",
+                             (DR + "test_a_docstring_edit_in_a_module_that_reads_docstrings_"
+                              "is_never_none",
+                              DR + "test_a_comment_edit_in_a_module_that_reads_its_source_is_"
+                              "never_none",
+                              DR + "test_every_python_digest_keeps_docstrings_a_module_reads",
+                              DR + "test_the_same_docstring_edit_elsewhere_still_reads_none")),
+    # Issue 25: callers that change what they pass
+    "caller-changes-what-it-passes": Case(
+        "a caller swapping tensors, keyword values or flags, or changing its body, is never "
+        "NONE (a stub with another fc_name included)",
+        ("test_caller_changes.py::test_a_caller_that_changes_what_it_passes_is_never_none",
+         "test_caller_changes.py::test_a_call_rewritten_to_bind_the_same_stays_none")),
     # The emitter sandbox
     "sandbox-git-hooks": Case("cannot write the repository's .git/hooks",
                               (S + "test_cannot_write_the_repositorys_git_hooks",),

@@ -18,6 +18,7 @@ and layout (`lexical_digest`).
 from __future__ import annotations
 
 import hashlib
+import re
 
 import tree_sitter
 
@@ -36,6 +37,8 @@ from impact.facts import Fact, sorted_facts
 from impact.kinds import FactKind
 
 LANGUAGE = "C++"
+# Where a raw string literal opens: `R"`, `u8R"`, `uR"`, `UR"`, `LR"`, not inside a name.
+_RAW_STRING = re.compile(rb'(?<![A-Za-z0-9_])(?:u8|u|U|L)?R"')
 
 
 def extract_binding_cpp_facts(path: str, source: bytes,
@@ -56,8 +59,10 @@ def extract_binding_cpp_facts(path: str, source: bytes,
             assert failure is not None
             # Unparsed, yet a comment-only edit is still provable: the text without its
             # comments, layout folded, is the same at both revisions.
+            lexical = lexical_digest(text)
             facts.append(Fact(failure.kind, failure.name, failure.line,
-                              {**failure.data, "lexical_digest": lexical_digest(text)}))
+                              {**failure.data, **({} if lexical is None
+                                                  else {"lexical_digest": lexical})}))
             return sorted_facts(facts)
         # Declarations that did not parse state nothing: their facts would be misread
         # ones; the content digests still cover every token they spell.
@@ -69,13 +74,20 @@ def extract_binding_cpp_facts(path: str, source: bytes,
         facts.append(Fact(FactKind.CONTENT, path, 0, content))
         return sorted_facts(facts)
 
-    return extract_tree(path, source, LANGUAGE, extract)
+    return extract_tree(path, source, LANGUAGE, extract, preprocessor_lines=True)
 
 
-def lexical_digest(source: bytes) -> str:
+def lexical_digest(source: bytes) -> str | None:
     """sha256 of the source with its comments left out and whitespace folded (string and
     character literals kept verbatim): equal for two texts that differ only in comments
-    and layout, whether or not they parse."""
+    and layout, whether or not they parse. Read after the preprocessor's line splicing
+    (a backslash at a line's end joins it to the next, so `/\\`, `/` opens a comment and
+    a `//` comment ending in a backslash goes on), on lines `compiler_lines` ended. None
+    for a text with a raw string literal, whose quotes and `//` this reading cannot tell
+    from code (such a file then reads `changed` on any edit)."""
+    if _RAW_STRING.search(source) is not None:
+        return None
+    source = source.replace(b"\\\n", b"")
     out = bytearray()
     i, n = 0, len(source)
     while i < n:

@@ -19,6 +19,7 @@ from impact.python.digest import arguments_digest, module_digests
 from impact.python.scaffold import (
     Source,
     children,
+    decode_python,
     dotted_name,
     extract_python,
     parameters,
@@ -88,7 +89,7 @@ def extract_binding_python_facts(path: str, source: bytes, *,
                                               visitor.passed, forwarders, keeps_signature,
                                               own_keywords, parsed.nodes())
         # Docstrings, comments and layout left out; then also what the facts state.
-        digest, beyond = module_digests(parsed.tree, visitor.blanked)
+        digest, beyond = module_digests(parsed.tree, visitor.blanked, parsed.text)
         facts.append(Fact(FactKind.CONTENT, path, 0,
                           {"digest": digest, "beyond_bindings": beyond,
                            # what tells a parameter renamed alike everywhere from an edit
@@ -101,7 +102,7 @@ def extract_binding_python_facts(path: str, source: bytes, *,
     # A file that does not parse still says what its other statements state: the calls
     # and stubs of the functions the error is not in are read (the failure stays, so the
     # file is still not understood, and no content digest says it is).
-    partial = _statements(source)
+    partial = _statements(path, source)
     if partial is None:
         return facts
     read = never_raises(path, "python", lambda: extract(partial))
@@ -109,10 +110,15 @@ def extract_binding_python_facts(path: str, source: bytes, *,
         FactKind.CONTENT, FactKind.PARSE_FAILURE))])
 
 
-def _statements(source: bytes) -> Source | None:
+def _statements(path: str, source: bytes) -> Source | None:
+    """The statements that parse of a file that does not, decoded as `compile()` decodes
+    it; None for a file that does not decode (or declares a codec that is not read)."""
+    text = decode_python(path, source)
+    if isinstance(text, Fact):
+        return None
     try:
-        return parse_statements(source.decode("utf-8-sig"))
-    except (UnicodeDecodeError, RecursionError, MemoryError, ValueError):
+        return parse_statements(text)
+    except (RecursionError, MemoryError, ValueError):
         return None
 
 

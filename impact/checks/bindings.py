@@ -511,7 +511,8 @@ class BindingsCheck(Check):
                 yield self._row(scope, f"{symbol}:resolved", Status.CHANGED,
                                 Reason.MISMATCH_RESOLVED, {"symbol": symbol},
                                 _files_moved(symbol_paths & touched, view))
-            elif not after and old.signature(symbol) != new.signature(symbol):
+            elif not after and old.signature(symbol) != new.signature(symbol) \
+                    and not _bound_elsewhere(symbol, (old, new)):
                 yield self._row(scope, f"{symbol}:consistent", Status.INERT,
                                 Reason.CHANGED_ALIKE_ON_EVERY_SIDE, {"symbol": symbol},
                                 _files_moved(symbol_paths & touched, view))
@@ -553,6 +554,16 @@ class BindingsCheck(Check):
         return scope.row(subject, status, reason, archs=archs, sides=sides, details=details,
                          evidence=tuple(Hop.of(s.path, s.line, Step.RESTATES_ARGUMENT_LIST)
                                         for s, _, _ in ordered))
+
+
+def _bound_elsewhere(symbol: str, copies: tuple[Copies, Copies]) -> bool:
+    """Whether `symbol` is only the name of stubs that bind another op (`layer_norm`, with
+    `fc_name="layernorm2d_fwd"`): its calls are judged under that op, so this name says
+    nothing of its own (never "changed alike" beside that op's own rows)."""
+    named = [stub for side in copies for stub in side.stubs_by_name.get(symbol, [])]
+    return bool(named) and all(stub.symbol != symbol for stub in named) and not any(
+        side.stubs.get(symbol) or side.pybind.get(symbol) or side.schemas.get(symbol)
+        or side.wrappers.get(symbol) for side in copies)
 
 
 def _on_cpp(problem: _Problem) -> bool:

@@ -66,7 +66,7 @@ def extract_cpp_facts(path: str, source: bytes, *, pack_array: str = "") -> list
         facts.append(closing_fact(path, tree.root_node, language_label(grammar)))
         return sorted_facts(facts)
 
-    return extract_tree(path, source, LANGUAGE, extract)
+    return extract_tree(path, source, LANGUAGE, extract, preprocessor_lines=True)
 
 
 @dataclass(frozen=True)

@@ -60,21 +60,57 @@ def language_label(grammar: tree_sitter.Language) -> str:
     return "CUDA" if grammar is CUDA else "C++"
 
 
-def decoded(path: str, source: bytes) -> bytes | Fact:
+def decoded(path: str, source: bytes, preprocessor_lines: bool = False) -> bytes | Fact:
     """The source, ended by a newline (a last `#include` or `#endif` needs its line ended),
-    or the one parse-failure fact of a file that is not UTF-8."""
+    its lines split as the C preprocessor splits them when `preprocessor_lines` is set
+    (`compiler_lines`), or the one parse-failure fact of a file that is not UTF-8."""
     try:
         source.decode("utf-8")
     except UnicodeDecodeError as err:
         return parse_failure(path, f"not UTF-8: {err.reason}")
+    if preprocessor_lines:
+        source = compiler_lines(source)
+        joined = _JOINING_SPLICE.search(source)
+        if joined is not None:
+            return parse_failure(path, "a backslash at a line's end joins two tokens the "
+                                 "compiler reads as one and the parser as two",
+                                 source.count(b"\n", 0, joined.start()) + 1)
     return source if source.endswith(b"\n") else source + b"\n"
 
 
+_LINE_END = re.compile(rb"\r\n?")
+_SPACED_SPLICE = re.compile(rb"\\[ \t\f\v]+\n")
+# A splice with no blank on either side: the compiler joins what it splits (`a &\`, `& b`
+# is `a && b`; `/\`, `/` opens a comment), tree-sitter reads it as a blank between two
+# tokens. Real code splices after a blank (a macro's `... \`); none of aiter's,
+# flash-attention's or FlashMLA's C++ files has one of these, so such a file is refused.
+_JOINING_SPLICE = re.compile(rb"\S\\\n\S")
+
+
+def compiler_lines(source: bytes) -> bytes:
+    """The source with its lines ended as g++ and clang end them (the GCC manual,
+    "Initial processing"): CR LF and a lone CR end a line as LF does, and a backslash
+    followed by blanks before the line's end splices it to the next as a bare backslash
+    does (both compilers warn, and splice). tree-sitter ends a `//` comment at LF only
+    and splices only a bare backslash, so without this a comment would hide from it a
+    `KernelArgument` or a `return` that the compiler reads, or show it one the compiler
+    does not. Each line end stays one, so every line keeps the number the compiler gives it.
+    (Blanks after a backslash inside a raw string literal are the compiler's own to keep;
+    here they go, so such an edit reads as layout only.)"""
+    if b"\r" in source:
+        source = _LINE_END.sub(b"\n", source)
+    if b"\\" in source:
+        source = _SPACED_SPLICE.sub(b"\\\n", source)
+    return source
+
+
 def extract_tree(path: str, source: bytes, language: str,
-                 extract: Callable[[bytes], list[Fact]]) -> list[Fact]:
+                 extract: Callable[[bytes], list[Fact]],
+                 preprocessor_lines: bool = False) -> list[Fact]:
     """`extract(text)` of the decoded source (see `decoded`); never raises: a file that is
-    not UTF-8, or an extractor that raises, yields exactly one parse-failure fact."""
-    text = decoded(path, source)
+    not UTF-8, or an extractor that raises, yields exactly one parse-failure fact. C and
+    C++ extractors set `preprocessor_lines`; CMake ends a comment at LF only, so it does not."""
+    text = decoded(path, source, preprocessor_lines)
     if isinstance(text, Fact):
         return [text]
     return never_raises(path, language, lambda: extract(text))

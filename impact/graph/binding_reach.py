@@ -143,16 +143,21 @@ def _wrappers_called(sides: tuple[BindingsGraph, ...], calls: list[Call]
     return found
 
 
-def _stubs_named(sides: tuple[BindingsGraph, ...], names: set[str]) -> set[str]:
-    """The names among `names` that a stub of this package declares: parsed only from the
+def _stubs_named(sides: tuple[BindingsGraph, ...], names: set[str]) -> dict[str, set[str]]:
+    """The names among `names` that a stub of this package declares, each with the op
+    symbols its stubs bind (the stub's `fc_name`, else its own name): parsed only from the
     files that spell the stub decorator and define one of the names."""
     wanted = {n for n in names if n.isidentifier()}
     if not wanted:
-        return set()
+        return {}
     stub_files = _naming(sides, {_STUB_DECORATOR}, (SurfaceKind.OP_PYTHON,))
     needles = {f"def {n}(" for n in wanted}
     files = {p for side in sides for p in side.holding(stub_files, needles)}
-    return {s.name for s in _stubs(sides, files) if isinstance(s, Stub) and s.name in wanted}
+    found: dict[str, set[str]] = defaultdict(set)
+    for stub in _stubs(sides, files):
+        if isinstance(stub, Stub) and stub.name in wanted:
+            found[stub.name].add(stub.symbol)
+    return found
 
 
 def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -> Reach:
@@ -219,8 +224,12 @@ def reach_of_change(old: BindingsGraph, new: BindingsGraph, touched: set[str]) -
     # A call of a stub of this package names an op too (its stub says so), and a wrapper
     # is one when a name it calls into is bound, or is a stub's.
     unbound = {n for n in maybe if n not in bound and n not in functions}
-    stubbed = _stubs_named(sides, unbound | (callees - set(bound) - direct))
+    stubs = _stubs_named(sides, unbound | (callees - set(bound) - direct))
+    stubbed = set(stubs)
     ops |= unbound & stubbed
+    # A stub whose `fc_name` is another name binds its calls to that op: a changed call
+    # of `layer_norm` (`fc_name="layernorm2d_fwd"`) reaches `layernorm2d_fwd`'s routes.
+    ops |= {symbol for name in unbound & stubbed for symbol in stubs[name]}
     ops |= {w for w, names in wrappers.items() if names & (set(bound) | direct | stubbed)}
     ops |= classes
     found.ops = ops

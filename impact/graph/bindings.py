@@ -49,6 +49,7 @@ from impact.graph.core import module_name_for, text_or_none
 from impact.graph.records import FunctionParam
 from impact.index import TreeIndex
 from impact.kinds import FactKind, SurfaceKind, ValueKind
+from impact.sourcetext import searchable_as_bytes
 
 OP_KINDS = (SurfaceKind.OP_PYTHON, SurfaceKind.OP_CPP, SurfaceKind.OP_SOURCES_MAP)
 BINDING_KINDS = (FactKind.PYBIND_DEF, FactKind.SCHEMA_DEF, FactKind.TORCH_IMPL)
@@ -274,10 +275,15 @@ class Copies:
         return any(self.stubs.values())
 
     def op_copies(self, symbol: str) -> list[Copy]:
-        """Every copy of one op: stubs, calls, bindings and the C++ functions they name."""
-        found: list[Copy] = [*self.stubs.get(symbol, []), *self.wrappers.get(symbol, []),
+        """Every copy of one op: stubs, calls, bindings and the C++ functions they name.
+        The calls of a stub whose `fc_name` binds it to `symbol` under another name
+        (`layer_norm` for `layernorm2d_fwd`) are calls of the op too."""
+        stubs = self.stubs.get(symbol, [])
+        renamed = sorted({s.name for s in stubs if s.name != symbol})
+        found: list[Copy] = [*stubs, *self.wrappers.get(symbol, []),
                              *self.pybind.get(symbol, []),
                              *self.schemas.get(symbol, []), *self.calls.get(symbol, []),
+                             *(c for name in renamed for c in self.calls.get(name, [])),
                              *self.impls.get(symbol, [])]
         functions = {c.function for c in found if not isinstance(c, Stub | Wrapper)} | {symbol}
         found += [*self.forwarded.get(symbol, []), *self.callees.get(symbol, [])]
@@ -541,7 +547,7 @@ class BindingsGraph:
             except Exception:  # a missing blob, a gitlink: let the parser say so
                 found.add(path)
                 continue
-            if any(needle in text for needle in wanted):
+            if any(needle in text for needle in wanted) or not searchable_as_bytes(path, text):
                 found.add(path)
         return found
 

@@ -5,6 +5,13 @@ same tree, docstrings left out: comments, line breaks, indentation width, a trai
 redundant parentheses and the spelling of a literal (`0x10` and `16`, `'a' 'b'` and `'ab'`)
 do not count; an operator, an argument's position or a literal's value does.
 
+Unless the code reads them (issue 25): a module that names `__doc__`, `getdoc` or `pydoc`
+(`f.__doc__`, `inspect.getdoc(cls)`, `getattr(f, "__doc__")`) keeps every docstring in
+its digests, since a builder that reads its own docstring makes an edit of one matter; a
+module that names a reader of its own source (`inspect.getsource`, `getsourcelines`,
+`getcomments`, `findsource`, `linecache`) digests its text too, so any edit of it counts,
+a comment's included (`reads_own_text`).
+
 Maintainers: pure functions over `ast` nodes and strings; nothing here touches git or the
 filesystem, and nothing here changes a tree it is handed (the extractors digest nested
 bodies of one shared tree, so a docstring is left out of a dump, never cut from the tree).
@@ -22,6 +29,38 @@ _DOC_OWNERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 # Marks a digest computed from the text itself (the code did not parse as `ast`): such a
 # digest differs from every tree digest, and from any other text, so it never says "same".
 _TEXT_PREFIX = b"text\x00"
+
+
+# Names whose use lets code see a docstring, and names whose use lets it see its source text.
+DOC_READERS = frozenset({"__doc__", "getdoc", "pydoc"})
+SOURCE_READERS = frozenset({"getsource", "getsourcelines", "getcomments", "findsource",
+                            "linecache"})
+DOCSTRINGS, SOURCE = "docstrings", "source"
+
+
+def reads_own_text(tree: ast.AST) -> str | None:
+    """`SOURCE` when the code names a reader of source text (`SOURCE_READERS`), else
+    `DOCSTRINGS` when it names a reader of docstrings (`DOC_READERS`), else None. A name
+    counts however it is spelled: a name, an attribute, an imported name or module, or a
+    string constant (`getattr(f, "__doc__")`); naming one is enough (fail closed)."""
+    found: str | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names: tuple[str, ...] = (node.id,)
+        elif isinstance(node, ast.Attribute):
+            names = (node.attr,)
+        elif isinstance(node, ast.alias):
+            names = tuple(node.name.split("."))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and len(node.value) < 32:
+            names = (node.value,)
+        else:
+            continue
+        if any(name in SOURCE_READERS for name in names):
+            return SOURCE
+        if any(name in DOC_READERS for name in names):
+            found = DOCSTRINGS
+    return found
 
 
 def _is_docstring(statement: ast.stmt) -> bool:
@@ -69,19 +108,27 @@ def _text_digest(code: str) -> str:
 
 
 def tree_digest(tree: ast.AST) -> str:
-    """`digest_code` of the code `tree` was parsed from, without writing it out again."""
+    """`digest_code` of the code `tree` was parsed from, without writing it out again;
+    its docstrings kept when the tree reads docstrings or source (`reads_own_text`)."""
+    if reads_own_text(tree) is not None:
+        return _tree_digest(tree)
     with _without_docstrings(tree):
         return _tree_digest(tree)
 
 
 class TreeDigests:
     """The digests of one module and of its defs' and classes' bodies, for an extractor
-    that takes many: its docstrings are found once, not once per body."""
+    that takes many: its docstrings are found once, not once per body. A module that reads
+    its docstrings keeps them in every digest; one that reads its source text (`text`,
+    when given) has that text in every digest too (`reads_own_text`)."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, text: str | None = None) -> None:
         self.tree = tree
-        self.owners = [node for node in ast.walk(tree) if isinstance(node, _DOC_OWNERS)
-                       and node.body and _is_docstring(node.body[0])]
+        reads = reads_own_text(tree)
+        self.owners = [] if reads is not None else [
+            node for node in ast.walk(tree) if isinstance(node, _DOC_OWNERS)
+            and node.body and _is_docstring(node.body[0])]
+        self.text = _text_digest(text) if reads == SOURCE and text is not None else ""
 
     @contextmanager
     def _cut(self) -> Iterator[None]:
@@ -97,13 +144,16 @@ class TreeDigests:
     def module(self) -> str:
         """`module_digest` of the tree."""
         with self._cut():
-            return _tree_digest(self.tree)
+            return self._with_text(_tree_digest(self.tree))
 
     def body(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
         """`body_digest` of a def or class of the tree: its own docstring is cut with the
         others, so the body's module is not cut again."""
         with self._cut():
-            return _tree_digest(ast.Module(body=node.body, type_ignores=[]))
+            return self._with_text(_tree_digest(ast.Module(body=node.body, type_ignores=[])))
+
+    def _with_text(self, digest: str) -> str:
+        return _sha(self.text + digest) if self.text else digest
 
 
 def arguments_digest(call: ast.Call) -> str:
@@ -133,8 +183,8 @@ _CLOSE = object()  # on the walk's stack: close the node or list opened before i
 _CUT = object()  # on the walk's stack: a blanked field's tokens end here
 
 
-def module_digests(module: ast.Module, blank: Mapping[int, frozenset[str]]
-                   ) -> tuple[str, str]:
+def module_digests(module: ast.Module, blank: Mapping[int, frozenset[str]],
+                   text: str | None = None) -> tuple[str, str]:
     """Two layout-blind digests of a module from one walk, docstrings left out of both:
     the whole module's, and the module's with the fields `blank` names left out (by node
     id: a call's `args` and `keywords`, a def's `args`), so a file whose code changed only
@@ -144,20 +194,24 @@ def module_digests(module: ast.Module, blank: Mapping[int, frozenset[str]]
     values (`repr`, so `1`, `1.0` and `True` differ), as `digest_code` compares them.
     One token list is written; the second digest leaves out the spans of blanked fields.
     A tree too deep to walk recursively is walked with a stack of its own, to the same
-    tokens."""
+    tokens. Docstrings stay in both when the module reads them, and the source `text`
+    (when given) is in both when it reads its source (`reads_own_text`)."""
+    reads = reads_own_text(module)
+    docs = reads is None
     try:
-        tokens, cut = _tokens(module, blank)
+        tokens, cut = _tokens(module, blank, docs)
     except RecursionError:
-        tokens, cut = _tokens_by_stack(module, blank)
+        tokens, cut = _tokens_by_stack(module, blank, docs)
     pieces, last = [], 0
     for begin, end in cut:
         pieces.append("".join(tokens[last:begin]))
         last = end
     pieces.append("".join(tokens[last:]))
-    return _sha("".join(tokens)), _sha("".join(pieces))
+    mixed = _text_digest(text) if reads == SOURCE and text is not None else ""
+    return _sha(mixed + "".join(tokens)), _sha(mixed + "".join(pieces))
 
 
-def _tokens(module: ast.Module, blank: Mapping[int, frozenset[str]]
+def _tokens(module: ast.Module, blank: Mapping[int, frozenset[str]], docs: bool = True
             ) -> tuple[list[str], list[tuple[int, int]]]:
     """The module's tokens, and the (begin, end) spans of the blanked fields (outermost)."""
     tokens: list[str] = []
@@ -167,7 +221,7 @@ def _tokens(module: ast.Module, blank: Mapping[int, frozenset[str]]
     def visit(node: ast.AST, shown: bool) -> None:
         append(f"{type(node).__name__}(")
         skipped = blank.get(id(node)) if shown else None
-        owner = isinstance(node, _DOC_OWNERS)
+        owner = docs and isinstance(node, _DOC_OWNERS)
         for name in node._fields:
             value = getattr(node, name, None)
             if owner and name == "body" and value and _is_docstring(value[0]):
@@ -196,8 +250,8 @@ def _tokens(module: ast.Module, blank: Mapping[int, frozenset[str]]
     return tokens, cut
 
 
-def _tokens_by_stack(module: ast.Module, blank: Mapping[int, frozenset[str]]
-                     ) -> tuple[list[str], list[tuple[int, int]]]:
+def _tokens_by_stack(module: ast.Module, blank: Mapping[int, frozenset[str]],
+                     docs: bool = True) -> tuple[list[str], list[tuple[int, int]]]:
     """`_tokens` without recursion."""
     tokens: list[str] = []
     cut: list[tuple[int, int]] = []
@@ -216,7 +270,7 @@ def _tokens_by_stack(module: ast.Module, blank: Mapping[int, frozenset[str]]
             stack.append((_CLOSE, hidden, False))
             for name in reversed(item._fields):
                 value = getattr(item, name, None)
-                if name == "body" and isinstance(item, _DOC_OWNERS) and value \
+                if docs and name == "body" and isinstance(item, _DOC_OWNERS) and value \
                         and _is_docstring(value[0]):
                     value = value[1:]
                 blanked = name in skipped

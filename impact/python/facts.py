@@ -158,7 +158,7 @@ class _Extractor:
         self.path = path
         self.dsl_modules = dsl_modules
         self.source = parsed
-        self.digests = TreeDigests(parsed.tree)
+        self.digests = TreeDigests(parsed.tree, parsed.text)
         self.package = package
         self.facts: list[Fact] = []
 

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from impact.facts import Fact, never_raises, parse_failure
+from impact.sourcetext import READABLE_CODECS, python_codec
 
 LANGUAGE = "Python"
 # Deeper bracket nesting than this is refused before parsing (Python's own tokenizer stops
@@ -310,13 +311,32 @@ def string_tokens(code: str) -> list[tuple[int, int]] | None:
     return out
 
 
-def parse_python(path: str, source: bytes) -> Source | Fact:
-    """The parsed module, or the one parse-failure fact of a file that is not UTF-8, nests
-    brackets too deeply, does not compile, or is not Python `ast` can read."""
+def decode_python(path: str, source: bytes) -> str | Fact:
+    """The text `compile()` reads from a Python file's bytes: decoded by its byte-order
+    mark or coding declaration (PEP 263, found as `tokenize.detect_encoding` finds it),
+    UTF-8 when it has neither. The one parse-failure fact of a file whose declaration is
+    unknown, names a codec outside `READABLE_CODECS`, or whose bytes do not decode."""
     try:
-        text = source.decode("utf-8-sig")
+        codec = python_codec(source)
+    except (SyntaxError, LookupError) as exc:
+        return parse_failure(path, f"unknown or conflicting coding declaration: {exc}")
+    if codec not in READABLE_CODECS:
+        return parse_failure(path, f"declared coding {codec} can make a comment or a string "
+                             "into code, so it is not read")
+    try:
+        return source.decode(codec)
     except UnicodeDecodeError as exc:
-        return parse_failure(path, f"not UTF-8: {exc.reason}")
+        return parse_failure(path, f"not {'UTF-8' if codec.startswith('utf') else codec}: "
+                             f"{exc.reason}")
+
+
+def parse_python(path: str, source: bytes) -> Source | Fact:
+    """The parsed module, or the one parse-failure fact of a file that does not decode as
+    `compile()` decodes it (`decode_python`), nests brackets too deeply, does not compile,
+    or is not Python `ast` can read."""
+    text = decode_python(path, source)
+    if isinstance(text, Fact):
+        return text
     if bracket_depth(text) > MAX_BRACKET_DEPTH:
         return parse_failure(path, f"brackets nested deeper than {MAX_BRACKET_DEPTH}")
     refusal = compile_refusal(path, source)
