@@ -169,3 +169,13 @@ def test_the_renamed_digest_follows_the_innermost_def_that_takes_a_name() -> Non
     before = ast.dump(tree)
     rename_facts(tree, all_nodes(tree))
     assert ast.dump(tree) == before
+
+
+def test_a_rename_in_a_module_that_reads_its_own_source_is_changed() -> None:
+    """`inspect.getsource` sees the parameter's name: the same rename is no longer inert."""
+    reader = "\n\ndef source_of(f):\n    import inspect\n    return inspect.getsource(f)\n"
+    base = _base()
+    base[CORE] = base[CORE] + reader.encode()
+    doc = report(scenario(base, *_rename()))
+    assert doc["verdict"]["kind"] == "NEEDS-DEVICE", doc["rows"]
+    assert _row(doc)["status"] == "changed"
