@@ -89,7 +89,8 @@ def extract_binding_python_facts(path: str, source: bytes, *,
                                               visitor.passed, forwarders, keeps_signature,
                                               own_keywords, parsed.nodes())
         # Docstrings, comments and layout left out; then also what the facts state.
-        digest, beyond = module_digests(parsed.tree, visitor.blanked, parsed.text)
+        digest, beyond = module_digests(parsed.tree, visitor.blanked, parsed.text,
+                                        parsed.nodes())
         facts.append(Fact(FactKind.CONTENT, path, 0,
                           {"digest": digest, "beyond_bindings": beyond,
                            # what tells a parameter renamed alike everywhere from an edit

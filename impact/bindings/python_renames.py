@@ -67,7 +67,7 @@ def rename_facts(tree: ast.Module, nodes: list[ast.AST], text: str | None = None
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             references.add(node.attr)
     return {
-        "renamed_digest": _renamed_digest(tree, calls, by_name, text),
+        "renamed_digest": _renamed_digest(tree, calls, by_name, text, nodes),
         "params": params,
         # Functions under a decorator (it may read parameters by name: a custom op's
         # schema, a Triton kernel's constexprs): no rename of theirs is shown inert.
@@ -118,7 +118,7 @@ def _callee(func: ast.expr) -> str | None:
 
 def _renamed_digest(tree: ast.Module, calls: list[ast.Call],
                     by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]],
-                    text: str | None) -> str:
+                    text: str | None, nodes: list[ast.AST]) -> str:
     """The module's digest with parameters written by place: in a def's body a name is
     written by the place it has in the innermost enclosing def that takes it, so a nested
     def's own parameter shadows the outer one's. The tree is changed in place and put
@@ -162,7 +162,7 @@ def _renamed_digest(tree: ast.Module, calls: list[ast.Call],
                     rename(arg, "arg", f"#{i}")
                 continue
             stack += [(child, scopes) for child in ast.iter_child_nodes(node)]
-        return module_digests(tree, {}, text)[0]
+        return module_digests(tree, {}, text, nodes)[0]
     finally:
         for node, field, value in reversed(undo):
             setattr(node, field, value)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
 # Nodes whose body may open with a docstring.
@@ -38,13 +38,14 @@ SOURCE_READERS = frozenset({"getsource", "getsourcelines", "getcomments", "finds
 DOCSTRINGS, SOURCE = "docstrings", "source"
 
 
-def reads_own_text(tree: ast.AST) -> str | None:
+def reads_own_text(tree: ast.AST, nodes: Iterable[ast.AST] | None = None) -> str | None:
     """`SOURCE` when the code names a reader of source text (`SOURCE_READERS`), else
     `DOCSTRINGS` when it names a reader of docstrings (`DOC_READERS`), else None. A name
     counts however it is spelled: a name, an attribute, an imported name or module, or a
-    string constant (`getattr(f, "__doc__")`); naming one is enough (fail closed)."""
+    string constant (`getattr(f, "__doc__")`); naming one is enough (fail closed).
+    `nodes`, every node of `tree` when the caller has them listed, saves a walk."""
     found: str | None = None
-    for node in ast.walk(tree):
+    for node in nodes if nodes is not None else ast.walk(tree):
         if isinstance(node, ast.Name):
             names: tuple[str, ...] = (node.id,)
         elif isinstance(node, ast.Attribute):
@@ -184,7 +185,8 @@ _CUT = object()  # on the walk's stack: a blanked field's tokens end here
 
 
 def module_digests(module: ast.Module, blank: Mapping[int, frozenset[str]],
-                   text: str | None = None) -> tuple[str, str]:
+                   text: str | None = None, nodes: Iterable[ast.AST] | None = None
+                   ) -> tuple[str, str]:
     """Two layout-blind digests of a module from one walk, docstrings left out of both:
     the whole module's, and the module's with the fields `blank` names left out (by node
     id: a call's `args` and `keywords`, a def's `args`), so a file whose code changed only
@@ -195,8 +197,9 @@ def module_digests(module: ast.Module, blank: Mapping[int, frozenset[str]],
     One token list is written; the second digest leaves out the spans of blanked fields.
     A tree too deep to walk recursively is walked with a stack of its own, to the same
     tokens. Docstrings stay in both when the module reads them, and the source `text`
-    (when given) is in both when it reads its source (`reads_own_text`)."""
-    reads = reads_own_text(module)
+    (when given) is in both when it reads its source (`reads_own_text`, over `nodes`
+    when the caller has the module's nodes listed)."""
+    reads = reads_own_text(module, nodes)
     docs = reads is None
     try:
         tokens, cut = _tokens(module, blank, docs)
