@@ -261,12 +261,14 @@ def _readme_yaml_blocks() -> list[dict]:
 
 def test_the_readme_workflow_checks_out_full_history_and_uses_real_inputs() -> None:
     workflow = next(b for b in _readme_yaml_blocks() if "jobs" in b)
-    assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as True
+    # YAML 1.1 reads the key `on` as True; the example runs on every event the action knows
+    assert set(workflow[True]) == {"pull_request", "push", "merge_group", "workflow_dispatch"}
     assert workflow["permissions"]["security-events"] == "write"
     steps = workflow["jobs"]["impact"]["steps"]
     assert steps[0]["uses"].startswith("actions/checkout@")
     assert steps[0]["with"]["fetch-depth"] == 0
     action = next(s for s in steps if s.get("id") == "impact")
+    assert re.fullmatch(r"[\w./-]+@v\d+\.\d+\.\d+", action["uses"])  # pinned to a release tag
     assert set(action["with"]) <= set(_action()["inputs"])
     used = re.findall(r"steps\.impact\.outputs\.([\w-]+)", json.dumps(steps))
     assert used and set(used) <= set(_action()["outputs"])
@@ -433,3 +435,14 @@ def test_the_step_writes_one_annotation_per_finding(build, tmp_path: Path, capsy
     github = _same_as_cli(built, "github", tmp_path)
     assert github in out
     assert out.index(github) < out.index("::error::Runtime impact: BREAKS (fail-on: breaks)")
+
+
+def test_the_readme_names_every_event_the_action_runs_on_and_its_annotations() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("the GitHub Action\n", 1)[1].split("\n### ", 1)[0]
+    rows = re.findall(r"^\| (`[^|]+`) \| ", section, re.M)
+    named = {name for row in rows for name in re.findall(r"`([\w]+)`", row)}
+    assert set(github_action.EVENTS) <= named
+    assert "::error file=" in section and ",line=" in section and "title=" in section
+    for name in ("base", "head"):
+        assert f"| `{name}` | empty |" in section

@@ -190,6 +190,10 @@ def test_the_readme_config_names_the_hook() -> None:
     configs = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.S)]
     config = next(c for c in configs if "repos" in c)
     assert [h["id"] for h in config["repos"][0]["hooks"]] == ["impact"]
+    assert re.fullmatch(r"v\d+\.\d+\.\d+", config["repos"][0]["rev"])  # a tag, not a branch
+    for words in ("merge base", "upstream", "origin/HEAD", "never passes silently",
+                  "git push -u", "--base REV"):
+        assert words in section, words
     assert "pre-push" in config["default_install_hook_types"]
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert "pre-push" in hooks[0]["stages"]
@@ -303,3 +307,37 @@ def test_the_commit_stage_still_reports_on_the_work_being_committed(build, capsy
     built = build(BREAKING_BRANCH, checkout=True)  # committed break, clean work tree
     assert pre_commit.main(["--repo", str(built.path)], env={}) == EXIT_NONE
     assert capsys.readouterr().out.splitlines()[-1] == "Runtime impact: N/A"
+
+
+def _pre_commit_push_env(stdin: str) -> dict[str, str]:
+    """The environment pre-commit gives a pre-push hook for `stdin` (git's pre-push lines):
+    its own reading of them (`pre_commit.commands.hook_impl._pre_push_ns`) turned into
+    variables as `pre_commit/commands/run.py` sets them."""
+    hook_impl = pytest.importorskip("pre_commit.commands.hook_impl")
+    ns = hook_impl._pre_push_ns(False, ["origin", "https://example.invalid/r.git"],
+                                stdin.encode())
+    assert ns is not None, "pre-commit saw nothing to push"
+    env = {}
+    if ns.from_ref and ns.to_ref:
+        env |= {"PRE_COMMIT_FROM_REF": ns.from_ref, "PRE_COMMIT_TO_REF": ns.to_ref}
+    if ns.remote_name and ns.remote_url and ns.remote_branch and ns.local_branch:
+        env |= {"PRE_COMMIT_LOCAL_BRANCH": ns.local_branch,
+                "PRE_COMMIT_REMOTE_BRANCH": ns.remote_branch,
+                "PRE_COMMIT_REMOTE_NAME": ns.remote_name, "PRE_COMMIT_REMOTE_URL": ns.remote_url}
+    return env
+
+
+def test_a_first_push_as_pre_commit_runs_it_blocks_a_break(build, capsys, monkeypatch) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    built = build(BREAKING_BRANCH, checkout=True)
+    monkeypatch.chdir(built.path)  # pre-commit asks git about the repository it runs in
+    env = _pre_commit_push_env(f"refs/heads/head {built.head} refs/heads/head {'0' * 40}\n")
+    assert "PRE_COMMIT_FROM_REF" not in env  # the remote has none of it: no refs at all
+    argv = ["--repo", str(built.path)]
+    assert pre_commit.main(argv, env=env) == EXIT_BAD_INPUT
+    assert "git push -u" in capsys.readouterr().err
+    _refs(built, {"refs/heads/main": built.target})
+    assert pre_commit.main(argv, env=env) == EXIT_BREAKS
+    out = capsys.readouterr().out
+    assert "merge base with main" in out and "Runtime impact: BREAKS" in out
