@@ -341,7 +341,8 @@ def _merge_base(runner: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("name, payload, base, fetch", [
-    ("push", lambda b: _push(b, b.base), lambda b: b.base, lambda b: b.base),
+    ("push", lambda b: _push(b, b.base), lambda b: b.base,
+     lambda b: f"{b.base}\n+refs/heads/develop:refs/remotes/origin/develop"),
     ("push", lambda b: _push(b, None), lambda b: "origin/develop",
      lambda b: "+refs/heads/develop:refs/remotes/origin/develop"),  # a new branch
     ("merge_group", _merge_group, lambda b: b.base, lambda b: ""),
@@ -400,6 +401,22 @@ def test_an_event_that_names_no_change_is_one_line_before_any_fetch(
         (line,) = capsys.readouterr().out.splitlines()
         assert line.startswith(f"::error::impact action: {message}"), line
     assert (runner / "output").read_text(encoding="utf-8") == ""  # nothing for the fetch
+
+
+def test_a_force_push_whose_before_is_gone_is_compared_from_the_default_branch(
+        build, tmp_path: Path, capsys) -> None:
+    built = build(BREAKS_PR)
+    env, runner = _event(built, tmp_path, "push", _push(built, "1" * 40))
+    assert github_action.main([], env) == EXIT_BREAKS
+    out = capsys.readouterr().out
+    assert (f"::notice::impact: {'1' * 40} is not in the clone (a force-push?); comparing "
+            "from the merge base with origin/develop") in out
+    assert "--base origin/develop" in out and _merge_base(runner) == [built.base]
+    # On the default branch itself there is nothing else to compare with: impact's error.
+    payload = {**_push(built, "1" * 40), "ref": "refs/heads/develop"}
+    env, runner = _event(built, tmp_path, "push", payload)
+    assert github_action.main([], env) == EXIT_BAD_INPUT
+    assert f"unknown revision '{'1' * 40}'" in capsys.readouterr().err
 
 
 def test_the_base_and_head_inputs_name_the_change_on_any_event(

@@ -5,8 +5,9 @@ what to compare (`choose`):
 
 - `pull_request`, `pull_request_target`: the pull request's base and head shas, merged
   onto the base branch's tip (`origin/<base.ref>`);
-- `push`: `before` .. `after`; a new branch's push (the all-zero `before`) from its merge
-  base with the default branch (`origin/<repository.default_branch>`);
+- `push`: `before` .. `after`; a new branch's push (the all-zero `before`), and a
+  force-push whose `before` the clone lacks on a branch other than the default one, from
+  the merge base with the default branch (`origin/<repository.default_branch>`);
 - `merge_group`: `merge_group.base_sha` .. `merge_group.head_sha`;
 - `workflow_dispatch`: the workflow's `base` and `head` inputs, else the default branch
   against `GITHUB_SHA`;
@@ -48,7 +49,8 @@ from pathlib import Path
 from typing import Any
 
 from impact.api import FORMATS, Report, Session, report, write_output
-from impact.errors import EXIT_BAD_INPUT, failure
+from impact.errors import EXIT_BAD_INPUT, ImpactError, UnknownRevision, failure
+from impact.git import open_repository
 from impact.integrations import FAIL_ON, fails
 
 JSON_NAME = "impact.json"
@@ -106,6 +108,7 @@ class Comparison:
     target_tip: str | None = None
     from_fork: bool = False
     fetch: tuple[str, ...] = ()
+    fallback: Comparison | None = None  # compared instead when `base` is not in the clone
 
 
 def _branch_refspec(branch: str) -> str:
@@ -177,12 +180,21 @@ def _push(payload: Mapping[str, Any], env: Mapping[str, str]) -> Comparison:
     after, before = _sha(payload.get("after")), _sha(payload.get("before"))
     if after is None:
         raise ActionError(f"the push deletes '{ref}': it has no commit to report on")
-    if before:  # the fetch brings a force-pushed `before` the clone no longer holds
+    default = (payload.get("repository") or {}).get("default_branch")
+    on_default = ref == f"refs/heads/{default}"
+    if before:
+        # The fetch brings a force-pushed `before` the clone lacks; where it cannot, a
+        # branch other than the default one is compared from the default branch instead.
+        fallback = None if on_default or not default else Comparison(
+            "push", f"origin/{default}", after,
+            f"push to {_short(ref)} ({before[:12]}..{after[:12]}; {before[:12]} is not in "
+            f"the clone), from its merge base with origin/{default}")
         return Comparison("push", before, after,
                           f"push to {_short(ref)} ({before[:12]}..{after[:12]})",
-                          fetch=(before,))
+                          fetch=(before, *([_branch_refspec(default)] if fallback else [])),
+                          fallback=fallback)
     default = _default_branch(payload, f"the push creates '{ref}'")
-    if ref == f"refs/heads/{default}":
+    if on_default:
         raise ActionError(f"the push creates the default branch '{default}': there is "
                           "nothing to compare it with; set the action's base input")
     return Comparison("push", f"origin/{default}", after,
@@ -258,6 +270,7 @@ def choose(env: Mapping[str, str]) -> Comparison:
             "input")
     if base or head:
         chosen = replace(chosen, base=base or chosen.base, head=head or chosen.head,
+                         fallback=None,
                          title=f"{chosen.title}; as the base/head inputs: "
                                f"{base or chosen.base} .. {head or chosen.head}")
     return chosen
@@ -338,6 +351,18 @@ def _report(repo: Path, json_path: Path, options: Mapping[str, Any]) -> tuple[Re
     return result, result.exit_code
 
 
+def _in_clone(repo: Path, revision: str) -> bool:
+    """Whether `revision` names a commit of the checkout (a report that cannot open it at
+    all says so itself)."""
+    try:
+        open_repository(repo).resolve(revision)
+    except UnknownRevision:
+        return False
+    except ImpactError:
+        return True
+    return True
+
+
 def _heading(change: Comparison) -> str:
     return f"### impact: {change.title}\n\n"
 
@@ -361,6 +386,10 @@ def run(env: Mapping[str, str]) -> int:
     change = choose(env)
     workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
     repo = workspace / (env.get("IMPACT_PATH") or ".")
+    if change.fallback and not _in_clone(repo, change.base):
+        print(f"::notice::impact: {change.base} is not in the clone (a force-push?); "
+              f"comparing from the merge base with {change.fallback.base}")
+        change = change.fallback
     out_dir = Path(env.get("IMPACT_REPORT_DIR")
                    or Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / "impact")
     out_dir.mkdir(parents=True, exist_ok=True)
