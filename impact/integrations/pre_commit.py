@@ -82,7 +82,8 @@ def _fallback_base(repo: str, branch: str | None, given: str | None) -> Revision
         name = branch.removeprefix(HEADS) if branch else "HEAD"
         raise NoComparisonBase(
             f"nothing to compare the push of '{name}' with: the remote has none of its "
-            "commits, it has no upstream and there is no origin/HEAD, main or master",
+            "commits, it has no upstream, and there is no default branch (origin/HEAD, "
+            "origin/main, origin/master, or another local main or master)",
             f"push it once with 'git push -u <remote> {name}', set an upstream with "
             "'git branch --set-upstream-to', or give the hook --base REV")
     return found
