@@ -38,6 +38,11 @@ class NoMergeBase(ImpactError):
     """Two revisions share no history, so there is no base to compare with."""
 
 
+class NoComparisonBase(ImpactError):
+    """A branch has no upstream and the repository no default branch, so a push of it
+    has nothing to be compared with."""
+
+
 class ShallowHistory(ImpactError):
     """A shallow or partial clone lacks the history or objects needed."""
 

@@ -17,11 +17,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from dulwich.repo import Repo
 
 from impact.errors import EXIT_BAD_INPUT, EXIT_BREAKS, EXIT_NEEDS_DEVICE, EXIT_NONE
 from impact.fixtures import BuiltRepository, Change, Scenario
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
+from impact.git import BASE_TO_HEAD, open_repository
+from impact.git.upstream import comparison_base, current_branch
 from impact.integrations import pre_commit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,6 +190,154 @@ def test_the_readme_config_names_the_hook() -> None:
     configs = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.S)]
     config = next(c for c in configs if "repos" in c)
     assert [h["id"] for h in config["repos"][0]["hooks"]] == ["impact"]
+    assert re.fullmatch(r"v\d+\.\d+\.\d+", config["repos"][0]["rev"])  # a tag, not a branch
+    for words in ("merge base", "upstream", "origin/HEAD", "never passes silently",
+                  "git push -u", "--base REV"):
+        assert words in section, words
     assert "pre-push" in config["default_install_hook_types"]
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert "pre-push" in hooks[0]["stages"]
+
+
+# --- a push that names no remote commit: never a silent pass ------------------------------
+
+BREAKING_BRANCH = Scenario(
+    base=rocke_tree_files(),
+    head=(Change("add an argument", edits=(e.add_builder_param(e.GFX950_DENSE, "seed", "I32"),)),),
+    target=(Change("unrelated: a note", write={"NOTES.md": "target moved\n"}),),
+)
+NEW_HISTORY = {  # what pre-commit sets when the remote has none of the pushed commits
+    "PRE_COMMIT_LOCAL_BRANCH": "refs/heads/head", "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/head",
+    "PRE_COMMIT_REMOTE_NAME": "origin", "PRE_COMMIT_REMOTE_URL": "https://example.invalid/r.git",
+}
+
+
+def _refs(built: BuiltRepository, refs: dict[str, str], upstream: str | None = None,
+          symbolic: dict[str, str] | None = None) -> None:
+    """Point `refs` at commits of `built` (as a fetch would), `symbolic` refs at refs, and
+    give the branch `head` the upstream `origin/<upstream>`."""
+    repo = Repo(str(built.path))
+    for ref, sha in refs.items():
+        repo.refs[ref.encode()] = sha.encode()
+    for ref, target in (symbolic or {}).items():
+        repo.refs.set_symbolic_ref(ref.encode(), target.encode())
+    if upstream:
+        config = repo.get_config()
+        config.set((b"branch", b"head"), b"remote", b"origin")
+        config.set((b"branch", b"head"), b"merge", f"refs/heads/{upstream}".encode())
+        config.write_to_path()
+    repo.close()
+
+
+@pytest.mark.parametrize("env", [
+    NEW_HISTORY,
+    {**NEW_HISTORY, "PRE_COMMIT_FROM_REF": "0" * 40, "PRE_COMMIT_TO_REF": "refs/heads/head"},
+], ids=["no-from-ref", "all-zero-from-ref"])
+def test_a_push_with_nothing_to_compare_with_fails_with_one_line(build, capsys, env) -> None:
+    built = build(BREAKING_BRANCH, checkout=True)  # no remote, no upstream, no main/master
+    code = pre_commit.main(["--repo", str(built.path), "--fail-on", "never"], env=env)
+    assert code == EXIT_BAD_INPUT
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("impact: error: nothing to compare the push of 'head' with")
+    assert "git push -u" in line and "--set-upstream-to" in line and "--base" in line
+
+
+@pytest.mark.parametrize("env", [
+    NEW_HISTORY,
+    {**NEW_HISTORY, "PRE_COMMIT_FROM_REF": "0" * 40, "PRE_COMMIT_TO_REF": "refs/heads/head"},
+], ids=["no-from-ref", "all-zero-from-ref"])
+def test_a_new_branch_is_compared_with_its_upstreams_merge_base(build, capsys, env) -> None:
+    built = build(BREAKING_BRANCH, checkout=True)
+    # The upstream moved on (the target's note): the push is compared from the merge base.
+    _refs(built, {"refs/remotes/origin/develop": built.target}, upstream="develop")
+    assert pre_commit.main(["--repo", str(built.path)], env=env) == EXIT_BREAKS
+    out = capsys.readouterr().out
+    assert f"comparing with its merge base with origin/develop ({built.target[:12]})" in out
+    assert "Runtime impact: BREAKS" in out and "seed" in out
+    result = pre_commit._report(pre_commit._parser().parse_args(["--repo", str(built.path)]),
+                                env)
+    assert result.document["merge_bases"][BASE_TO_HEAD] == [built.base]
+
+
+def test_a_new_branch_without_upstream_is_compared_with_the_default_branch(build, capsys) -> None:
+    built = build(BREAKING_BRANCH, checkout=True)
+    _refs(built, {"refs/remotes/origin/trunk": built.target, "refs/heads/main": built.head},
+          symbolic={"refs/remotes/origin/HEAD": "refs/remotes/origin/trunk"})
+    assert pre_commit.main(["--repo", str(built.path)], env=NEW_HISTORY) == EXIT_BREAKS
+    out = capsys.readouterr().out
+    assert "merge base with origin/trunk" in out and "Runtime impact: BREAKS" in out
+    # --base names it instead; a base that already holds the push has nothing new.
+    argv = ["--repo", str(built.path), "--base", "main"]
+    assert pre_commit.main(argv, env=NEW_HISTORY) == EXIT_NONE
+    out = capsys.readouterr().out
+    assert "merge base with main" in out and out.splitlines()[-1] == "Runtime impact: N/A"
+
+
+@pytest.mark.parametrize("refs, symbolic, upstream, branch, expected", [
+    ({"refs/remotes/origin/dev": "t", "refs/remotes/origin/main": "b"}, {}, "dev", "head",
+     "origin/dev"),
+    ({"refs/remotes/origin/main": "b"}, {}, "gone", "head", "origin/main"),  # upstream unfetched
+    ({"refs/remotes/origin/trunk": "t", "refs/remotes/origin/main": "b"},
+     {"refs/remotes/origin/HEAD": "refs/remotes/origin/trunk"}, None, "head", "origin/trunk"),
+    ({"refs/remotes/origin/main": "b", "refs/remotes/origin/master": "t"}, {}, None, "head",
+     "origin/main"),
+    ({"refs/remotes/origin/master": "t", "refs/heads/main": "b"}, {}, None, "head",
+     "origin/master"),
+    ({"refs/heads/master": "b"}, {}, None, "head", "master"),
+    ({"refs/heads/main": "b"}, {}, None, "refs/heads/main", None),  # not the branch itself
+    ({}, {}, None, "head", None),
+], ids=["upstream", "unfetched-upstream", "origin-HEAD", "origin-main", "origin-master",
+        "local-master", "only-itself", "none"])
+def test_the_comparison_base_is_the_upstream_else_the_default_branch(
+        build, refs, symbolic, upstream, branch, expected) -> None:
+    built = build(BREAKING_BRANCH, checkout=True)
+    shas = {"t": built.target, "b": built.base}
+    _refs(built, {ref: shas[key] for ref, key in refs.items()}, upstream, symbolic)
+    repository = open_repository(built.path)
+    if branch == "head":
+        branch = current_branch(repository)
+        assert branch == "refs/heads/head"
+    found = comparison_base(repository, branch)
+    assert (found.spelled if found else None) == expected
+    if found:
+        assert found.sha == repository.resolve(expected).sha
+
+
+def test_the_commit_stage_still_reports_on_the_work_being_committed(build, capsys) -> None:
+    built = build(BREAKING_BRANCH, checkout=True)  # committed break, clean work tree
+    assert pre_commit.main(["--repo", str(built.path)], env={}) == EXIT_NONE
+    assert capsys.readouterr().out.splitlines()[-1] == "Runtime impact: N/A"
+
+
+def _pre_commit_push_env(stdin: str) -> dict[str, str]:
+    """The environment pre-commit gives a pre-push hook for `stdin` (git's pre-push lines):
+    its own reading of them (`pre_commit.commands.hook_impl._pre_push_ns`) turned into
+    variables as `pre_commit/commands/run.py` sets them."""
+    hook_impl = pytest.importorskip("pre_commit.commands.hook_impl")
+    ns = hook_impl._pre_push_ns(False, ["origin", "https://example.invalid/r.git"],
+                                stdin.encode())
+    assert ns is not None, "pre-commit saw nothing to push"
+    env = {}
+    if ns.from_ref and ns.to_ref:
+        env |= {"PRE_COMMIT_FROM_REF": ns.from_ref, "PRE_COMMIT_TO_REF": ns.to_ref}
+    if ns.remote_name and ns.remote_url and ns.remote_branch and ns.local_branch:
+        env |= {"PRE_COMMIT_LOCAL_BRANCH": ns.local_branch,
+                "PRE_COMMIT_REMOTE_BRANCH": ns.remote_branch,
+                "PRE_COMMIT_REMOTE_NAME": ns.remote_name, "PRE_COMMIT_REMOTE_URL": ns.remote_url}
+    return env
+
+
+def test_a_first_push_as_pre_commit_runs_it_blocks_a_break(build, capsys, monkeypatch) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    built = build(BREAKING_BRANCH, checkout=True)
+    monkeypatch.chdir(built.path)  # pre-commit asks git about the repository it runs in
+    env = _pre_commit_push_env(f"refs/heads/head {built.head} refs/heads/head {'0' * 40}\n")
+    assert "PRE_COMMIT_FROM_REF" not in env  # the remote has none of it: no refs at all
+    argv = ["--repo", str(built.path)]
+    assert pre_commit.main(argv, env=env) == EXIT_BAD_INPUT
+    assert "git push -u" in capsys.readouterr().err
+    _refs(built, {"refs/heads/main": built.target})
+    assert pre_commit.main(argv, env=env) == EXIT_BREAKS
+    out = capsys.readouterr().out
+    assert "merge base with main" in out and "Runtime impact: BREAKS" in out

@@ -1,13 +1,16 @@
 """The pre-commit hook's entry point: the `impact-pre-commit` console script.
 
 Reports in-process (`impact.api.report`, as `impact report --worktree`) on the repository
-in the current folder (under
-`git commit`, pre-commit has stashed the unstaged edits, so this is what is being
-committed); at the pre-push stage, where pre-commit sets `PRE_COMMIT_FROM_REF` and
-`PRE_COMMIT_TO_REF`, it reports on the commits being pushed instead. It prints the
-one-line findings and the verdict line, and fails the hook per `--fail-on` (`breaks`
-default, `needs-device`, `never`); a report that could not run always fails. `impact
-report`'s own exit codes stay as documented.
+in the current folder (under `git commit`, pre-commit has stashed the unstaged edits, so
+this is what is being committed). At the pre-push stage it reports on the commits being
+pushed, from their merge base with the remote's commit (`PRE_COMMIT_FROM_REF` and
+`PRE_COMMIT_TO_REF`); for a branch the remote has no commit of (no from-ref, or the
+all-zero one of a new branch) from their merge base with `--base`, else the branch's
+upstream, else the default branch (`origin/HEAD`, `origin/main`, `origin/master`, a local
+`main` or `master`); with none of them it fails with one line naming the fix. It never
+passes without a report. It prints the one-line findings and the verdict line, and fails
+the hook per `--fail-on` (`breaks` default, `needs-device`, `never`); a report that could
+not run always fails. `impact report`'s own exit codes stay as documented.
 
 Maintainers: the report runs once, through the library entry; a report that cannot run
 is one `impact: error: ...` line and its exit code, as on the command line
@@ -24,7 +27,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from impact.api import Report, Session, report
-from impact.errors import EXIT_BAD_INPUT, EXIT_NONE, failure
+from impact.errors import EXIT_BAD_INPUT, EXIT_NONE, NoComparisonBase, failure
+from impact.git import Revision, open_repository
+from impact.git.upstream import HEADS, comparison_base, current_branch
 from impact.integrations import FAIL_ON, fails
 from impact.render.findings import findings
 from impact.render.words import printable, reason_text
@@ -53,14 +58,60 @@ def one_line_findings(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+ZERO_SHA = "0" * 40
+"""The from-ref a push of a new branch carries: the remote has no commit of it."""
+
+
+def _pushing(env: Mapping[str, str]) -> bool:
+    """Whether this is the pre-push stage: pre-commit names the refs being pushed, or (for
+    a history the remote lacks entirely) only the branch and the remote."""
+    return any(env.get(name) for name in ("PRE_COMMIT_TO_REF", "PRE_COMMIT_LOCAL_BRANCH",
+                                          "PRE_COMMIT_REMOTE_NAME", "PRE_COMMIT_REMOTE_BRANCH"))
+
+
+def _fallback_base(repo: str, branch: str | None, given: str | None) -> Revision:
+    """What a push that names no remote commit is compared with: `--base`, else the
+    branch's upstream, else the default branch; none is one error line naming the fix."""
+    repository = open_repository(repo)
+    if given:
+        return repository.resolve(given)
+    if branch is None or not branch.startswith(HEADS):
+        branch = current_branch(repository)
+    found = comparison_base(repository, branch)
+    if found is None:
+        name = branch.removeprefix(HEADS) if branch else "HEAD"
+        raise NoComparisonBase(
+            f"nothing to compare the push of '{name}' with: the remote has none of its "
+            "commits, it has no upstream, and there is no default branch (origin/HEAD, "
+            "origin/main, origin/master, or another local main or master)",
+            f"push it once with 'git push -u <remote> {name}', set an upstream with "
+            "'git branch --set-upstream-to', or give the hook --base REV")
+    return found
+
+
+def _change(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, Any]:
+    """What the hook reports on: at the pre-push stage the pushed commits from their merge
+    base with the remote's commit, or, for a branch the remote lacks (no from-ref, or the
+    all-zero one), with `--base`, the upstream or the default branch; else the work being
+    committed. Never nothing: a push with no base is an error, not a pass."""
+    if not _pushing(env):
+        return {"worktree": True}
+    from_ref = env.get("PRE_COMMIT_FROM_REF") or ""
+    local = env.get("PRE_COMMIT_LOCAL_BRANCH")
+    head = env.get("PRE_COMMIT_TO_REF") or local or "HEAD"
+    if from_ref and from_ref != ZERO_SHA:
+        return {"base": from_ref, "head": head}
+    base = _fallback_base(args.repo, local, args.base)
+    print(f"impact-pre-commit: the remote has no commit of this branch; comparing with "
+          f"its merge base with {base.spelled} ({base.sha[:12]})")
+    return {"base": base.sha, "head": head}
+
+
 def _report(args: argparse.Namespace, env: Mapping[str, str]) -> Report:
     """The pushed commits at the pre-push stage (pre-commit names them in `env`), else
     the work being committed."""
-    from_ref, to_ref = env.get("PRE_COMMIT_FROM_REF"), env.get("PRE_COMMIT_TO_REF")
-    change: dict[str, Any] = ({"base": from_ref, "head": to_ref} if from_ref and to_ref
-                              else {"worktree": True})
     return report(args.repo, surface_map=args.surface_map, session=Session.for_command(),
-                  **change)
+                  **_change(args, env))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -72,6 +123,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="what fails the hook: breaks (default), needs-device, never")
     parser.add_argument("--repo", default=".", help="the repository (default: here)")
     parser.add_argument("--surface-map", metavar="NAME|PATH", help="as for impact report")
+    parser.add_argument("--base", metavar="REV",
+                        help="what a push of a branch the remote lacks is compared with "
+                             "(default: its upstream, else origin/HEAD, origin/main, "
+                             "origin/master, main or master)")
     return parser
 
 
