@@ -74,6 +74,7 @@ C = "test_clean_output.py::"
 PD = "test_python_decoding.py::"
 LE = "test_cpp_line_ends.py::"
 DR = "test_docstring_readers.py::"
+W = "test_output_sinks.py::"
 
 CASES: dict[str, Case] = {
     # Read as safe when it is not
@@ -190,6 +191,22 @@ CASES: dict[str, Case] = {
     "forged-verdict-path": Case("a path holding a verdict line prints escaped",
                                 (C + "test_a_path_holding_a_forged_verdict_line_prints_"
                                  "escaped",)),
+    # Issue 25: every sink escapes what a hostile change names
+    "sink-text": Case("U+2028, U+202E, ESC and C1 in a path print as escapes in the text report",
+                      (W + "test_the_text_report_escapes_every_control_and_keeps_one_verdict",
+                       W + "test_printable_covers_every_control_separator_and_format_"
+                       "character")),
+    "sink-markdown": Case("raw HTML, backticks and pipes of a path or argument in the card",
+                          (W + "test_the_review_card_renders_no_markup_of_the_change",
+                           W + "test_a_code_span_holds_its_text_whatever_backticks_it_has",
+                           W + "test_markdown_text_is_literal")),
+    "sink-job-summary": Case("raw HTML and controls of a branch name in the job summary",
+                             (W + "test_the_job_summary_escapes_the_branch_names",)),
+    "sink-annotations": Case("controls of a path in a workflow command's property or message",
+                             (W + "test_annotations_are_one_command_a_line_and_escape_"
+                              "controls",)),
+    "sink-sarif": Case("controls of a path in a SARIF message",
+                       (W + "test_sarif_messages_carry_no_control_and_keep_the_real_paths",)),
     "billion-laughs": Case("a billion-laughs profile or .dvc fails fast and small",
                            (R + "test_billion_laughs_fails_fast_and_small",
                             R + "test_profile_with_an_anchor_or_alias_is_refused",

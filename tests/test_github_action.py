@@ -190,7 +190,8 @@ def test_a_breaks_pull_request_fails_the_step_and_says_so_everywhere(
 
     summary = (runner / "summary.md").read_text(encoding="utf-8")
     assert summary.startswith("### impact: pull request #1412 (feature/dropout-seed ")
-    assert "Impact (static): BREAKS" in summary and "dropout_seed" in summary
+    # the card's text is escaped Markdown: the argument's `_` is written `\_`
+    assert "Impact (static): BREAKS" in summary and "dropout\\_seed" in summary
     card = Path(outputs["markdown-file"]).read_text(encoding="utf-8")
     assert card in summary and card == _same_as_cli(built, "markdown", tmp_path)
 
