@@ -75,6 +75,8 @@ PD = "test_python_decoding.py::"
 LE = "test_cpp_line_ends.py::"
 DR = "test_docstring_readers.py::"
 W = "test_output_sinks.py::"
+P = "test_parent_reads.py::"
+V = "test_validate_correctness.py::"
 
 CASES: dict[str, Case] = {
     # Read as safe when it is not
@@ -207,6 +209,22 @@ CASES: dict[str, Case] = {
                               "controls",)),
     "sink-sarif": Case("controls of a path in a SARIF message",
                        (W + "test_sarif_messages_carry_no_control_and_keep_the_real_paths",)),
+    # Issue 25: what the parent reads back is a regular file of a bounded size, or nothing
+    "parent-reads-child-document": Case(
+        "a FIFO, /dev/zero or a secret linked at a child's document: the child failed",
+        (P + "test_a_child_document_that_is_not_a_regular_file_is_a_crash",
+         P + "test_read_regular_refuses_all_but_a_regular_file",
+         P + "test_read_regular_caps_the_size")),
+    "parent-reads-reads-record": Case(
+        "a FIFO or /dev/zero linked at a child's reads record: nothing it built is stored",
+        (P + "test_a_reads_record_that_is_not_a_regular_file_stores_nothing",)),
+    "parent-reads-cache-entry": Case(
+        "a FIFO, /dev/zero or a link where a cache entry lies: a miss",
+        (P + "test_a_cache_entry_that_is_not_a_regular_file_is_a_miss",
+         P + "test_a_secret_linked_as_an_entry_is_never_a_hit")),
+    "validate-abort": Case("os.abort() in a head test reads BLOCK; a FIFO JUnit file is unread",
+                           (V + "test_a_head_test_that_aborts_is_a_block",
+                            V + "test_a_junit_path_holding_a_fifo_or_a_device_is_unreadable")),
     "billion-laughs": Case("a billion-laughs profile or .dvc fails fast and small",
                            (R + "test_billion_laughs_fails_fast_and_small",
                             R + "test_profile_with_an_anchor_or_alias_is_refused",

@@ -1,0 +1,155 @@
+"""What the parent reads back from a child or an earlier run is a regular file, or nothing
+(issue 25, robustness): a FIFO there would hang the parent, a symlink to `/dev/zero` blow
+its memory, a symlink to a secret carry the secret into the report. Each is refused in
+the time it takes to open it: a child's document or reads record then counts as the child
+failing (its rows read changed), a cache entry as a miss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from emit.child.vocabulary import RunStatus
+from emit.children import Run
+from impact.factstore import FactStore
+
+SECRET = '"a secret the parent must not read"'  # JSON: a schema error would quote it
+
+
+class Blocked(BaseException):
+    """The body was still blocked at its deadline (not an OSError or an Exception, so
+    the code under test cannot catch it as a miss)."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Fail, rather than hang, when the body blocks (a FIFO read waits for a writer)."""
+    def late(_number: int, _frame: object) -> None:
+        raise Blocked(f"still blocked after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, late)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _zero(path: Path) -> None:
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("depends on /dev/zero, which this system does not give")
+    path.symlink_to("/dev/zero")
+
+
+def _secret(path: Path) -> None:
+    secret = path.parent / "secret.json"
+    secret.write_text(SECRET)
+    path.symlink_to(secret)
+
+
+SPECIAL: dict[str, Callable[[Path], None]] = {
+    "fifo": _fifo, "dev-zero-symlink": _zero, "symlink-to-a-secret": _secret}
+
+
+def _place(kind: str, path: Path) -> None:
+    if kind == "fifo" and not hasattr(os, "mkfifo"):
+        pytest.skip("depends on FIFOs (os.mkfifo), which this system does not give")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    SPECIAL[kind](path)
+
+
+@pytest.mark.parametrize("kind", sorted(SPECIAL))
+def test_read_regular_refuses_all_but_a_regular_file(tmp_path: Path, kind: str) -> None:
+    from impact.safefile import read_regular
+
+    _place(kind, tmp_path / "x")
+    with deadline(5), pytest.raises(OSError):
+        read_regular(tmp_path / "x", limit=1 << 20)
+
+
+def test_read_regular_caps_the_size(tmp_path: Path) -> None:
+    from impact.safefile import read_regular
+
+    (tmp_path / "big").write_bytes(b"x" * 101)
+    with pytest.raises(OSError):
+        read_regular(tmp_path / "big", limit=100)
+    assert read_regular(tmp_path / "big", limit=101) == b"x" * 101
+
+
+def _run(tmp_path: Path) -> Run:
+    work = tmp_path / "work"
+    work.mkdir()
+    run = Run("head", None, {}, work, work / "out.json", reads=work / "reads.json")
+    run.status = RunStatus.DONE
+    return run
+
+
+@pytest.mark.parametrize("kind", sorted(SPECIAL))
+def test_a_child_document_that_is_not_a_regular_file_is_a_crash(tmp_path: Path,
+                                                                 kind: str) -> None:
+    from emit.results import read_result
+
+    run = _run(tmp_path)
+    _place(kind, run.out)
+    with deadline(5):
+        assert read_result(run) is None
+    assert run.status == RunStatus.CRASHED and "unusable" in (run.reason or "")
+    assert "secret" not in (run.reason or "")
+
+
+@pytest.mark.parametrize("kind", sorted(SPECIAL))
+def test_a_reads_record_that_is_not_a_regular_file_stores_nothing(tmp_path: Path,
+                                                                  kind: str) -> None:
+    from emit.reuse import _read_reads
+
+    run = _run(tmp_path)
+    assert run.reads is not None
+    _place(kind, run.reads)
+    with deadline(5):
+        assert _read_reads(run) is None
+
+
+@pytest.mark.parametrize("kind", sorted(SPECIAL))
+def test_a_cache_entry_that_is_not_a_regular_file_is_a_miss(tmp_path: Path, kind: str) -> None:
+    store = FactStore(tmp_path)
+    key = store.key("s" * 64, "a.py", "b" * 40)
+    assert key is not None
+    store.save(key, "[]")
+    _place(kind, store._file(key))
+    with deadline(5):
+        assert store.load(key) is None  # the facts of one file
+        assert store.get(key) is None   # the emit and report stores' entries
+    pairs = store._index_key("s" * 64, "t" * 40, "paths")
+    assert pairs is not None
+    _place(kind, store._file(pairs))
+    with deadline(5):
+        assert store.load_index("s" * 64, "t" * 40) is None  # a tree's classification
+    assert store.misses >= 1
+
+
+def test_a_secret_linked_as_an_entry_is_never_a_hit(tmp_path: Path) -> None:
+    """Even a well-formed entry is refused through a symlink: entries are files the
+    parent renamed into place, never links."""
+    store = FactStore(tmp_path)
+    key = store.key("s" * 64, "a.py", "b" * 40)
+    assert key is not None
+    store.save(key, "[]")
+    real = tmp_path / "elsewhere.json"
+    store._file(key).rename(real)
+    store._file(key).symlink_to(real)
+    assert json.loads(real.read_text())["facts"] == []
+    assert store.load(key) is None
