@@ -49,7 +49,8 @@ def cache_key(revision: Revision, snapshot: Snapshot, surface: SurfaceMap,
         python_roots=surface.python_roots,
         descriptor_roots=surface.descriptor_roots, rules_inputs=inputs, flavor=flavor,
         environment=allowed_environment(),
-        limits={"as": limits.address_space, "nofile": limits.open_files}, isolate=isolate,
+        limits={"as": limits.address_space, "nofile": limits.open_files,
+                "nproc": limits.processes, "fsize": limits.file_size}, isolate=isolate,
         tool=tool_fingerprint(key_import_path()))
 
 

@@ -77,6 +77,7 @@ DR = "test_docstring_readers.py::"
 W = "test_output_sinks.py::"
 P = "test_parent_reads.py::"
 V = "test_validate_correctness.py::"
+L = "test_child_limits.py::"
 
 CASES: dict[str, Case] = {
     # Read as safe when it is not
@@ -222,6 +223,11 @@ CASES: dict[str, Case] = {
         "a FIFO, /dev/zero or a link where a cache entry lies: a miss",
         (P + "test_a_cache_entry_that_is_not_a_regular_file_is_a_miss",
          P + "test_a_secret_linked_as_an_entry_is_never_a_hit")),
+    "child-nproc-fsize": Case("the emitter child's processes and file sizes are bounded",
+                              (L + "test_the_child_limits_name_processes_and_file_size",
+                               L + "test_the_jail_sets_nproc_and_fsize",
+                               L + "test_a_child_writing_past_its_file_size_limit_is_ended",
+                               L + "test_a_fork_bomb_stops_at_the_process_limit")),
     "validate-abort": Case("os.abort() in a head test reads BLOCK; a FIFO JUnit file is unread",
                            (V + "test_a_head_test_that_aborts_is_a_block",
                             V + "test_a_junit_path_holding_a_fifo_or_a_device_is_unreadable")),
