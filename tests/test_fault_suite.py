@@ -78,6 +78,7 @@ W = "test_output_sinks.py::"
 P = "test_parent_reads.py::"
 V = "test_validate_correctness.py::"
 L = "test_child_limits.py::"
+N = "test_merged_renames.py::"
 
 CASES: dict[str, Case] = {
     # Read as safe when it is not
@@ -228,6 +229,13 @@ CASES: dict[str, Case] = {
                                L + "test_the_jail_sets_nproc_and_fsize",
                                L + "test_a_child_writing_past_its_file_size_limit_is_ended",
                                L + "test_a_fork_bomb_stops_at_the_process_limit")),
+    "merged-renames": Case("a rename on one side meets a change of the other: conflicted",
+                           (N + "test_a_rename_on_the_tip_and_an_edit_on_the_head_is_a_conflict",
+                            N + "test_a_rename_on_the_head_and_an_edit_on_the_tip_is_a_conflict",
+                            N + "test_a_file_added_into_a_folder_the_tip_renamed_is_a_conflict",
+                            N + "test_a_file_the_tip_adds_into_a_folder_the_head_renamed_is_a_"
+                            "conflict",
+                            N + "test_renames_that_meet_no_change_of_the_other_side_are_clean")),
     "validate-abort": Case("os.abort() in a head test reads BLOCK; a FIFO JUnit file is unread",
                            (V + "test_a_head_test_that_aborts_is_a_block",
                             V + "test_a_junit_path_holding_a_fifo_or_a_device_is_unreadable")),
