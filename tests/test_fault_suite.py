@@ -216,7 +216,8 @@ CASES: dict[str, Case] = {
         "a FIFO, /dev/zero or a secret linked at a child's document: the child failed",
         (P + "test_a_child_document_that_is_not_a_regular_file_is_a_crash",
          P + "test_read_regular_refuses_all_but_a_regular_file",
-         P + "test_read_regular_caps_the_size")),
+         P + "test_read_regular_caps_the_size",
+         P + "test_dev_zero_where_the_parent_reads_costs_it_no_memory")),
     "parent-reads-reads-record": Case(
         "a FIFO or /dev/zero linked at a child's reads record: nothing it built is stored",
         (P + "test_a_reads_record_that_is_not_a_regular_file_stores_nothing",)),

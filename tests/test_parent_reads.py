@@ -153,3 +153,52 @@ def test_a_secret_linked_as_an_entry_is_never_a_hit(tmp_path: Path) -> None:
     store._file(key).symlink_to(real)
     assert json.loads(real.read_text())["facts"] == []
     assert store.load(key) is None
+
+
+READ_IN_A_CHILD = """
+import resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # a safety net, far above the cap
+what, folder = sys.argv[1], Path(sys.argv[2])
+from emit.child.vocabulary import RunStatus
+from emit.children import Run
+run = Run("head", None, {}, folder, folder / "zero", reads=folder / "zero")
+run.status = RunStatus.DONE
+if what == "document":
+    from emit.results import read_result
+    assert read_result(run) is None
+elif what == "reads":
+    from emit.reuse import _read_reads
+    assert _read_reads(run) is None
+else:
+    from impact.factstore import FactStore
+    store = FactStore(folder / "cache")
+    key = store.key("s" * 64, "a.py", "b" * 40)
+    store._file(key).parent.mkdir(parents=True, exist_ok=True)
+    store._file(key).symlink_to("/dev/zero")
+    try:
+        assert store.load(key) is None and store.get(key) is None
+    except MemoryError:
+        print("memory-error")
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+@pytest.mark.parametrize("what", ["document", "reads", "cache-entry"])
+def test_dev_zero_where_the_parent_reads_costs_it_no_memory(tmp_path: Path, what: str) -> None:
+    """Read in a child process (under an address-space limit, so a regression fails
+    rather than swapping): a `/dev/zero` symlink costs no more than the imports."""
+    import subprocess
+    import sys
+
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("depends on /dev/zero, which this system does not give")
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", READ_IN_A_CHILD, what, str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.split()
+    assert "memory-error" not in lines
+    assert int(lines[-1]) < 400_000, f"peak RSS {lines[-1]} KiB"  # the imports: ~100 MiB
