@@ -91,7 +91,9 @@ def test_the_review_card_renders_no_markup_of_the_change() -> None:
     _no_raw(card, html=False)  # raw HTML is allowed inside a code span: it shows as text
     lines = card.splitlines()
     assert lines[0].startswith("Impact (static): BREAKS")
-    assert not any("Runtime impact" in line.split("\\u2028")[0] for line in lines)
+    said = [line for line in lines if line.lstrip(" -*0123456789.").startswith(
+        ("Runtime impact", "Impact (static)"))]
+    assert said == [lines[0]]  # the header is the first and only verdict line
     html = _html(card)
     assert "<img" not in html and "<a " not in html  # no tag or link of the change's
     assert "\\u202e" in html and "seed&lt;img src=x onerror=alert(1)&gt;" in html
@@ -160,3 +162,31 @@ def test_markdown_text_is_literal() -> None:
     text = "<b>x</b> & *y* _z_ [l](u) `c` | ~s~ \\"
     assert _html(markdown_text(text)).strip() == (
         "<p>&lt;b&gt;x&lt;/b&gt; &amp; *y* _z_ [l](u) `c` | ~s~ \\</p>")
+
+
+def test_a_real_report_on_a_hostile_path_escapes_it_in_every_sink() -> None:
+    """End to end: a head adding a kernel module whose name holds every hostile piece."""
+    from harness import run
+
+    from impact.fixtures import Change, Scenario
+    from impact.fixtures import edits as e
+    from impact.fixtures.tree import rocke_tree_files
+
+    path = f"{e.KERNELS}/gfx950/x{HTML}{FORGED}\u202e\x1b[2K`|.py"
+    found = run(Scenario(base=rocke_tree_files(), head=(
+        Change("a module with a hostile name", write={path: "X = 1\n"}),)))
+    assert found.exit_code == 2  # a surface file added: changed, NEEDS-DEVICE
+    text = found.render("text", verbose=False)
+    _no_raw(text, html=False)
+    said = [line for line in text.splitlines() if line.startswith("Runtime impact")]
+    assert len(said) == 1 and said == [text.splitlines()[1]]
+    assert said[0].startswith("Runtime impact: NEEDS-DEVICE ")
+    card = found.render("markdown")
+    _no_raw(card, html=False)
+    assert "<img" not in _html(card)
+    assert card.splitlines()[0].startswith("Impact (static): NEEDS-DEVICE")
+    annotations = found.render("github")
+    _no_raw(annotations, html=False)
+    assert all(line.startswith("::") for line in annotations.splitlines())
+    for result in json.loads(found.render("sarif"))["runs"][0]["results"]:
+        _no_raw(result["message"]["text"], html=False)
