@@ -237,6 +237,10 @@ CASES: dict[str, Case] = {
                             N + "test_a_file_the_tip_adds_into_a_folder_the_head_renamed_is_a_"
                             "conflict",
                             N + "test_renames_that_meet_no_change_of_the_other_side_are_clean")),
+    "validate-reads": Case("a FIFO for a bench log or an identity record under validate",
+                           (P + "test_a_bench_command_that_swaps_its_log_for_a_fifo_fails_its_"
+                            "round",
+                            P + "test_a_fifo_among_the_identity_records_is_skipped")),
     "validate-abort": Case("os.abort() in a head test reads BLOCK; a FIFO JUnit file is unread",
                            (V + "test_a_head_test_that_aborts_is_a_block",
                             V + "test_a_junit_path_holding_a_fifo_or_a_device_is_unreadable")),

@@ -202,3 +202,25 @@ def test_dev_zero_where_the_parent_reads_costs_it_no_memory(tmp_path: Path, what
     lines = done.stdout.split()
     assert "memory-error" not in lines
     assert int(lines[-1]) < 400_000, f"peak RSS {lines[-1]} KiB"  # the imports: ~100 MiB
+
+
+def test_a_bench_command_that_swaps_its_log_for_a_fifo_fails_its_round(tmp_path: Path) -> None:
+    """`impact validate` reads a bench command's output back from its log file; a head
+    command that replaces that file with a FIFO makes the round fail, never hang."""
+    from impact.validate.perf import run_bench
+
+    log = tmp_path / "bench.log"
+    command = f"echo 'k: 1.0'; rm -f {log}; mkfifo {log}"
+    with deadline(10):
+        done = run_bench(command, tmp_path, {"PATH": "/usr/bin:/bin"}, log, "head", 60)
+    assert done.error and "cannot be read" in done.error and done.values == {}
+
+
+def test_a_fifo_among_the_identity_records_is_skipped(tmp_path: Path) -> None:
+    from impact.validate.identity import read_identity
+
+    os.mkfifo(tmp_path / "1.json")
+    (tmp_path / "2.json").write_text(json.dumps({"module_path": "/x", "native_artifacts": []}))
+    with deadline(5):
+        found = read_identity(tmp_path, "0" * 40)
+    assert found is not None and found.get("module_path") == "/x"
