@@ -99,9 +99,9 @@ def test_the_review_card_renders_no_markup_of_the_change() -> None:
     assert "\\u202e" in html and "seed&lt;img src=x onerror=alert(1)&gt;" in html
 
 
-def test_the_job_summary_escapes_the_branch_names(tmp_path, monkeypatch) -> None:
+def test_the_job_summary_escapes_the_branch_names() -> None:
     pr = github_action.PullRequest(7, "1" * 40, f"main{HTML}", "2" * 40, BRANCH, "o/r")
-    heading = github_action._heading(pr)
+    heading = github_action._heading(pr.comparison())
     _no_raw(heading, html=True)
     assert heading.count("\n") == 2 and heading.endswith("\n\n")
     assert "<img" not in _html(heading)
