@@ -44,6 +44,17 @@ class Limits:
     family_budget: float = 20.0     # CPU seconds per family build and per probe table
     address_space: int = 8 << 30    # bytes
     open_files: int = 1024
+    # Processes and threads of the child's user (RLIMIT_NPROC: a fork bomb stops here;
+    # counted per user, so inside the jail's user namespace it counts the child's own)
+    processes: int = 4096
+    file_size: int = 1 << 30        # bytes, the largest file the child may write (SIGXFSZ)
+
+    def rlimits(self) -> dict[str, int]:
+        """The resource limits the jail sets (emit/sandbox.py `apply_limits`), by the
+        name after `RLIMIT_`; the cache key holds them (emit/reuse.py)."""
+        return {"as": self.address_space, "cpu": int(self.timeout) + 60,
+                "nofile": self.open_files, "nproc": self.processes,
+                "fsize": self.file_size, "core": 0}
 
 
 class BoundedOutput:
@@ -135,8 +146,7 @@ def _start(run: Run, roots_py: tuple[str, ...], roots_desc: tuple[str, ...], lim
     status_r, status_w = os.pipe()
     config = {
         "parent": os.getpid(), "status_fd": status_w, "namespaces": isolate,
-        "limits": {"as": limits.address_space, "cpu": int(limits.timeout) + 60,
-                   "nofile": limits.open_files, "core": 0},
+        "limits": limits.rlimits(),
         "hide": hide, "cwd": str(run.workdir), "read_only": read_only,
         # The revision's tree and rules, when they lie outside this child's scratch folder
         # (a revision built by several children), come back read-only.

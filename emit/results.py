@@ -29,6 +29,12 @@ from emit.shard import (
     merge_protections,
 )
 from impact.contracts import validate
+from impact.safefile import read_regular
+
+# The most a child's document may hold: a child's files are bounded by its RLIMIT_FSIZE
+# (emit/children.py), and what it left at its output path is read only if it is a regular
+# file of at most this size (never a FIFO, a device or a symlink; impact/safefile.py).
+RESULT_LIMIT_BYTES = 256 << 20
 
 
 def read_result(run: Run) -> dict[str, Any] | None:
@@ -36,10 +42,10 @@ def read_result(run: Run) -> dict[str, Any] | None:
     if run.status != RunStatus.DONE:
         return None
     try:
-        result = json.loads(run.out.read_text(encoding="utf-8"))
+        result = json.loads(read_regular(run.out, limit=RESULT_LIMIT_BYTES).decode("utf-8"))
         validate(result, CHILD_SCHEMA)
         return result
-    except Exception as exc:  # unreadable JSON or a document off its schema
+    except Exception as exc:  # not a regular file, unreadable JSON or off its schema
         run.status = RunStatus.CRASHED
         run.reason = f"child document unusable: {getattr(exc, 'message', exc)}"
         return None

@@ -28,9 +28,13 @@ from emit.rules import rules_inputs
 from emit.shard import REVISION_FIELDS, complete, groups_of, pieces_of
 from impact.contracts import validate
 from impact.git import Snapshot
+from impact.safefile import read_regular
 from impact.surface import SurfaceMap
 
 READS_SCHEMA = "emit_reads.schema.json"
+# The most a child's reads record may hold; it is read only as a regular file of at most
+# this size (impact/safefile.py), else nothing that child built is stored.
+READS_LIMIT_BYTES = 64 << 20
 
 
 def cache_key(revision: Revision, snapshot: Snapshot, surface: SurfaceMap,
@@ -45,7 +49,8 @@ def cache_key(revision: Revision, snapshot: Snapshot, surface: SurfaceMap,
         python_roots=surface.python_roots,
         descriptor_roots=surface.descriptor_roots, rules_inputs=inputs, flavor=flavor,
         environment=allowed_environment(),
-        limits={"as": limits.address_space, "nofile": limits.open_files}, isolate=isolate,
+        limits={"as": limits.address_space, "nofile": limits.open_files,
+                "nproc": limits.processes, "fsize": limits.file_size}, isolate=isolate,
         tool=tool_fingerprint(key_import_path()))
 
 
@@ -111,10 +116,11 @@ def _read_reads(run: Run) -> dict[str, Any] | None:
     if run.reads is None or run.status != RunStatus.DONE:
         return None
     try:
-        reads = json.loads(run.reads.read_text(encoding="utf-8"))
+        reads = json.loads(read_regular(run.reads, limit=READS_LIMIT_BYTES).decode("utf-8"))
         validate(reads, READS_SCHEMA)
         return reads
-    except Exception:  # no file (the recorder did not start), bad JSON, off the schema
+    except Exception:  # no file (the recorder did not start), not a regular file (a FIFO,
+        # a device, a symlink), bad JSON, off the schema
         return None
 
 

@@ -457,7 +457,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug and not isinstance(exc, KeyboardInterrupt):
             raise
         line, code = failure(exc)
-        print(line, file=sys.stderr)
+        from impact.render.words import printable  # here: a clean run loads no renderer
+
+        print(printable(line), file=sys.stderr)  # a revision's name cannot forge a line
         return code
 
 

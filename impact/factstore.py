@@ -28,6 +28,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, ClassVar
 
+from impact.safefile import read_regular
+
 # Bump when the entry layout changes: old entries then stop matching their keys.
 ENTRY_FORMAT = 1
 # Bump when what a tree classification entry holds changes.
@@ -42,6 +44,10 @@ _STALE_TMP_SECONDS = 3600.0
 _TOUCH_AFTER_SECONDS = 3600.0
 FACTS_FOLDER = "facts"
 _TMP_PREFIX = ".tmp-"
+# The most one entry may hold. An entry is read only as a regular file of at most this
+# size, opened without following a symlink or blocking (impact/safefile.py): a FIFO, a
+# device, a symlink or a huge file put in the cache folder is a miss, never a hang.
+ENTRY_LIMIT_BYTES = 256 << 20
 
 # What an extractor's output can depend on besides the blob, its path and the surface map:
 # the source of every extractor package and of what they import from impact (the JSON
@@ -200,10 +206,9 @@ class FactStore:
             return None
         file = self._file(key)
         try:
-            with open(file, "rb") as handle:
-                raw = handle.read()
-                mtime = os.fstat(handle.fileno()).st_mtime
-        except OSError:  # absent, evicted meanwhile, or not a file
+            raw = read_regular(file, limit=ENTRY_LIMIT_BYTES)
+            mtime = os.stat(file, follow_symlinks=False).st_mtime
+        except OSError:  # absent, evicted meanwhile, or not a regular file
             self.misses += 1
             return None
         records = _records(raw, key)
@@ -237,7 +242,8 @@ class FactStore:
             return None
         digest = _key_digest(key)
         try:
-            raw = (self.folder / digest[:2] / f"{digest}.json").read_bytes()
+            raw = read_regular(self.folder / digest[:2] / f"{digest}.json",
+                               limit=ENTRY_LIMIT_BYTES)
             header_bytes, _, body = raw.partition(b"\n")
             header = json.loads(header_bytes.decode("utf-8"))
             if not (isinstance(header, dict) and header.get("key") == key
@@ -281,8 +287,8 @@ class FactStore:
         if key is None:
             return None
         try:
-            raw = self._file(key).read_bytes()
-        except OSError:
+            raw = read_regular(self._file(key), limit=ENTRY_LIMIT_BYTES)
+        except OSError:  # absent, or not a regular file
             return None
         try:
             entry = json.loads(raw.decode("utf-8"))

@@ -74,6 +74,11 @@ C = "test_clean_output.py::"
 PD = "test_python_decoding.py::"
 LE = "test_cpp_line_ends.py::"
 DR = "test_docstring_readers.py::"
+W = "test_output_sinks.py::"
+P = "test_parent_reads.py::"
+V = "test_validate_correctness.py::"
+L = "test_child_limits.py::"
+N = "test_merged_renames.py::"
 
 CASES: dict[str, Case] = {
     # Read as safe when it is not
@@ -190,6 +195,55 @@ CASES: dict[str, Case] = {
     "forged-verdict-path": Case("a path holding a verdict line prints escaped",
                                 (C + "test_a_path_holding_a_forged_verdict_line_prints_"
                                  "escaped",)),
+    # Issue 25: every sink escapes what a hostile change names
+    "sink-text": Case("U+2028, U+202E, ESC and C1 in a path print as escapes in the text report",
+                      (W + "test_the_text_report_escapes_every_control_and_keeps_one_verdict",
+                       W + "test_printable_covers_every_control_separator_and_format_"
+                       "character")),
+    "sink-markdown": Case("raw HTML, backticks and pipes of a path or argument in the card",
+                          (W + "test_the_review_card_renders_no_markup_of_the_change",
+                           W + "test_a_code_span_holds_its_text_whatever_backticks_it_has",
+                           W + "test_markdown_text_is_literal")),
+    "sink-job-summary": Case("raw HTML and controls of a branch name in the job summary",
+                             (W + "test_the_job_summary_escapes_the_branch_names",)),
+    "sink-annotations": Case("controls of a path in a workflow command's property or message",
+                             (W + "test_annotations_are_one_command_a_line_and_escape_"
+                              "controls",)),
+    "sink-sarif": Case("controls of a path in a SARIF message",
+                       (W + "test_sarif_messages_carry_no_control_and_keep_the_real_paths",)),
+    # Issue 25: what the parent reads back is a regular file of a bounded size, or nothing
+    "parent-reads-child-document": Case(
+        "a FIFO, /dev/zero or a secret linked at a child's document: the child failed",
+        (P + "test_a_child_document_that_is_not_a_regular_file_is_a_crash",
+         P + "test_read_regular_refuses_all_but_a_regular_file",
+         P + "test_read_regular_caps_the_size",
+         P + "test_dev_zero_where_the_parent_reads_costs_it_no_memory")),
+    "parent-reads-reads-record": Case(
+        "a FIFO or /dev/zero linked at a child's reads record: nothing it built is stored",
+        (P + "test_a_reads_record_that_is_not_a_regular_file_stores_nothing",)),
+    "parent-reads-cache-entry": Case(
+        "a FIFO, /dev/zero or a link where a cache entry lies: a miss",
+        (P + "test_a_cache_entry_that_is_not_a_regular_file_is_a_miss",
+         P + "test_a_secret_linked_as_an_entry_is_never_a_hit")),
+    "child-nproc-fsize": Case("the emitter child's processes and file sizes are bounded",
+                              (L + "test_the_child_limits_name_processes_and_file_size",
+                               L + "test_the_jail_sets_nproc_and_fsize",
+                               L + "test_a_child_writing_past_its_file_size_limit_is_ended",
+                               L + "test_a_fork_bomb_stops_at_the_process_limit")),
+    "merged-renames": Case("a rename on one side meets a change of the other: conflicted",
+                           (N + "test_a_rename_on_the_tip_and_an_edit_on_the_head_is_a_conflict",
+                            N + "test_a_rename_on_the_head_and_an_edit_on_the_tip_is_a_conflict",
+                            N + "test_a_file_added_into_a_folder_the_tip_renamed_is_a_conflict",
+                            N + "test_a_file_the_tip_adds_into_a_folder_the_head_renamed_is_a_"
+                            "conflict",
+                            N + "test_renames_that_meet_no_change_of_the_other_side_are_clean")),
+    "validate-reads": Case("a FIFO for a bench log or an identity record under validate",
+                           (P + "test_a_bench_command_that_swaps_its_log_for_a_fifo_fails_its_"
+                            "round",
+                            P + "test_a_fifo_among_the_identity_records_is_skipped")),
+    "validate-abort": Case("os.abort() in a head test reads BLOCK; a FIFO JUnit file is unread",
+                           (V + "test_a_head_test_that_aborts_is_a_block",
+                            V + "test_a_junit_path_holding_a_fifo_or_a_device_is_unreadable")),
     "billion-laughs": Case("a billion-laughs profile or .dvc fails fast and small",
                            (R + "test_billion_laughs_fails_fast_and_small",
                             R + "test_profile_with_an_anchor_or_alias_is_refused",

@@ -19,6 +19,7 @@ from impact.fixtures.edits import GFX950_DENSE, add_builder_param, edit_comment
 from impact.fixtures.tree import rocke_tree_files
 from impact.integrations import github_action
 from impact.render import RENDERERS
+from impact.render.words import markdown_text, printable
 
 ROOT = Path(__file__).resolve().parents[1]
 PAYLOAD = Path(__file__).with_name("data") / "pull_request_event.json"
@@ -190,7 +191,8 @@ def test_a_breaks_pull_request_fails_the_step_and_says_so_everywhere(
 
     summary = (runner / "summary.md").read_text(encoding="utf-8")
     assert summary.startswith("### impact: pull request #1412 (feature/dropout-seed ")
-    assert "Impact (static): BREAKS" in summary and "dropout_seed" in summary
+    # the card's text is escaped Markdown: the argument's `_` is written `\_`
+    assert "Impact (static): BREAKS" in summary and "dropout\\_seed" in summary
     card = Path(outputs["markdown-file"]).read_text(encoding="utf-8")
     assert card in summary and card == _same_as_cli(built, "markdown", tmp_path)
 
@@ -373,7 +375,9 @@ def test_each_event_picks_its_base_and_head_and_reports(
     assert "::error::Runtime impact: BREAKS (fail-on: breaks)" in out
     assert _merge_base(runner) == [built.base]  # origin/develop is the target: from the fork
     summary = (runner / "summary.md").read_text(encoding="utf-8")
-    assert summary.startswith(f"### impact: {change.title}\n") and "dropout_seed" in summary
+    # the heading and the card are escaped Markdown (`_` written `\_`)
+    heading = markdown_text(printable(change.title))
+    assert summary.startswith(f"### impact: {heading}\n") and "dropout\\_seed" in summary
 
 
 @pytest.mark.parametrize("name, payload, message", [

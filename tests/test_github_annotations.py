@@ -15,7 +15,7 @@ from impact.demo import demo_report
 from impact.render import RENDERERS
 from impact.render.findings import findings
 from impact.render.github import command, escape_data, escape_property, render_github
-from impact.render.words import pack_time_line, reason_text, verdict_line
+from impact.render.words import pack_time_line, printable, reason_text, verdict_line
 from impact.rows import Role
 
 
@@ -106,9 +106,12 @@ def test_paths_and_messages_holding_separators_survive() -> None:
     parsed = {props.get("title"): (name, props, msg) for name, props, msg in annotations(out)}
     name, props, msg = parsed["impact kernargs: mismatch (packs/X.cpp:k,1::a%)"]
     assert name == "error"
-    assert props["file"] == odd and props["line"] == "12"
-    assert msg.startswith(reason_text(row["reason"], row["details"]) + ".")
-    assert "50%, a,b:c, line\nbreak\rhere" in msg
+    # `%`, `,` and `:` survive the runner's escapes; CR and LF reach it as printable
+    # escapes (`\r`), as every other control character does (issue 25)
+    assert props["file"] == printable(odd) == "dir,one/we:ird%41\\r\\nname.py"
+    assert props["line"] == "12"
+    assert msg.startswith(printable(reason_text(row["reason"], row["details"])) + ".")
+    assert "50%, a,b:c, line\\nbreak\\rhere" in msg
 
 
 @pytest.fixture(scope="module")

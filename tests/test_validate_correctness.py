@@ -107,3 +107,40 @@ def test_a_real_pytest_run_and_a_timeout(tmp_path: Path) -> None:
     assert done.stats["executed"] == 2 and done.stats["failures"] == 1
     slow = run_target(sys.executable, root, "slow.py", env, logs, "head", 0.5)
     assert slow.timed_out and compare([slow], [slow]).status == "fail"
+
+
+def test_a_head_test_that_aborts_is_a_block(tmp_path: Path) -> None:
+    """`os.abort()` (SIGABRT) in a head test kills pytest before it writes its JUnit file:
+    a crash of the head's run is a blocker, never a should-fix or a skip."""
+    from impact.validate.verdict import Verdict, decide
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    env = {"PATH": "/usr/bin:/bin"}
+    outcomes = {}
+    for side, body in (("base", "    pass\n"), ("head", "    import os\n    os.abort()\n")):
+        root = tmp_path / side
+        root.mkdir()
+        (root / "test_x.py").write_text("def test_a():\n" + body)
+        outcomes[side] = [run_target(sys.executable, root, "test_x.py", env, logs, side, 120)]
+    assert outcomes["head"][0].exit == -6 and outcomes["base"][0].stats["executed"] == 1
+    result = compare(outcomes["base"], outcomes["head"])
+    assert any(f["severity"] == "blocker" and "SIGABRT" in f["detail"] for f in result.findings)
+    findings = result.findings + policy(outcomes["base"], outcomes["head"])[2]
+    assert decide({}, findings, None)[0] == Verdict.BLOCK
+
+
+def test_a_junit_path_holding_a_fifo_or_a_device_is_unreadable(tmp_path: Path) -> None:
+    """What a test left at the JUnit path is read only as a regular file."""
+    import os
+
+    import pytest
+    from test_parent_reads import deadline
+
+    fifo = tmp_path / "fifo.xml"
+    os.mkfifo(fifo)
+    device = tmp_path / "zero.xml"
+    device.symlink_to("/dev/zero")
+    for path in (fifo, device):
+        with deadline(5), pytest.raises(OSError):
+            parse_junit(path)

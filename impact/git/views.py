@@ -11,13 +11,14 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from dulwich.diff_tree import CHANGE_ADD, CHANGE_DELETE, tree_changes
 from dulwich.merge import Merger, three_way_merge
 from dulwich.objects import Commit
 
 from impact.errors import BadUsage, ImpactError, UnknownRevision
 from impact.git.repository import Repository, Revision, open_repository
 from impact.git.snapshot import Snapshot, SnapshotDiff, diff_snapshots
-from impact.git.trees import EMPTY_TREE
+from impact.git.trees import EMPTY_TREE, Trees
 from impact.git.worktree import worktree_entries, write_tree
 from impact.kinds import InputForm, ViewName
 
@@ -157,11 +158,45 @@ def _merged_view(repository: Repository, base: Snapshot, head_commit: Commit,
     except ImpactError as exc:
         return View(ViewName.MERGED, base, None, SnapshotDiff(), unavailable=str(exc))
     repository.scratch.add_object(tree)
-    conflicted = frozenset(p.decode() for p in conflicts)
+    conflicted = frozenset(p.decode() for p in conflicts) | moved_folder_conflicts(
+        repository.trees, repository.commit(bases[0]).tree.decode(),
+        head_commit.tree.decode(), repository.commit(tip.sha).tree.decode())
     merged = _snapshot(repository, tree.id.decode(), ViewName.MERGED, conflicted)
     return View(ViewName.MERGED, base, merged, diff_snapshots(base, merged),
                 conflicts=tuple(sorted(conflicted)),
                 tip=_commit_snapshot(repository, tip.sha, ViewName.TARGET_TIP))
+
+
+def moved_folder_conflicts(trees: Trees, merge_base: str, head: str, tip: str) -> set[str]:
+    """The files one side adds into a folder the other side removed, renamed or not.
+
+    dulwich merges path by path and detects no rename. A file renamed on one side and
+    edited on the other is a modify/delete conflict already; but git moves a file added
+    into a folder the other side renamed along with that folder, while dulwich leaves it
+    in the old folder, clean. Those files are conflicted here (fail closed: the merged
+    tree may not be the one git would land). Reads only the head's change and the
+    folders it removed, never a whole tree."""
+    found: set[str] = set()
+    removed: set[str] = set()
+    for change in tree_changes(trees, merge_base.encode(), head.encode()):
+        if change.type == CHANGE_ADD:
+            path = change.new.path.decode()
+            folder = path.rpartition("/")[0]
+            if folder and trees.folder(merge_base, folder) is not None \
+                    and trees.folder(tip, folder) is None:
+                found.add(path)  # the head adds into a folder the tip removed
+        elif change.type == CHANGE_DELETE:
+            folder = change.old.path.decode().rpartition("/")[0]
+            if folder and trees.folder(head, folder) is None:
+                removed.add(folder)
+    for folder in sorted(removed):  # the tip adds into a folder the head removed
+        at_tip, at_base = trees.folder(tip, folder), trees.folder(merge_base, folder)
+        if at_tip is None or at_tip == at_base:
+            continue
+        before = {path for path, _ in trees.walk(at_base)} if at_base else set()
+        found.update(f"{folder}/{path}" for path, _ in trees.walk(at_tip)
+                     if path not in before)
+    return found
 
 
 def open_views(

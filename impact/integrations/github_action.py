@@ -52,6 +52,8 @@ from impact.api import FORMATS, Report, Session, report, write_output
 from impact.errors import EXIT_BAD_INPUT, ImpactError, UnknownRevision, failure
 from impact.git import open_repository
 from impact.integrations import FAIL_ON, fails
+from impact.render.github import escape_data
+from impact.render.words import code_span, markdown_text, printable
 
 JSON_NAME = "impact.json"
 SARIF_NAME = "impact.sarif"
@@ -346,7 +348,7 @@ def _report(repo: Path, json_path: Path, options: Mapping[str, Any]) -> tuple[Re
         write_output(result.render("json"), json_path)
     except (Exception, KeyboardInterrupt) as exc:
         line, code = failure(exc)
-        print(line, file=sys.stderr)
+        print(printable(line), file=sys.stderr)
         return None, code
     return result, result.exit_code
 
@@ -363,17 +365,22 @@ def _in_clone(repo: Path, revision: str) -> bool:
     return True
 
 
+def _md(text: str) -> str:
+    """A value of the event (a branch name is its author's) as Markdown text."""
+    return markdown_text(printable(text))
+
+
 def _heading(change: Comparison) -> str:
-    return f"### impact: {change.title}\n\n"
+    return f"### impact: {_md(change.title)}\n\n"
 
 
 def plan(env: Mapping[str, str]) -> int:
     """The action's first step: choose what to compare, say it, and write the refspecs
     the fetch step fetches (one a line) as the step output `fetch`."""
     change = choose(env)
-    print(f"impact: {change.event}: comparing {change.head} with its merge base with "
-          f"{change.base}" + (f", merged onto {change.target_tip}" if change.target_tip
-                              else ""))
+    print(printable(f"impact: {change.event}: comparing {change.head} with its merge base "
+                    f"with {change.base}" + (f", merged onto {change.target_tip}"
+                                             if change.target_tip else "")))
     _append(env.get("GITHUB_OUTPUT"), output_lines({"fetch": "\n".join(change.fetch)}))
     return 0
 
@@ -387,8 +394,9 @@ def run(env: Mapping[str, str]) -> int:
     workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
     repo = workspace / (env.get("IMPACT_PATH") or ".")
     if change.fallback and not _in_clone(repo, change.base):
-        print(f"::notice::impact: {change.base} is not in the clone (a force-push?); "
-              f"comparing from the merge base with {change.fallback.base}")
+        print("::notice::" + escape_data(printable(
+            f"impact: {change.base} is not in the clone (a force-push?); comparing from the "
+            f"merge base with {change.fallback.base}")))
         change = change.fallback
     out_dir = Path(env.get("IMPACT_REPORT_DIR")
                    or Path(env.get("RUNNER_TEMP") or tempfile.gettempdir()) / "impact")
@@ -396,7 +404,7 @@ def run(env: Mapping[str, str]) -> int:
     json_path = out_dir / JSON_NAME
     surface_map = env.get("IMPACT_SURFACE_MAP")
     argv = report_argv(change, str(repo), str(json_path), surface_map=surface_map)
-    print(f"impact {shlex.join(argv)}", flush=True)
+    print(printable(f"impact {shlex.join(argv)}"), flush=True)
     result, code = _report(repo, json_path, report_options(change, surface_map))
     if result is None:
         _append(env.get("GITHUB_OUTPUT"), output_lines({
@@ -405,7 +413,8 @@ def run(env: Mapping[str, str]) -> int:
         needed = [change.base, change.head, *([change.target_tip] if change.target_tip else [])]
         _append(env.get("GITHUB_STEP_SUMMARY"), _heading(change) + (
             f"**impact could not report on this change (exit {code}).** The step log names "
-            f"the problem. Check out with `fetch-depth: 0` so {', '.join(map(repr, needed))} "
+            f"the problem. Check out with `fetch-depth: 0` so "
+            f"{', '.join(code_span(printable(n)) for n in needed)} "
             "are in the clone.\n"))
         print(f"::error::impact could not report (exit {code}); see the line above")
         return code or EXIT_BAD_INPUT
@@ -447,7 +456,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     try:
         return (plan if argv else run)(os.environ if env is None else env)
     except ActionError as exc:
-        print(f"::error::impact action: {exc}")
+        print(f"::error::{escape_data(printable(f'impact action: {exc}'))}")
         return EXIT_BAD_INPUT
 
 

@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         result = _report(args, os.environ if env is None else env)
     except (Exception, KeyboardInterrupt) as exc:
         line, code = failure(exc)
-        print(line, file=sys.stderr)
+        print(printable(line), file=sys.stderr)
     else:
         code = result.exit_code
         for line in one_line_findings(result.document):

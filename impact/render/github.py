@@ -5,7 +5,9 @@ finding (`::error` for a mismatch, `::warning` for changed, `::notice` for inert
 outside or pre-existing), anchored on the changed copy and naming every other copy in
 the message (`words.finding_message`, as SARIF has it, with the views), then the verdict
 as a last `::error` (BREAKS) or `::notice` line. Values are escaped as the Actions
-runner parses them: `%`, CR and LF in the message; those and `:` and `,` in a property.
+runner parses them: `%`, CR and LF in the message; those and `:` and `,` in a property;
+and before that every string of the report is `printable`, so no ESC, U+2028 or bidi
+control of a path reaches the log.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from impact.render.findings import Finding, findings, where
-from impact.render.words import annotation_title, finding_message, pack_time_lines, verdict_line
+from impact.render.words import (
+    annotation_title,
+    finding_message,
+    pack_time_lines,
+    printable,
+    verdict_line,
+)
 from impact.rollup import Outcome
 from impact.rows import Status
 
@@ -59,6 +67,7 @@ def _verdict(report: Mapping[str, Any]) -> str:
 
 def render_github(report: dict[str, Any]) -> str:
     """One annotation per finding, most severe first, then the verdict."""
+    report = printable(report)  # no control character of a path reaches the log
     lines = [_annotation(f) for f in findings(report)]
     lines.append(_verdict(report))
     return "\n".join(lines) + "\n"

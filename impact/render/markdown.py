@@ -33,8 +33,10 @@ from impact.render.words import (
     card_more,
     card_preexisting,
     card_problem,
+    code_span,
     device_run_text,
     lanes_text,
+    markdown_text,
     pack_time_lines,
     plan_text,
     printable,
@@ -54,12 +56,12 @@ def mark(finding: Finding) -> str:
 
 
 def _cited(sides: tuple[Mapping[str, Any], ...]) -> list[str]:
-    return list(dict.fromkeys(f"`{where(s)}`" for s in sides))
+    return list(dict.fromkeys(code_span(where(s)) for s in sides))
 
 
 def _finding(number: int, finding: Finding, report: Mapping[str, Any]) -> list[str]:
     tag = CARD_VERIFIED if finding.traced else CARD_INFERRED
-    changed = _cited(finding.changed_sides) or [f"`{finding.subject}`"]
+    changed = _cited(finding.changed_sides) or [code_span(finding.subject)]
     if finding.status == Status.MISMATCH:
         action = card_action_author() if finding.traced else card_action_ask_agree()
     else:
@@ -78,13 +80,15 @@ def _run_lines(run: dict[str, Any]) -> list[str]:
         if run["tests"] or run["bench"] or not run.get("note"):
             lines.append(f"  - {plan_text(run['tests'], run['bench'], code=True)}")
         if run.get("note"):
-            lines.append(f"  - {run['note']}")
+            lines.append(f"  - {markdown_text(run['note'])}")
     return lines
 
 
 def render_markdown(report: dict[str, Any]) -> str:
     """The card: header, the most severe findings citing both sides, device runs, lanes."""
-    report = printable(report)  # no control character of a path reaches a line
+    # No control character of a path reaches a line; and below, every value the report
+    # holds is a code span (`code_span`) or escaped text (`markdown_text`), never markup.
+    report = printable(report)
     every = findings(report)
     shown = [f for f in every if not f.preexisting and f.lane == Lane.IMPACT
              and f.status in (Status.MISMATCH, Status.CHANGED)]
@@ -93,7 +97,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     runs = [r for purpose, r in confirms if purpose == Confirms.CHANGE]
     break_runs = [r for purpose, r in confirms if purpose == Confirms.BREAK]
     lines = [card_header(report["verdict"], len(runs), breaks),
-             *pack_time_lines(report["pack_time"]), ""]
+             *map(markdown_text, pack_time_lines(report["pack_time"])), ""]
     for number, finding in enumerate(shown[:MAX_FINDINGS], start=1):
         lines += _finding(number, finding, report)
     if len(shown) > MAX_FINDINGS:

@@ -25,6 +25,7 @@ from impact.render.words import (
     SRCROOT_TEXT,
     finding_message,
     pack_time_line,
+    printable,
     side_label,
     verdict_line,
 )
@@ -59,8 +60,12 @@ def _location(side: Mapping[str, Any]) -> dict[str, Any]:
 
 def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
     anchor, related = finding.anchor, finding.related
-    text = finding_message(finding, lambda i, side: f"[{_escape(where(side))}]({i})",
-                           say=_escape)
+    # A message's text carries no control character (a viewer may print it as it is);
+    # the locations keep the real paths, percent-encoded (`_uri`).
+    def say(text: str) -> str:
+        return _escape(printable(text))
+
+    text = finding_message(finding, lambda i, side: f"[{say(where(side))}]({i})", say=say)
     result: dict[str, Any] = {
         "ruleId": finding.contract,
         "ruleIndex": rule_index,
@@ -78,7 +83,7 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
         result["locations"] = [_location(anchor)]
     if related:
         result["relatedLocations"] = [
-            {**_location(side), "id": i, "message": {"text": side_label(side)}}
+            {**_location(side), "id": i, "message": {"text": printable(side_label(side))}}
             for i, side in enumerate(related, 1)]
     return result
 

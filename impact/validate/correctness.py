@@ -19,9 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from impact.safefile import read_regular
 from impact.validate.verdict import Severity, StageStatus
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
+# The most a JUnit file may hold; it is read only as a regular file (never a FIFO, a
+# device or a symlink the tests left at its path: impact/safefile.py).
+JUNIT_LIMIT_BYTES = 64 << 20
 
 
 @dataclass
@@ -81,7 +85,7 @@ def choose_runner(root: Path, target: str) -> tuple[str, str]:
 def parse_junit(path: Path) -> tuple[dict[str, int], dict[str, str]]:
     """Counts (tests, failures, errors, skipped, executed) and each case's outcome from
     a JUnit XML file as pytest writes it."""
-    root = ET.parse(path).getroot()
+    root = ET.fromstring(read_regular(path, limit=JUNIT_LIMIT_BYTES))
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     cases: dict[str, str] = {}
     for suite in suites:
@@ -136,7 +140,7 @@ def run_target(python: str, root: Path, target: str, env: dict[str, str], logs: 
         if junit.is_file():
             try:
                 outcome.stats, outcome.cases = parse_junit(junit)
-            except ET.ParseError as exc:
+            except (ET.ParseError, OSError) as exc:
                 outcome.error = f"unreadable JUnit XML ({exc})"
         else:
             outcome.error = f"pytest wrote no JUnit XML (exit {outcome.exit})"
@@ -174,7 +178,9 @@ class Comparison:
 
 
 def compare(base: list[Outcome], head: list[Outcome]) -> Comparison:
-    """Blame only what the change made worse; fail closed on anything unreadable."""
+    """Blame only what the change made worse; fail closed on anything unreadable. A head
+    run a signal ended (`os.abort()`, a segfault) where the base's was not is a blocker:
+    the process that would have written the results crashed, whatever it wrote before."""
     findings: list[dict[str, str]] = []
     problems: list[str] = []
     head_executed = head_passed = 0
@@ -184,6 +190,11 @@ def compare(base: list[Outcome], head: list[Outcome]) -> Comparison:
             continue
         if h.runner == "none":
             problems.append(f"{h.target}: {h.runner_reason}")
+            continue
+        if _signalled(h) and not (b.present and _signalled(b)):
+            where = "and not on base" if b.present else "in a target the change added"
+            findings.append(_finding(Severity.BLOCKER, f"{h.target} was ended by "
+                                     f"{_signal_name(h.exit)} on head {where}"))
             continue
         if h.timed_out or h.error or (b.present and (b.timed_out or b.error)):
             problems.append(f"{h.target}: {h.error or b.error}")
@@ -247,6 +258,18 @@ def policy(base: list[Outcome], head: list[Outcome]) -> tuple[str, str, list[dic
     if findings:
         return StageStatus.FAIL, "the change silences tests that ran on base", findings
     return StageStatus.PASS, "no test that ran on base is skipped or gone on head", []
+
+
+def _signalled(outcome: Outcome) -> bool:
+    """Whether a signal ended the run (not our own timeout's kill)."""
+    return outcome.exit is not None and outcome.exit < 0 and not outcome.timed_out
+
+
+def _signal_name(exit_status: int | None) -> str:
+    try:
+        return signal.Signals(-(exit_status or 0)).name
+    except ValueError:
+        return f"signal {-(exit_status or 0)}"
 
 
 def _finding(severity: Severity, detail: str, stage: str = "correctness") -> dict[str, str]:

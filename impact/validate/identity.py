@@ -14,6 +14,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from impact.safefile import read_regular
+
+# The most one runtime-identity record may hold (the test process writes it).
+RECORD_LIMIT_BYTES = 16 << 20
 IDENTITY_DIR_ENV = "IMPACT_IDENTITY_DIR"
 IDENTITY_PACKAGE_ENV = "IMPACT_IDENTITY_PACKAGE"
 HASH_CACHE_ENV = "IMPACT_IDENTITY_HASH_CACHE"
@@ -124,7 +128,8 @@ def read_identity(folder: Path, source_tree: str) -> dict[str, Any] | None:
     records = []
     for path in sorted(folder.glob("*.json")):
         try:
-            records.append(json.loads(path.read_text()))
+            # the test process wrote it: only a bounded regular file, never a FIFO or link
+            records.append(json.loads(read_regular(path, limit=RECORD_LIMIT_BYTES)))
         except (OSError, ValueError):
             continue
     if not records:

@@ -23,9 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from impact.kinds import ViewName
+from impact.safefile import read_regular
 from impact.validate.verdict import Severity, StageStatus
 
 MIN_THRESHOLD = 0.03
+# The most of a bench command's output read back (its log file, which the command could
+# replace with a FIFO or a link: impact/safefile.py); more reads as a failed round.
+LOG_LIMIT_BYTES = 64 << 20
 
 
 class PerfStatus(enum.StrEnum):
@@ -115,7 +119,11 @@ def run_bench(command: str, root: Path, env: dict[str, str], log: Path, side: st
         return BenchRun(side, command, None, seconds, str(log), {},
                         f"timed out after {timeout:g}s")
     error = "" if code == 0 else f"exit {code}"
-    text = log.read_text(errors="replace")
+    try:  # only as a regular file of a bounded size: the command may have replaced it
+        text = read_regular(log, limit=LOG_LIMIT_BYTES).decode(errors="replace")
+    except OSError as exc:
+        return BenchRun(side, command, code, seconds, str(log), {},
+                        f"its output cannot be read ({exc})")
     return BenchRun(side, command, code, seconds, str(log),
                     parse_bench(text) if code == 0 else {}, error)
 

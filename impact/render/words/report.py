@@ -57,18 +57,37 @@ def pack_time_line(pack_time: Mapping[str, Any]) -> str:
     return f"Pack-time: NEW {pack_time['new']}, FIRST-SHIPPED {pack_time['first_shipped']}"
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Every character that moves, ends or reorders a line, or hides itself: C0, DEL and C1
+# controls (ESC starts a terminal sequence), the line and paragraph separators U+2028 and
+# U+2029 (a line break to many readers), the bidirectional embeddings, overrides and
+# isolates (U+202A-U+202E, U+2066-U+2069: U+202E shows a path backwards), the other
+# format characters of Unicode (category Cf: zero-width, tags, soft hyphen) and lone
+# surrogates (a path that is not UTF-8). tests/test_output_sinks.py checks the class
+# against Python's own Unicode tables.
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+    "\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+    "\ud800-\udfff\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001-\U000e007f]")
 
 
 def _escape(match: re.Match[str]) -> str:
     char = match.group(0)
-    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char, f"\\x{ord(char):02x}")
+    code = ord(char)
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char)
+    if named:
+        return named
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def printable(value: Any) -> Any:
-    """`value` with every string in it (keys too) free of control characters, written as
-    escapes: a path holding a newline and a forged `Runtime impact: NONE` line cannot
-    print that line into a report a person or a script reads line by line."""
+    """`value` with every string in it (keys too) free of control, separator, bidi and
+    other invisible format characters, written as escapes (`\\n`, `\\x1b`, `\\u202e`): a
+    path holding a newline, U+2028 or ESC and a forged `Runtime impact: NONE` line cannot
+    print that line into a report a person or a script reads line by line, and U+202E
+    cannot show a path other than it is."""
     if isinstance(value, str):
         return _CONTROL.sub(_escape, value)
     if isinstance(value, dict):
@@ -77,6 +96,32 @@ def printable(value: Any) -> Any:
         return [printable(v) for v in value]
     return value
 
+
+
+# Markdown (the review card, the job summary): a value outside a code span has every
+# character escaped that starts markup there -- raw HTML (`<img onerror=...>`), an entity
+# (`&`), a link or image (`[`, `]`), emphasis, strike-through, a code span (a backtick),
+# a table cell (`|`) -- and a value inside one is fenced by more backticks than it holds.
+_MARKDOWN = re.compile(r"[\\`*_\[\]<>&|~]")
+_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
+def markdown_text(text: str) -> str:
+    """`text` (already `printable`) as literal Markdown text: HTML's `<`, `>` and `&` as
+    entities, every other markup character backslash-escaped."""
+    return _MARKDOWN.sub(lambda m: _ENTITIES.get(m.group(0), "\\" + m.group(0)), text)
+
+
+def code_span(text: str) -> str:
+    """`text` (already `printable`) as one Markdown code span: fenced by one backtick more
+    than its longest run of them, and padded when it starts or ends with one, so no
+    backtick in a path closes the span and nothing inside it is read as markup."""
+    runs = [len(r) for r in re.findall("`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    if not text.strip():  # CommonMark strips no padding from a blank span
+        return f"{fence}{text or ' '}{fence}"
+    pad = " " if text[0] in "` " or text[-1] in "` " else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 # ------------------------------------------------------------------ around the rows
@@ -105,16 +150,18 @@ def archs_text(archs: tuple[str, ...] | list[str]) -> str:
 def device_run_text(target: str, archs: tuple[str, ...] | list[str],
                     subjects: tuple[str, ...] | list[str] = (), *, code: bool = False) -> str:
     """One device run: the test a map or profile names, else the shipped variants that
-    reach the subjects (or "it", the finding's own subject, when none are given)."""
-    q = "`" if code else ""
+    reach the subjects (or "it", the finding's own subject, when none are given). With
+    `code` (Markdown), the names are code spans and the archs escaped text."""
+    q = code_span if code else str
     if target:
-        what = f"{q}{target}{q}"
+        what = q(target)
         if subjects:
-            what += " (for " + ", ".join(f"{q}{s}{q}" for s in subjects) + ")"
+            what += " (for " + ", ".join(q(s) for s in subjects) + ")"
     else:
         what = ("the shipped variants reaching "
-                + (", ".join(f"{q}{s}{q}" for s in subjects) if subjects else "it"))
-    return f"{what} on {archs_text(archs)}"
+                + (", ".join(q(s) for s in subjects) if subjects else "it"))
+    archs_said = markdown_text(archs_text(archs)) if code else archs_text(archs)
+    return f"{what} on {archs_said}"
 
 
 ACTION_MISMATCH = "make the copies agree"
@@ -158,9 +205,10 @@ def inert_text(layout: int, elsewhere: int, settled: int) -> str:
 
 
 def lanes_text(lanes: Mapping[str, list[str]], *, code: bool = False) -> str:
-    """Rows left to other reviewers: "Left to other lanes: BUILD (a, b); DEPS (c)"."""
-    q = "`" if code else ""
-    parts = [f"{lane} ({', '.join(f'{q}{s}{q}' for s in subjects)})"
+    """Rows left to other reviewers: "Left to other lanes: BUILD (a, b); DEPS (c)"; with
+    `code` (Markdown), the subjects as code spans."""
+    q = code_span if code else str
+    parts = [f"{lane} ({', '.join(q(s) for s in subjects)})"
              for lane, subjects in sorted(lanes.items())]
     return "Left to other lanes: " + "; ".join(parts)
 
@@ -218,7 +266,7 @@ def card_header(verdict: Mapping[str, Any], runs: int, breaks: int) -> str:
     kind = Outcome(verdict["kind"])
     text = str(kind)
     if kind == Outcome.NEEDS_DEVICE:
-        text += " " + ",".join(verdict["archs"])
+        text += " " + markdown_text(",".join(verdict["archs"]))
     return (f"Impact (static): {text} — {runs} device run{'s' if runs != 1 else ''} named; "
             f"{breaks} BREAKS")
 
@@ -230,7 +278,8 @@ def card_problem(changed: list[str], counterparts: list[str], views: str) -> str
 
 
 def card_impact(reason: str, archs: tuple[str, ...] | list[str]) -> str:
-    return f"**Impact:** {reason} (on {archs_text(archs)})."
+    """The finding's reason (as `reason_text` says it) and archs, escaped for Markdown."""
+    return f"**Impact:** {markdown_text(reason)} (on {markdown_text(archs_text(archs))})."
 
 
 def card_action_author() -> str:
@@ -265,13 +314,14 @@ TEXT_RUNS = "device runs (impact validate --from-report runs their tests and ben
 
 
 def plan_text(tests: list[str], bench: list[str], *, code: bool = False) -> str:
-    """`tests: a, b; bench: cmd`, or that the map names none."""
-    q = "`" if code else ""
+    """`tests: a, b; bench: cmd`, or that the map names none; with `code` (Markdown), each
+    test and command a code span."""
+    q = code_span if code else str
     parts = []
     if tests:
-        parts.append("tests: " + ", ".join(f"{q}{t}{q}" for t in tests))
+        parts.append("tests: " + ", ".join(q(t) for t in tests))
     if bench:
-        parts.append("bench: " + ", ".join(f"{q}{b}{q}" for b in bench))
+        parts.append("bench: " + ", ".join(q(b) for b in bench))
     return "; ".join(parts) if parts else "no test or bench named by the surface map"
 
 
