@@ -11,7 +11,7 @@ import textwrap
 
 from harness import charged_rows, report, scenario
 
-from impact.bindings.python_renames import rename_facts
+from impact.bindings.python_renames import rename_facts, renamed_digest
 from impact.fixtures import edits as e
 from impact.fixtures.tree import tree_files
 from impact.python.scaffold import all_nodes
@@ -142,9 +142,8 @@ def test_a_decorated_function_or_a_name_looked_up_by_string_is_changed() -> None
     assert _row(doc)["status"] == "changed", doc["rows"]
 
 
-def _digest(code: str) -> str:
-    tree = ast.parse(textwrap.dedent(code))
-    return rename_facts(tree, all_nodes(tree))["renamed_digest"]
+def _digest(code: str) -> str | None:
+    return renamed_digest("m.py", textwrap.dedent(code).encode())
 
 
 def test_the_renamed_digest_follows_the_innermost_def_that_takes_a_name() -> None:
@@ -164,11 +163,13 @@ def test_the_renamed_digest_follows_the_innermost_def_that_takes_a_name() -> Non
     assert _digest(base) != _digest(inner_renamed)  # the call still passes x=
     captured = base.replace("return x + y", "return x + x")
     assert _digest(base) != _digest(captured)
-    # The tree is handed back as it was parsed.
+    # The rename facts leave the shared tree as parsed; a file that does not parse has
+    # no renamed digest (so no rename is shown inert).
     tree = ast.parse(textwrap.dedent(base))
     before = ast.dump(tree)
     rename_facts(tree, all_nodes(tree))
     assert ast.dump(tree) == before
+    assert _digest("def f(x:\n    return x\n") is None
 
 
 def test_a_rename_in_a_module_that_reads_its_own_source_is_changed() -> None:

@@ -94,7 +94,7 @@ def extract_binding_python_facts(path: str, source: bytes, *,
         facts.append(Fact(FactKind.CONTENT, path, 0,
                           {"digest": digest, "beyond_bindings": beyond,
                            # what tells a parameter renamed alike everywhere from an edit
-                           "renames": rename_facts(parsed.tree, parsed.nodes(), parsed.text)}))
+                           "renames": rename_facts(parsed.tree, parsed.nodes())}))
         return sorted_facts(facts)
 
     facts = extract_python(path, source, extract)

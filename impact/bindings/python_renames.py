@@ -1,14 +1,15 @@
 """What a Python file says about its functions' parameter names, so that a parameter
 renamed at its definition and at every call can be told from a change of behaviour.
 
-Maintainers: reads the parsed module it is handed and nothing else. It writes, into the
-file's `content` fact (so no stated fact changes): the digest of the module with every
-function's parameters written by their place (`#0`, `#1`) in its signature, in its body
-and at the keyword calls of it in this file (`renamed_digest`: equal at two revisions
-when only parameter names changed, each alike at its definition and at its calls here);
-each function's parameter names; and, for the callers of other files, the keywords each
-called name is passed, the names called with a `**` spread, and the functions named other
-than by a call. Whether a rename is inert is the graph's (impact/graph/binding_renames.py).
+Maintainers: reads the module it is handed and nothing else. It writes, into the file's
+`content` fact (so no stated fact changes): each function's parameter names; and, for the
+callers of other files, the keywords each called name is passed, the names called with a
+`**` spread, and the functions named other than by a call. On demand only (the graph asks
+for the files a rename may be all of), `renamed_digest`: the digest of the module with
+every function's parameters written by their place (`#0`, `#1`) in its signature, in its
+body and at the keyword calls of it in this file, equal at two revisions when only
+parameter names changed, each alike at its definition and at its calls here. Whether a
+rename is inert is the graph's (impact/graph/binding_renames.py).
 """
 
 from __future__ import annotations
@@ -17,18 +18,18 @@ import ast
 from collections import defaultdict
 from typing import Any
 
+from impact.facts import Fact
 from impact.python.digest import module_digests
+from impact.python.scaffold import parse_python
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Where a def can stand: statements and the parts of a statement that hold a body.
 _HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
-def rename_facts(tree: ast.Module, nodes: list[ast.AST], text: str | None = None
-                 ) -> dict[str, Any]:
+def rename_facts(tree: ast.Module, nodes: list[ast.AST]) -> dict[str, Any]:
     """The `content` fact's rename fields of one module (see the module docstring);
-    `nodes` is every node of `tree` (the readers' shared walk, `Source.nodes`), `text`
-    its source (in the digest of a module that reads its own source)."""
+    `nodes` is every node of `tree` (the readers' shared walk, `Source.nodes`)."""
     defs = _defs(tree)
     params = {qualified: _names(node.args) for qualified, node, _ in defs}
     by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = defaultdict(list)
@@ -67,7 +68,6 @@ def rename_facts(tree: ast.Module, nodes: list[ast.AST], text: str | None = None
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             references.add(node.attr)
     return {
-        "renamed_digest": _renamed_digest(tree, calls, by_name, text, nodes),
         "params": params,
         # Functions under a decorator (it may read parameters by name: a custom op's
         # schema, a Triton kernel's constexprs): no rename of theirs is shown inert.
@@ -77,6 +77,23 @@ def rename_facts(tree: ast.Module, nodes: list[ast.AST], text: str | None = None
         "spread_calls": sorted(spread),
         "references": sorted(references),
     }
+
+
+def renamed_digest(path: str, source: bytes) -> str | None:
+    """The digest of the module at `path` with every function's parameters written by
+    their place (`_renamed_digest`): equal at two revisions when only parameter names
+    changed, alike at each definition and at its keyword calls in the file. Asked only of
+    a file whose other rename facts already allow a rename (a second digest of every op
+    file would cost each report a parse's worth); None when it does not parse."""
+    parsed = parse_python(path, source)
+    if isinstance(parsed, Fact):
+        return None
+    tree, nodes = parsed.tree, parsed.nodes()
+    by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = defaultdict(list)
+    for _, node, _ in _defs(tree):
+        by_name[node.name].append(node)
+    calls = [node for node in nodes if isinstance(node, ast.Call)]
+    return _renamed_digest(tree, calls, by_name, parsed.text, nodes)
 
 
 def _defs(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, int]]:
@@ -168,4 +185,4 @@ def _renamed_digest(tree: ast.Module, calls: list[ast.Call],
             setattr(node, field, value)
 
 
-__all__ = ["rename_facts"]
+__all__ = ["rename_facts", "renamed_digest"]

@@ -44,8 +44,6 @@ def renamed_alike(old: BindingsGraph, new: BindingsGraph, path: str) -> RenamedA
     before, after = old.renames(path), new.renames(path)
     if before is None or after is None:
         return None
-    if before.get("renamed_digest") != after.get("renamed_digest"):
-        return None
     renames = _renames(before.get("params") or {}, after.get("params") or {})
     if not renames:
         return None
@@ -72,6 +70,11 @@ def renamed_alike(old: BindingsGraph, new: BindingsGraph, path: str) -> RenamedA
             # The old name still passed (it fails now), or the new one (it failed at the
             # base and binds now): either way what runs changed.
             return None
+    # Last, as it reads and parses both blobs again: the whole module the same but for
+    # the parameters' names, at their definitions and at this file's keyword calls.
+    digest = old.renamed_digest(path)
+    if digest is None or digest != new.renamed_digest(path):
+        return None
     return RenamedAlike(path, tuple(renames), tuple(callers))
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from impact.bindings.python_renames import renamed_digest
 from impact.extract import FactCache
 from impact.facts import Fact
 from impact.git import Snapshot
@@ -449,6 +450,7 @@ class BindingsGraph:
         self.surface = cache.surface
         self._at: dict[str, list[Copy]] = {}
         self._copies: dict[frozenset[str], Copies] = {}
+        self._renamed: dict[str, str | None] = {}
         # Which extension modules a file is compiled into, when the build says (the
         # builds domain sets it); a binding no source places pairs by name alone.
         self.modules_of: Callable[[str], frozenset[str]] | None = None
@@ -504,6 +506,17 @@ class BindingsGraph:
         content = next((f for f in self._facts(path) if f.kind == FactKind.CONTENT), None)
         found = content.data.get("renames") if content is not None else None
         return found if isinstance(found, dict) else None
+
+    def renamed_digest(self, path: str) -> str | None:
+        """`path`'s digest with parameters written by place (python_renames.renamed_digest),
+        read from its blob when first asked; None when absent, unreadable or unparsed."""
+        if path not in self._renamed:
+            try:
+                source = self.snapshot.read(path) if path in self.snapshot else None
+            except Exception:  # a blob a partial clone lacks: no digest, so no rename
+                source = None
+            self._renamed[path] = renamed_digest(path, source) if source is not None else None
+        return self._renamed[path]
 
     def file(self, path: str) -> OpFile:
         """What `path` states beyond its copies (`OpFile`)."""
