@@ -35,38 +35,44 @@ def rename_facts(tree: ast.Module, nodes: list[ast.AST]) -> dict[str, Any]:
     by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = defaultdict(list)
     for _, node, _ in defs:
         by_name[node.name].append(node)
-    calls = [node for node in nodes if isinstance(node, ast.Call)]
+    # One pass sorts the nodes this needs by type (exact types: `ast` has no subclasses).
+    calls: list[ast.Call] = []
+    names: list[ast.Name] = []
+    attributes: list[ast.Attribute] = []
     local = set(by_name)
+    # A name spelled as a string may be looked up (`getattr(core, "f")`): a dynamic use.
+    strings: set[str] = set()
     for node in nodes:
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            local |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        kind = type(node)
+        if kind is ast.Name:
+            names.append(node)  # type: ignore[arg-type]
+        elif kind is ast.Call:
+            calls.append(node)  # type: ignore[arg-type]
+        elif kind is ast.Attribute:
+            attributes.append(node)  # type: ignore[arg-type]
+        elif kind is ast.Constant:
+            value = node.value  # type: ignore[attr-defined]
+            if isinstance(value, str) and value.isidentifier():
+                strings.add(value)
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            local |= {(a.asname or a.name).split(".")[0] for a in node.names}  # type: ignore[attr-defined]
     keyword_calls: dict[str, set[str]] = defaultdict(set)
     spread: set[str] = set()
     callees: set[int] = set()
-    for node in calls:
-        name = _callee(node.func)
+    for call in calls:
+        name = _callee(call.func)
         if name is None:
             continue
-        callees.add(id(node.func))
-        for keyword in node.keywords:
+        callees.add(id(call.func))
+        for keyword in call.keywords:
             if keyword.arg is None:
                 spread.add(name)
             else:
                 keyword_calls[name].add(keyword.arg)
-    references: set[str] = set()
-    # A name spelled as a string may be looked up (`getattr(core, "f")`): a dynamic use.
-    strings: set[str] = set()
-    for node in nodes:
-        if isinstance(node, ast.Constant):
-            if isinstance(node.value, str) and node.value.isidentifier():
-                strings.add(node.value)
-        elif id(node) in callees:
-            continue
-        elif isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load) and node.id in local:
-                references.add(node.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            references.add(node.attr)
+    references = {n.id for n in names if n.id in local and type(n.ctx) is ast.Load
+                  and id(n) not in callees}
+    references |= {a.attr for a in attributes if type(a.ctx) is ast.Load
+                   and id(a) not in callees}
     return {
         "params": params,
         # Functions under a decorator (it may read parameters by name: a custom op's

@@ -64,6 +64,13 @@ def reads_own_text(tree: ast.AST, nodes: Iterable[ast.AST] | None = None) -> str
     return found
 
 
+def _names_no_reader(text: str) -> bool:
+    """Whether ASCII source text cannot name a docstring or source reader: none of their
+    names occurs in it at all (an identifier outside ASCII may normalise to one, so such
+    text is always walked)."""
+    return text.isascii() and not any(name in text for name in DOC_READERS | SOURCE_READERS)
+
+
 def _is_docstring(statement: ast.stmt) -> bool:
     return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
             and isinstance(statement.value.value, str))
@@ -199,7 +206,8 @@ def module_digests(module: ast.Module, blank: Mapping[int, frozenset[str]],
     tokens. Docstrings stay in both when the module reads them, and the source `text`
     (when given) is in both when it reads its source (`reads_own_text`, over `nodes`
     when the caller has the module's nodes listed)."""
-    reads = reads_own_text(module, nodes)
+    reads = None if text is not None and _names_no_reader(text) else reads_own_text(
+        module, nodes)
     docs = reads is None
     try:
         tokens, cut = _tokens(module, blank, docs)
