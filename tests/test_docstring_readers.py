@@ -72,3 +72,17 @@ def test_tree_and_module_digests_keep_docstrings_a_module_reads() -> None:
     head = ast.parse('"""two"""\nimport pydoc\n')
     assert tree_digest(base) != tree_digest(head)
     assert module_digests(base, {}) != module_digests(head, {})
+
+
+def test_a_reader_spelled_outside_ascii_is_still_seen() -> None:
+    """Python reads identifiers as NFKC: fullwidth `getsource` is `getsource`, so the text
+    search that spares most modules a walk must not miss it."""
+    plain = 'def f():\n    """Doc."""\n    return 1\n'
+    spelled = "import inspect\nx = inspect.\uff47\uff45\uff54source(print)\n"
+    for reader in (spelled, spelled.replace("\uff47\uff45\uff54source", "getsource")):
+        edited = reader + plain.replace("return 1", "return 1  # note")
+        base = module_digests(ast.parse(reader + plain), {}, reader + plain)
+        head = module_digests(ast.parse(edited), {}, edited)
+        assert base != head  # the comment counts: the module reads its own source
+    assert module_digests(ast.parse(plain), {}, plain) == module_digests(
+        ast.parse(plain), {}, plain.replace("return 1", "return 1  # note"))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from impact.facts import Fact
 from impact.kinds import FactKind
 from impact.python.digest import arguments_digest
-from impact.python.scaffold import children, dotted_name, parameters
+from impact.python.scaffold import all_nodes, children, dotted_name, parameters
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (*_DEFS, ast.Lambda, ast.ClassDef)
@@ -36,13 +36,15 @@ def forward_facts(tree: ast.Module, modules: dict[str, list[str]], code: Callabl
     are the keywords a forwarder takes itself (not passed on); `nodes`, every node of the
     tree when the caller has them, tells a module that calls no forwarder at once."""
     facts = list(_callees(tree, code, keeps_signature))
-    wanted = set(forwarders)
-    if nodes is not None and not any(isinstance(n, ast.Call) and _spelled(n.func, modules)
-                                     & wanted for n in nodes):
+    if not forwarders:
         return facts
-    if forwarders:
+    wanted = set(forwarders)
+    every = nodes if nodes is not None else all_nodes(tree)
+    calls = [n for n in every if isinstance(n, ast.Call) and _spelled(n.func, modules) & wanted]
+    if calls:
         classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
-        facts += _calls(tree, modules, classes, passed, set(forwarders), set(own_keywords))
+        defs = [n for n in every if isinstance(n, _DEFS)]
+        facts += _calls(tree, calls, defs, modules, classes, passed, set(own_keywords))
     return facts
 
 
@@ -73,18 +75,28 @@ def _decorator_name(node: ast.expr) -> str:
     return dotted_name(target) or "?"
 
 
-def _calls(tree: ast.Module, modules: dict[str, list[str]], classes: set[str],
-           passed: Passed, forwarders: set[str], own: set[str]) -> Iterator[Fact]:
-    """Each call of a forwarder, with its enclosing function (the scope its first
-    argument's name is looked up in)."""
-    stack: list[tuple[ast.AST, ast.AST, str | None]] = [(tree, tree, None)]
-    while stack:
-        node, scope, function = stack.pop()
-        if isinstance(node, ast.Call) and _spelled(node.func, modules) & forwarders:
-            yield _forwarded(node, scope, function, modules, classes, passed, own)
-        inner, name = (node, getattr(node, "name", None)) if isinstance(node, _DEFS) else (
-            scope, function)
-        stack.extend((child, inner, name) for child in reversed(children(node)))
+def _calls(tree: ast.Module, calls: list[ast.Call], defs: list[ast.AST],
+           modules: dict[str, list[str]], classes: set[str], passed: Passed, own: set[str]
+           ) -> Iterator[Fact]:
+    """Each call of a forwarder, in source order, with its enclosing function (the scope
+    its first argument's name is looked up in): the innermost def whose span holds it."""
+    tables: Tables = {}
+    for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
+        scope: ast.AST = tree
+        for node in defs:
+            if _holds(node, call) and (scope is tree or _holds(scope, node)):
+                scope = node
+        function = getattr(scope, "name", None) if scope is not tree else None
+        yield _forwarded(call, scope, function, modules, classes, passed, own, tables)
+
+
+def _holds(outer: ast.AST, inner: ast.AST) -> bool:
+    """Whether `inner`'s source span lies within `outer`'s (a def from its `def` line:
+    its decorators belong to the scope around it)."""
+    start = (outer.lineno, outer.col_offset)  # type: ignore[attr-defined]
+    end = (outer.end_lineno, outer.end_col_offset)  # type: ignore[attr-defined]
+    at = (inner.lineno, inner.col_offset)  # type: ignore[attr-defined]
+    return start <= at and (inner.end_lineno, inner.end_col_offset) <= end  # type: ignore[attr-defined]
 
 
 def _spelled(func: ast.expr, modules: dict[str, list[str]]) -> set[str]:
@@ -100,7 +112,7 @@ def _spelled(func: ast.expr, modules: dict[str, list[str]]) -> set[str]:
 
 def _forwarded(call: ast.Call, scope: ast.AST, function: str | None,
                modules: dict[str, list[str]], classes: set[str], passed: Passed,
-               own: set[str]) -> Fact:
+               own: set[str], tables: Tables) -> Fact:
     args = list(call.args)
     keywords = [k for k in call.keywords if k.arg is None or k.arg not in own]
     first = args[0] if args and not isinstance(args[0], ast.Starred) else None
@@ -109,7 +121,7 @@ def _forwarded(call: ast.Call, scope: ast.AST, function: str | None,
     if first is None:
         unresolved = "its first argument is not passed by position"
     else:
-        found = _instances(first, scope)
+        found = _instances(first, scope, tables)
         if isinstance(found, str):
             unresolved = found
         else:
@@ -136,7 +148,7 @@ def _forwarded(call: ast.Call, scope: ast.AST, function: str | None,
     })
 
 
-def _instances(node: ast.expr, scope: ast.AST) -> list[str] | str:
+def _instances(node: ast.expr, scope: ast.AST, tables: Tables) -> list[str] | str:
     """The dotted class names `node` is an instance of (`Cls(...)`, or a name every
     binding of which in its scope is `name = Cls(...)`), or why that cannot be said."""
     if isinstance(node, ast.Call):
@@ -145,7 +157,7 @@ def _instances(node: ast.expr, scope: ast.AST) -> list[str] | str:
     if not isinstance(node, ast.Name):
         return f"its first argument '{ast.unparse(node)}' is not a name or a constructor call"
     found: list[str] = []
-    for binding in _bindings(node.id, scope):
+    for binding in _bindings(node.id, scope, tables):
         if binding is None:
             return f"'{node.id}' is bound otherwise than by a constructor call"
         spelled = dotted_name(binding.func)
@@ -156,49 +168,69 @@ def _instances(node: ast.expr, scope: ast.AST) -> list[str] | str:
     return found or f"'{node.id}' is not assigned in the function that calls"
 
 
-def _bindings(name: str, scope: ast.AST) -> Iterator[ast.Call | None]:
+# Every name's bindings in a scope (`_scope_bindings`), by the scope's id, for one
+# module's forwarded calls: each scope is walked once however many calls it holds.
+Tables = dict[int, dict[str, list[ast.Call | None]]]
+
+
+def _bindings(name: str, scope: ast.AST, tables: Tables) -> list[ast.Call | None]:
     """Each place `name` is bound in `scope` (nested scopes aside): the call assigned to
     it, or None for any binding that is not `name = Call(...)` (a parameter, a loop, a
     tuple target, an augmented assignment, `global`)."""
+    if id(scope) not in tables:
+        tables[id(scope)] = _scope_bindings(scope)
+    return tables[id(scope)].get(name, [])
+
+
+def _scope_bindings(scope: ast.AST) -> dict[str, list[ast.Call | None]]:
+    """`_bindings` of every name of `scope`, in the order the walk meets them."""
+    found: dict[str, list[ast.Call | None]] = {}
+
+    def bind(name: str, value: ast.Call | None) -> None:
+        found.setdefault(name, []).append(value)
+
     if isinstance(scope, _DEFS):
         every = [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs,
                  scope.args.vararg, scope.args.kwarg]
-        if any(a is not None and a.arg == name for a in every):
-            yield None
+        for arg in every:
+            if arg is not None:
+                bind(arg.arg, None)
+    # The names that are the whole target of an assignment (judged at the assignment):
+    # a statement is popped before its children, so its targets are known in time.
+    plain_targets: set[int] = set()
     stack = list(children(scope))
     while stack:
         node = stack.pop()
         if isinstance(node, _SCOPES):
-            if isinstance(node, (*_DEFS, ast.ClassDef)) and node.name == name:
-                yield None
+            if isinstance(node, (*_DEFS, ast.ClassDef)):
+                bind(node.name, None)
             continue
-        if isinstance(node, ast.Assign) and any(_names(t, name) for t in node.targets):
+        if isinstance(node, ast.Assign):
+            plain_targets.update(id(t) for t in node.targets)
             plain = all(isinstance(t, ast.Name) for t in node.targets)
-            yield node.value if plain and isinstance(node.value, ast.Call) else None
-        elif isinstance(node, ast.AnnAssign) and _names(node.target, name):
-            yield node.value if isinstance(node.target, ast.Name) and isinstance(
+            value = node.value if plain and isinstance(node.value, ast.Call) else None
+            for name in dict.fromkeys(n.id for t in node.targets for n in ast.walk(t)
+                                      if isinstance(n, ast.Name)):
+                bind(name, value)
+        elif isinstance(node, ast.AnnAssign):
+            plain_targets.add(id(node.target))
+            value = node.value if isinstance(node.target, ast.Name) and isinstance(
                 node.value, ast.Call) else None
-        elif isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
-            yield None
-        elif isinstance(node, ast.Name) and node.id == name and isinstance(
-                node.ctx, ast.Store | ast.Del) and not _plain_target(node, scope):
-            yield None  # a for/with/except/walrus target, a tuple, a `del`
+            for name in dict.fromkeys(n.id for n in ast.walk(node.target)
+                                      if isinstance(n, ast.Name)):
+                bind(name, value)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            for name in node.names:
+                bind(name, None)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del) \
+                and id(node) not in plain_targets:
+            bind(node.id, None)  # a for/with/except/walrus target, a tuple, a `del`
         stack.extend(children(node))
+    return found
 
 
 def _names(target: ast.expr, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
-
-
-def _plain_target(node: ast.Name, scope: ast.AST) -> bool:
-    """Whether a stored name is the whole target of a plain or annotated assignment
-    (already judged above)."""
-    for parent in ast.walk(scope):
-        if isinstance(parent, ast.Assign) and node in parent.targets:
-            return True
-        if isinstance(parent, ast.AnnAssign) and parent.target is node:
-            return True
-    return False
 
 
 def _class(spelled: str, modules: dict[str, list[str]], classes: set[str]

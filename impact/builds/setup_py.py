@@ -9,8 +9,8 @@ the archs their flags name, and every piece it could not resolve (a gap: name, s
 flags or archs, with line and text). Flags in functions the script never calls itself
 (build hooks it installs, such as a patched ninja writer) belong to every module it
 declares, and so does the code of a hook it installs (`hooks`: name and digest).
-Beside them, one `build-step` fact per statement (impact/builds/steps.py), for the
-statements that prebuild or copy what the JIT compiles. `extract_setup_facts` never raises.
+The statements that prebuild or copy what the JIT compiles are read apart, on demand
+(impact/builds/steps.py). `extract_setup_facts` never raises.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from typing import Any
 
 from impact.builds.archflags import flag_archs, torch_arch
 from impact.builds.pyeval import EXTENSION_CLASSES, ROOT, Evaluator
-from impact.builds.steps import step_facts
 from impact.builds.values import Gap, GlobPattern, Val, union
 from impact.facts import Fact, content_fact, sorted_facts
 from impact.kinds import BuildFile, BuildGap, FactKind
@@ -44,9 +43,8 @@ def extract_setup_facts(path: str, source: bytes) -> list[Fact]:
 
 def _facts(path: str, parsed: Source) -> list[Fact]:
     content = content_fact(path, tree_digest(parsed.tree))
-    steps = step_facts(parsed.tree)
     if not _DECLARES.search(parsed.text):
-        return sorted_facts([content, *steps])  # no extension-module class to evaluate
+        return [content]  # no extension-module class to evaluate
     calls: list[tuple[int, dict[str, Val]]] = []
     evaluator = Evaluator(parsed.tree, path, lambda _node, named, line: calls.append(
         (line, named)))
@@ -63,7 +61,7 @@ def _facts(path: str, parsed: Source) -> list[Fact]:
                 facts.append(Fact(FactKind.EXTENSION_MODULE, name, line,
                                   {**data, "hooks": installed}))
     facts.append(content)
-    return sorted_facts([*facts, *steps])
+    return sorted_facts(facts)
 
 
 def _hook_archs(evaluator: Evaluator) -> tuple[set[str], set[str], set[Gap]]:

@@ -22,9 +22,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from impact.facts import Fact
+from impact.facts import Fact, never_raises
 from impact.kinds import FactKind
-from impact.python.scaffold import dotted_name
+from impact.python.scaffold import LANGUAGE, dotted_name, parse_python
 
 # A string that may name a repository path: no spaces, no quotes, not too long.
 _PATH_LIKE = re.compile(r"[A-Za-z0-9_.+@\-/]{1,256}")
@@ -34,6 +34,16 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, 
              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)
 if hasattr(ast, "TryStar"):
     _COMPOUND = (*_COMPOUND, ast.TryStar)
+
+
+def script_steps(path: str, source: bytes) -> list[Fact]:
+    """The `build-step` facts of the build script `path` (its bytes), or its one
+    parse-failure fact. Read on demand, for a changed script the map's prebuild rules
+    ask about: a report on any other change never pays for them."""
+    parsed = parse_python(path, source)
+    if isinstance(parsed, Fact):
+        return [parsed]
+    return never_raises(path, LANGUAGE, lambda: step_facts(parsed.tree))
 
 
 def step_facts(tree: ast.Module) -> list[Fact]:

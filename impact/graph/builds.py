@@ -21,6 +21,7 @@ from difflib import SequenceMatcher
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from impact.builds.steps import script_steps
 from impact.extract import FactCache
 from impact.facts import Fact
 from impact.git import Snapshot, Views
@@ -53,6 +54,7 @@ class BuildsGraph:
         self.snapshot = snapshot
         self.cache = cache
         self.surface = cache.surface
+        self._steps: dict[str, list[Fact]] = {}  # each script's statements, as first asked
 
     # --- the interface -----------------------------------------------------------------
     def entries(self) -> list[ExtensionModule]:
@@ -92,7 +94,13 @@ class BuildsGraph:
         failure = next((f for f in self._read[1] if f.path == path), None)
         if failure is not None:
             return failure
-        facts = self.cache.facts(self.snapshot, path)
+        if path not in self._steps:
+            try:
+                source = self.snapshot.read(path)
+            except Exception as exc:  # a missing blob in a partial clone: not read
+                return BuildFileFailure(path, f"cannot be read ({type(exc).__name__})")
+            self._steps[path] = script_steps(path, source)
+        facts = self._steps[path]
         broken = next((f for f in facts if f.kind == FactKind.PARSE_FAILURE), None)
         if broken is not None:
             return BuildFileFailure(path, str(broken.data.get("reason", "")))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
@@ -65,10 +66,12 @@ def reads_own_text(tree: ast.AST, nodes: Iterable[ast.AST] | None = None) -> str
 
 
 def _names_no_reader(text: str) -> bool:
-    """Whether ASCII source text cannot name a docstring or source reader: none of their
-    names occurs in it at all (an identifier outside ASCII may normalise to one, so such
-    text is always walked)."""
-    return text.isascii() and not any(name in text for name in DOC_READERS | SOURCE_READERS)
+    """Whether source text cannot name a docstring or source reader: none of their names
+    occurs in it at all, read as Python reads identifiers (NFKC: a non-ASCII spelling
+    that normalises to `__doc__` counts)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return not any(name in text for name in DOC_READERS | SOURCE_READERS)
 
 
 def _is_docstring(statement: ast.stmt) -> bool:
