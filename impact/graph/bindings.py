@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from impact.bindings.python_renames import renamed_digest
 from impact.extract import FactCache
 from impact.facts import Fact
 from impact.git import Snapshot
@@ -511,6 +510,9 @@ class BindingsGraph:
         """`path`'s digest with parameters written by place (python_renames.renamed_digest),
         read from its blob when first asked; None when absent, unreadable or unparsed."""
         if path not in self._renamed:
+            # Imported here: a report that asks no rename loads no parser (test_lazy_cli).
+            from impact.bindings.python_renames import renamed_digest
+
             try:
                 source = self.snapshot.read(path) if path in self.snapshot else None
             except Exception:  # a blob a partial clone lacks: no digest, so no rename

@@ -21,7 +21,6 @@ from difflib import SequenceMatcher
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from impact.builds.steps import script_steps
 from impact.extract import FactCache
 from impact.facts import Fact
 from impact.git import Snapshot, Views
@@ -95,6 +94,8 @@ class BuildsGraph:
         if failure is not None:
             return failure
         if path not in self._steps:
+            from impact.builds.steps import script_steps  # a parser: loaded when asked
+
             try:
                 source = self.snapshot.read(path)
             except Exception as exc:  # a missing blob in a partial clone: not read
