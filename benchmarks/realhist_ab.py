@@ -23,18 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-
-def first_parent(repo: str, last: int) -> list[tuple[str, str]]:
-    """The newest `last` first-parent commits of `repo`, as (sha, subject)."""
-    out = subprocess.run(["git", f"--git-dir={_git_dir(repo)}", "log", "--first-parent",
-                          f"-n{last}", "--format=%H%x00%s"], check=True, capture_output=True,
-                         text=True).stdout
-    return [tuple(line.split("\x00", 1)) for line in out.splitlines() if line]  # type: ignore[misc]
-
-
-def _git_dir(repo: str) -> str:
-    path = Path(repo)
-    return str(path / ".git") if (path / ".git").exists() else str(path)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from realhist import first_parent  # the same commit walk as realhist.py
 
 
 def seconds(checkout: str, repo: str, sha: str, timeout: float, given: list[str]) -> float:
