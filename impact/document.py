@@ -14,6 +14,7 @@ import hashlib
 import json
 from typing import Any
 
+from impact.anchors import anchored
 from impact.caches import Caches, active_caches
 from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a_surface
 from impact.fold import fold, pack_findings, unfinished_revisions, unfinished_tables
@@ -233,6 +234,7 @@ def _document(ctx: CheckContext, arguments: dict[str, str], emit: dict[str, Any]
         if trust_head:
             rows = fold(rows, emit, ctx)
         findings = pack_findings(emit, ctx)
+    rows = anchored(rows, views)
     verdict = rollup(rows, surface.all_archs)
     packs = pack_time(findings, unfinished(emit) if emit is not None else (),
                       emitter=surface.conventions.emitter is not None)

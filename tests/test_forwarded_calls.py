@@ -92,8 +92,8 @@ def test_a_keyword_the_callee_lacks_breaks_and_names_both_sites() -> None:
     assert row["details"]["base_call"] == "(q, k, stream)"
     assert row["details"]["head_call"] == "(q, k, stream, mSem=None)"
     assert "base_layer" not in row["details"]
-    assert row["says"].endswith("; at the base it bound, passing (q, k, stream); now it "
-                                "passes (q, k, stream, mSem=None)")
+    assert row["says"].endswith("; at the base it bound, and what it passes changed: "
+                                "(q, k, stream) → (q, k, stream, mSem=None)")
 
 
 def test_the_callee_losing_a_parameter_a_call_passes_breaks() -> None:
@@ -105,7 +105,8 @@ def test_the_callee_losing_a_parameter_a_call_passes_breaks() -> None:
     [row] = [r for r in _forwarded(doc, "mismatch") if r["reason"] == "call-does-not-bind"]
     assert row["details"]["base_layer"] == "(mQ, mK, stream, mSeq=None)"
     assert row["details"]["head_form"] == "(mQ, mK)"
-    assert "the KernSm90.__call__ was (mQ, mK, stream, mSeq=None) at the base" in row["says"]
+    assert "the KernSm90.__call__ changed: (mQ, mK, stream, mSeq=None) → (mQ, mK)" \
+        in row["says"]
 
 
 def test_a_call_that_binds_again_is_changed_not_breaks() -> None:

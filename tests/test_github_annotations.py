@@ -67,7 +67,7 @@ def test_the_sample_report_as_annotations() -> None:
     assert name == "error"
     assert props["file"] == "kernels/dense.py" and props["line"] == "12"
     assert "kernargs" in props["title"] and "mismatch" in props["title"]
-    assert msg.startswith("argument added on the Python side only: seed.")
+    assert msg.startswith("kArgs: argument added on the Python side only: seed.")
     assert "Counterpart: packs/Gfx950Native.cpp:40." in msg
     assert by_subject["kernels/body.py"][0] == "warning"      # changed
     assert by_subject["kernels/notes.py"][0] == "notice"      # inert
@@ -104,13 +104,13 @@ def test_paths_and_messages_holding_separators_survive() -> None:
     out = render_github(report)
     assert "\r" not in out and out.count("\n") == len(findings(report)) + 1
     parsed = {props.get("title"): (name, props, msg) for name, props, msg in annotations(out)}
-    name, props, msg = parsed["impact kernargs: mismatch (packs/X.cpp:k,1::a%)"]
+    name, props, msg = parsed["impact kernargs: mismatch (k,1::a%)"]
     assert name == "error"
     # `%`, `,` and `:` survive the runner's escapes; CR and LF reach it as printable
     # escapes (`\r`), as every other control character does (issue 25)
     assert props["file"] == printable(odd) == "dir,one/we:ird%41\\r\\nname.py"
     assert props["line"] == "12"
-    assert msg.startswith(printable(reason_text(row["reason"], row["details"])) + ".")
+    assert msg.startswith("k,1::a%: " + printable(reason_text(row["reason"], row["details"])) + ".")
     assert "50%, a,b:c, line\\nbreak\\rhere" in msg
 
 

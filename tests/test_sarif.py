@@ -96,7 +96,8 @@ def test_the_sample_report_is_valid_sarif_for_code_scanning() -> None:
     assert counterpart["physicalLocation"]["region"]["startLine"] == 40
     assert counterpart["message"]["text"].startswith("counterpart")
     row = next(r for r in report["rows"] if r["subject"] == "packs/Gfx950Native.cpp:kArgs")
-    assert mismatch["message"]["text"].startswith(reason_text(row["reason"], row["details"]))
+    assert mismatch["message"]["text"].startswith(
+        "kArgs: " + reason_text(row["reason"], row["details"]))
     assert "[packs/Gfx950Native.cpp:40](1)" in mismatch["message"]["text"]
 
     # changed -> warning; a whole-file side (line 0) anchors on line 1; the base copy of

@@ -170,7 +170,7 @@ def _route_problems(symbol: str, new: Copies, old: Copies | None) -> Iterator[_P
                            (gone.binding.signature.site,), soft=True, base_sites=(gone.caller,))
     for ident, route in sorted(after.items()):
         binding = route.binding
-        sites = (route.caller, binding.signature.site)
+        sites = (route.caller, binding.signature.site, *binding.signature.declared)
         was = before.get(ident)
         if was is None and old is not None and not route.synthetic \
                 and route.binding.failure is None and route.caller.key not in valued:

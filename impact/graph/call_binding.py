@@ -68,6 +68,9 @@ class Signature:
     layer: str  # what the findings call it: "stub", "py::arg list", "schema", ...
     site: Copy
     params: tuple[LayerParam, ...]
+    # The C++ declaration the parameters are read from when the site states none itself
+    # (a bare `m.def`): a copy of the list too, the one a change of it edits.
+    declared: tuple[Copy, ...] = ()
 
     def names(self) -> set[str]:
         return {p.name for p in self.params if p.name is not None}
@@ -234,7 +237,7 @@ def pybind_signature(bind_site: PyBinding, functions: Sequence[CppFunction]
     declaration = functions[0]
     return Signature("m.def without py::arg", bind_site, tuple(
         LayerParam(i, None, POSITIONAL_ONLY, False, None, p.type, p.name)
-        for i, p in enumerate(declaration.params)))
+        for i, p in enumerate(declaration.params)), (declaration,))
 
 
 def schema_signature(schema: Schema) -> Signature:

@@ -35,12 +35,12 @@ from impact.render.words import (
     card_problem,
     code_span,
     device_run_text,
+    finding_text,
     lanes_text,
     markdown_text,
     pack_time_lines,
     plan_text,
     printable,
-    reason_text,
     views_text,
 )
 from impact.rows import Confirms, Lane, Status
@@ -69,7 +69,7 @@ def _finding(number: int, finding: Finding, report: Mapping[str, Any]) -> list[s
     problem = card_problem(changed, _cited(finding.counterparts), views_text(finding.views))
     return [f"{number}. {mark(finding)} {tag}",
             f"   - {problem}",
-            f"   - {card_impact(reason_text(finding.reason, finding.details), finding.archs)}",
+            f"   - {card_impact(finding_text(finding), finding.archs)}",
             f"   - {action}"]
 
 

@@ -37,6 +37,7 @@ from impact.render.words import (
     confirms_text,
     conflicts_text,
     device_run_text,
+    finding_text,
     inert_text,
     input_text,
     lane_tag_text,
@@ -53,6 +54,7 @@ from impact.render.words import (
     report_heading,
     step_text,
     surface_map_text,
+    unanchored_text,
     verdict_line,
     view_paths_text,
     view_unavailable_text,
@@ -105,9 +107,12 @@ def _view_lines(view: dict[str, Any]) -> list[str]:
 
 
 def _places(sides: tuple[Mapping[str, Any], ...], under: str = "") -> list[str]:
-    """Each distinct place once, in order (a file changed at base and head is one place),
+    """Each distinct place once, in order (a file changed at base and head is one place,
+    and a file cited on a line is not cited again whole),
     written relative to the folder `under` (the findings' common one, said once)."""
-    return list(dict.fromkeys(where(s).removeprefix(under) for s in sides))
+    lined = {s["file"] for s in sides if s["line"]}
+    return list(dict.fromkeys(where(s).removeprefix(under) for s in sides
+                              if s["line"] or s["file"] not in lined))
 
 
 def common_folder(shown: list[Finding]) -> str:
@@ -133,15 +138,17 @@ def finding_run(finding: Finding, report: Mapping[str, Any], *, code: bool = Fal
                      for target, archs in sorted(targets.items()))
 
 
-def _finding_line(finding: Finding, report: Mapping[str, Any], under: str = "") -> str:
-    parts = [f"{finding.status} {finding.contract}",
-             reason_text(finding.reason, finding.details)]
+def _finding_line(finding: Finding, report: Mapping[str, Any], under: str = "",
+                  views_said: bool = False) -> str:
+    parts = [f"{finding.status} {finding.contract}", finding_text(finding)]
     changed = _places(finding.changed_sides, under)
     counterparts = _places(finding.counterparts, under)
     cited = [f"changed {', '.join(changed)}"] if changed else []
+    cited += [f"({unanchored_text(file.removeprefix(under), why)})"
+              for file, why in sorted(finding.details.get("unanchored", {}).items())]
     cited += [f"counterpart {', '.join(counterparts)}"] if counterparts else []
     parts.append(", ".join(cited) if cited else finding.subject)
-    if views_text(finding.views):
+    if views_text(finding.views) and not views_said:
         parts.append(views_text(finding.views))
     parts.append(action_text(finding.status, finding_run(finding, report)))
     return " — ".join(parts)
@@ -155,11 +162,13 @@ def summary_lines(report: Mapping[str, Any], *, cap: int | None = MAX_FINDINGS) 
     charged = [f for f in every if not f.preexisting and f.lane == Lane.IMPACT]
     shown = [f for f in charged if f.status in (Status.MISMATCH, Status.CHANGED)]
     under = common_folder(shown[:cap])
-    if under:
-        lines.append(paths_under_text(under))
+    held = {f.views for f in shown[:cap]}
+    views = views_text(next(iter(held))) if len(held) == 1 and len(shown) > 1 else ""
+    if under or views:
+        lines.append(paths_under_text(under, views))
     inside = re.compile(rf"(?<![\w/.-]){re.escape(under)}") if under else None
     for finding in shown[:cap]:
-        line = _finding_line(finding, report, under)
+        line = _finding_line(finding, report, under, views_said=bool(views))
         lines += fitted(inside.sub("", line) if inside is not None else line)
     if cap is not None and len(shown) > cap:
         lines.append(more_findings_text(len(shown) - cap))

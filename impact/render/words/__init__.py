@@ -64,6 +64,7 @@ from impact.render.words.report import (
     device_run_text,
     device_test_basis,
     finding_message,
+    finding_text,
     inert_text,
     input_text,
     lane_tag_text,
@@ -85,6 +86,7 @@ from impact.render.words.report import (
     revision_text,
     side_label,
     surface_map_text,
+    unanchored_text,
     verdict_line,
     view_paths_text,
     view_text,
@@ -99,6 +101,7 @@ from impact.render.words.rows import (
     fields_of,
     reason_text,
     step_text,
+    subject_text,
 )
 
 __all__ = [
@@ -161,6 +164,7 @@ __all__ = [
     "device_test_basis",
     "fields_of",
     "finding_message",
+    "finding_text",
     "inert_text",
     "input_text",
     "lane_tag_text",
@@ -183,7 +187,9 @@ __all__ = [
     "revision_text",
     "side_label",
     "step_text",
+    "subject_text",
     "surface_map_text",
+    "unanchored_text",
     "verdict_line",
     "view_paths_text",
     "view_text",

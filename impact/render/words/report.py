@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from impact.kinds import ViewName
-from impact.render.words.rows import reason_text
+from impact.render.words.rows import reason_text, subject_text
 from impact.rollup import Outcome, PackOutcome
 from impact.rows import Confirms, Lane, Role, Status
 
@@ -213,6 +213,27 @@ def lanes_text(lanes: Mapping[str, list[str]], *, code: bool = False) -> str:
     return "Left to other lanes: " + "; ".join(parts)
 
 
+# Why a changed copy is not on a changed line (impact/anchors.py `Unanchored`).
+UNANCHORED = {
+    "removed": "the file is gone at the head",
+    "only-removals": "the change only removed lines of it",
+    "elsewhere": "the lines that changed lie outside this copy",
+    "unread": "too large or binary to compare line by line",
+}
+
+
+def finding_text(finding: Finding) -> str:
+    """A finding's sentence: what it is about (`subject_text`), then its reason's."""
+    says = reason_text(finding.reason, finding.details)
+    subject = subject_text(finding.subject, finding.details, finding.sides)
+    return f"{subject}: {says}" if subject else says
+
+
+def unanchored_text(file: str, why: str) -> str:
+    """After a changed copy that keeps its check's line: why no changed line is given."""
+    return f"{file} is not cited on a changed line: {UNANCHORED.get(why, why)}"
+
+
 def finding_message(finding: Finding, cite: Callable[[int, Mapping[str, Any]], str], *,
                     say: Callable[[str], str] = str, views: bool = False) -> str:
     """A finding as one message, a GitHub annotation's or a SARIF result's: its reason's
@@ -220,7 +241,7 @@ def finding_message(finding: Finding, cite: Callable[[int, Mapping[str, Any]], s
     sides, numbered from 1, each as `cite` writes it: a place, or a link to a related
     location), its views when `views`, the lane it is left to and whether it is
     pre-existing."""
-    text = say(reason_text(finding.reason, finding.details)) + "."
+    text = say(finding_text(finding)) + "."
     related = list(enumerate(finding.related, 1))
     counterparts = [cite(i, side) for i, side in related if side["role"] != Role.CHANGED]
     others = [cite(i, side) for i, side in related if side["role"] == Role.CHANGED]
@@ -229,6 +250,8 @@ def finding_message(finding: Finding, cite: Callable[[int, Mapping[str, Any]], s
         text += f" {label}: " + ", ".join(counterparts) + "."
     if others:
         text += " Also changed: " + ", ".join(others) + "."
+    for file, why in sorted(finding.details.get("unanchored", {}).items()):
+        text += " " + say(unanchored_text(file, why)) + "."
     if views:
         text += f" ({' and '.join(finding.views)} view{'s' if len(finding.views) > 1 else ''})"
     if finding.lane != Lane.IMPACT:
@@ -243,9 +266,13 @@ NO_ROWS = "No changed file is on the runtime surface."
 MORE_DETAIL = "(--verbose adds the revisions, the changed paths, every copy and the evidence)"
 
 
-def paths_under_text(folder: str) -> str:
-    """The line above the text report's findings when every path they cite shares a folder."""
-    return f"Paths below are under {folder}"
+def paths_under_text(folder: str, views: str = "") -> str:
+    """The line above the text report's findings when every path they cite shares a folder
+    (and, when every finding holds in the same views, which: said once, not per finding)."""
+    held = f"Every finding below holds in the {views}" if views else ""
+    if not folder:
+        return held
+    return f"{held}; paths are under {folder}" if held else f"Paths below are under {folder}"
 
 
 def more_findings_text(count: int) -> str:
@@ -332,7 +359,8 @@ def confirms_text(confirms: Confirms) -> str:
 
 def annotation_title(finding: Finding) -> str:
     """A GitHub annotation's title: `impact <contract>: <status> (<subject>)`."""
-    return f"impact {finding.contract}: {finding.status} ({finding.subject})"
+    subject = subject_text(finding.subject, finding.details, finding.sides) or finding.subject
+    return f"impact {finding.contract}: {finding.status} ({subject})"
 
 
 def side_label(side: Mapping[str, Any]) -> str:

@@ -10,11 +10,13 @@ never write these words. Add to your check's group only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from string import Formatter
 from typing import Any
 
 from impact.reasons import Reason, Refusal, Step
+from impact.render.words import forms
 
 REASONS: dict[Reason, str] = {
     # --- surface
@@ -425,16 +427,48 @@ def _refusals(details: Mapping[str, Any]) -> dict[str, Any]:
 QUALIFIERS: dict[str, str] = {
     "closest_to": " (paired by closest names with {closest_to})",
     # A call that bound at the base, its forms then and now.
-    "base_call": "; at the base it bound, passing {base_call}; now it passes {head_call}",
-    "base_layer": "; the {layer} was {base_layer} at the base",
+    "base_call": "; at the base it bound, {call_delta}",
+    "base_layer": "; the {layer} changed: {layer_delta}",
     "loads": " (it loads {loads})",
     "closest_bound": " (bound names closest to it: {closest_bound})",
 }
 
 
+# Details that hold a parameter list or a call's arguments whole: a sentence writes them
+# elided to the parameters it is about (impact/render/words/forms.py).
+_FORMS = ("head_form", "base_form", "base_layer", "base_call", "head_call")
+# Details naming the parameters a sentence is about.
+_ABOUT = ("missing", "name", "param", "names", "argument")
+
+
+def _shortened(details: Mapping[str, Any]) -> dict[str, Any]:
+    """`details` with each long form elided and the base → head changes of the forms."""
+    values = dict(details)
+    about: set[str] = set()
+    for key in _ABOUT:
+        value = details.get(key)
+        about.update(value if isinstance(value, list | tuple) else [value] if value else [])
+    for move in str(details.get("moves", "")).split(";"):
+        about.update(forms.parameters(f"({move})") or [])
+    if details.get("base_call") is not None and details.get("head_call") is not None:
+        base, head = str(details["base_call"]), str(details["head_call"])
+        values["call_delta"] = "passing the same values" if base == head else \
+            f"and what it passes changed: {forms.delta(base, head)}"
+    if details.get("base_layer") is not None and details.get("head_form") is not None:
+        values["layer_delta"] = forms.delta(str(details["base_layer"]), str(details["head_form"]))
+    for key in _FORMS:
+        if isinstance(details.get(key), str):
+            values[key] = forms.elided(details[key], about)
+    # A path whose folder the finding's sides cite beside the sentence: its file name says it.
+    for key in ("mirror_locator", "host_side"):
+        if isinstance(details.get(key), str):
+            values[key] = details[key].rsplit("/", 1)[-1]
+    return values
+
+
 def reason_text(reason: str, details: Mapping[str, Any]) -> str:
     """The sentence of a row's reason, filled from its details, with its qualifiers."""
-    details = _refusals(details)
+    details = _shortened(_refusals(details))
     text = _say(REASONS[Reason(reason)], details)
     return text + "".join(_say(template, details) for key, template in QUALIFIERS.items()
                           if details.get(key) is not None)
@@ -443,3 +477,41 @@ def reason_text(reason: str, details: Mapping[str, Any]) -> str:
 def step_text(step: str, args: Mapping[str, Any]) -> str:
     """The sentence of one evidence hop, filled from its args."""
     return _say(STEPS[Step(step)], args)
+
+
+# Details that name a finding's subject, most telling first (a row's `subject` is an id:
+# stable, but written for machines).
+_IN_FILE = re.compile(r"^[\w./-]+\.\w+:(.+)$")  # `path/file.ext:symbol`
+_SUBJECT_KEYS = ("symbol", "name", "variant", "function", "module", "modules")
+
+
+def subject_text(subject: str, details: Mapping[str, Any],
+                 sides: Iterable[Mapping[str, Any]]) -> str:
+    """What a finding is about, as a reviewer names it: the builder and the copy of a
+    kernel-argument row (`build_x ↔ kernelSignature`), the profile entry of a
+    launch-surface row (its sentence names the host side), the symbol, name, variant or
+    module its details carry, the symbol after the file a subject starts with, else the
+    op a binding row's subject starts with; "" when the subject is a file a side names."""
+    sides = list(sides)
+    files = {str(side["file"]) for side in sides}
+    if subject in files or subject.removeprefix("beyond:") in files:
+        return ""
+    builder = details.get("builder_name")
+    if builder:
+        copy = next((str(s["symbol"]) for s in sides if s["symbol"] and s["symbol"] != builder),
+                    "")
+        return f"{builder} ↔ {copy}" if copy else str(builder)
+    if details.get("host_side"):  # the sentence names the host side; the entry is the subject
+        entry = details.get("entry")
+        return f"{entry} entry" if entry else str(details["host_side"]).rsplit("/", 1)[-1]
+    for key in _SUBJECT_KEYS:
+        value = details.get(key)
+        if value:
+            return _value(value)
+    for file in sorted(files, key=len, reverse=True):
+        if subject.startswith(f"{file}:"):
+            return subject[len(file) + 1:]
+    in_file = _IN_FILE.match(subject)
+    if in_file:
+        return in_file[1]
+    return re.split(r"[|@:]", subject, maxsplit=1)[0].rsplit("/", 1)[-1]
