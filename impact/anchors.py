@@ -7,12 +7,13 @@ each side whose role is `changed` is moved onto the first changed line of what i
 the definition's own extent (its statement in Python, its node in C/C++, its indented
 block elsewhere), else the extent of an evidence hop in the same file (the `b.param`
 added, the helper reached), else, for a side naming the whole file, the file's first
-changed line. A side none of these places on a changed line keeps its line, and the row
-says why in `details["unanchored"]` (one entry per file, its reason a `Unanchored`), so
-a renderer can say it. This decides nothing: statuses, charging and verdicts are made;
-only lines move. The changed lines are a line diff of the view's two blobs (difflib
-without its junk heuristic, so the lines are those a minimal diff like git's marks),
-computed only for the files the rows name.
+changed line; where the change only removed lines there, the line after the removal
+(a diff shows it beside the removed lines). A side none of these places keeps its
+line, and the row says why in `details["unanchored"]` (one entry per file, its reason
+an `Unanchored`), so a renderer can say it. This decides nothing: statuses, charging
+and verdicts are made; only lines move. The changed lines are a line diff of the view's
+two blobs (difflib without its junk heuristic, so the lines are those a minimal diff
+like git's marks), computed only for the files the rows name.
 """
 
 from __future__ import annotations
@@ -53,18 +54,21 @@ class _File:
         self.path = path
         self.new = new
         self.changed: list[int] = []
+        self.removed_at: list[int] = []  # the line after each run of removed lines
         self.removals_only = False
         self.unread = new is not None and (len(new) > _BIG or (old is not None and len(old) > _BIG)
                                            or b"\0" in new[:8192])
         if new is not None and not self.unread:
-            self.changed, self.removals_only = _changed_lines(old or b"", new)
+            self.changed, self.removed_at = _changed_lines(old or b"", new)
+            self.removals_only = bool(self.removed_at) and not self.changed
         self._spans: dict[int, int] | None = None
 
-    def first_changed(self, start: int, end: int) -> int | None:
-        """The first changed line in [start, end], or None."""
-        at = bisect.bisect_left(self.changed, start)
-        if at < len(self.changed) and self.changed[at] <= end:
-            return self.changed[at]
+    def first_changed(self, start: int, end: int, lines: list[int] | None = None) -> int | None:
+        """The first changed line (or of `lines`) in [start, end], or None."""
+        lines = self.changed if lines is None else lines
+        at = bisect.bisect_left(lines, start)
+        if at < len(lines) and lines[at] <= end:
+            return lines[at]
         return None
 
     def extent(self, line: int) -> int:
@@ -78,21 +82,22 @@ def _lines(text: bytes) -> list[bytes]:
     return _NEWLINE.split(text)[:-1] if text.endswith((b"\n", b"\r")) else _NEWLINE.split(text)
 
 
-def _changed_lines(old: bytes, new: bytes) -> tuple[list[int], bool]:
-    """The 1-based lines of `new` a minimal line diff marks as added or replaced, and
-    whether the diff only removed lines (then none is marked)."""
+def _changed_lines(old: bytes, new: bytes) -> tuple[list[int], list[int]]:
+    """The 1-based lines of `new` a minimal line diff marks as added or replaced, and the
+    line of `new` that follows each run of lines it only removed (a diff shows it beside
+    the removal: an annotation there is seen)."""
     a, b = _lines(old), _lines(new)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     changed: list[int] = []
-    removed = False
+    removed: list[int] = []
     for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
         if tag == "insert":
             j1, j2 = _unslid(b, j1, j2)
         if tag in ("replace", "insert"):
             changed.extend(range(j1 + 1, j2 + 1))
-        elif tag == "delete":
-            removed = True
-    return changed, removed and not changed
+        elif tag == "delete" and b:
+            removed.append(min(j1 + 1, len(b)))
+    return changed, removed
 
 
 def _unslid(lines: Sequence[bytes], start: int, end: int) -> tuple[int, int]:
@@ -139,7 +144,7 @@ def _spans(path: str, text: bytes) -> dict[int, int]:
         from impact.cpp.scaffold import parse as parse_cpp
 
         root = parse_cpp(text, grammar_for(path, text)).root_node
-        stack = [root]
+        stack = list(root.children)  # the translation unit itself spans every line
         while stack:
             node = stack.pop()
             first, last = node.start_point[0] + 1, node.end_point[0] + 1
@@ -181,12 +186,13 @@ def _place(side: Side, row: Row, file: _File) -> tuple[int, Unanchored | None]:
         return side.line, None
     starts = [side.line] if side.line else []
     starts += [hop.line for hop in row.evidence if hop.file == side.file and hop.line]
-    for start in starts:
-        found = file.first_changed(start, file.extent(start))
-        if found is not None:
-            return found, None
-    if not side.line and file.changed:
-        return file.changed[0], None
+    for lines in (file.changed, file.removed_at):
+        for start in starts:
+            found = file.first_changed(start, file.extent(start), lines)
+            if found is not None:
+                return found, None
+    if not side.line and (file.changed or file.removed_at):
+        return (file.changed or file.removed_at)[0], None
     if file.removals_only:
         return side.line, Unanchored.ONLY_REMOVALS
     return side.line, Unanchored.ELSEWHERE
