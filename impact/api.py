@@ -33,7 +33,7 @@ Progress = Callable[[str | None], None]
 """Hears the name of each stage of a report as it starts; None: the emitter's own bar has
 the terminal for a while."""
 
-FORMATS = ("github", "json", "markdown", "sarif", "text")
+FORMATS = ("concise", "github", "json", "markdown", "sarif", "text")
 """The names of `impact.render.RENDERERS`, spelled here so that naming a format imports
 no renderer; tests/test_lazy_cli.py checks the two agree."""
 
@@ -72,6 +72,18 @@ class Report:
         from impact.render.words import verdict_line
 
         return verdict_line(self.verdict)
+
+    def quiet(self, fmt: str = "text") -> str:
+        """What `-q` prints in `fmt`: the verdict alone in that format's own sense (the
+        verdict line; for `github`, its verdict annotation); a JSON or SARIF document
+        stays whole, since a part of one is no document."""
+        if fmt in ("json", "sarif"):
+            return self.render(fmt)
+        if fmt == "github":
+            from impact.render.github import render_github_verdict
+
+            return render_github_verdict(self.document)
+        return self.verdict_line() + "\n"
 
     def render(self, fmt: str = "text", *, verbose: bool = False) -> str:
         """The report in `fmt` (one of FORMATS), importing that renderer alone (the SARIF

@@ -169,9 +169,10 @@ def _add_cache(parser: argparse.ArgumentParser, *, switch: bool = True) -> None:
 
 def _add_output(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="text",
-                        help="text for people (default), json for tools, markdown for the "
-                             "review card, sarif for code scanning, github for workflow "
-                             "annotations")
+                        help="text for people (default), concise for editors and log "
+                             "matchers (path:line:col: CONTRACT-REASON message), json for "
+                             "tools, markdown for the review card, sarif for code scanning, "
+                             "github for workflow annotations")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="write the report to FILE (whole or not at all) instead of stdout")
     amount = parser.add_mutually_exclusive_group()
@@ -179,8 +180,10 @@ def _add_output(parser: argparse.ArgumentParser) -> None:
                         help="text: after the answer, the revisions, the changed paths and "
                              "their surfaces, every copy compared and the evidence")
     amount.add_argument("-q", "--quiet", action="store_true",
-                        help="print the Runtime impact line alone (with -o, the report still "
-                             "goes to FILE); the exit code is unchanged")
+                        help="print the verdict alone in the format's sense: the Runtime "
+                             "impact line, github's verdict annotation; json and sarif stay "
+                             "whole (with -o, the full report still goes to FILE); the exit "
+                             "code is unchanged")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
 
 
@@ -406,7 +409,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.quiet:
         if args.output is not None:
             _write(text, args.output)
-        sys.stdout.write(report.verdict_line() + "\n")
+        sys.stdout.write(report.quiet(args.format))
     else:
         _write(text, args.output)
     if args.command == "demo":

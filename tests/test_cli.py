@@ -5,6 +5,7 @@ the command the GitHub Action logs). Other tests reach reports through tests/har
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -293,6 +294,42 @@ def test_quiet_prints_the_verdict_line_alone_exit_code_unchanged(build, capsys,
         main([*argv, "--quiet", "--verbose"])
     assert exc.value.code == EXIT_BAD_INPUT
     _one_line_error(capsys.readouterr().err, "not allowed with")
+
+
+def test_quiet_keeps_each_formats_sense(build, capsys) -> None:
+    """-q with json or sarif prints the whole document (a part is no document); with
+    github, the verdict annotation alone; with concise, the verdict line."""
+    repo = _breaking(build)
+    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head"]
+    assert main([*argv, "--format", "json"]) == EXIT_BREAKS
+    whole = capsys.readouterr().out
+    assert main([*argv, "--format", "json", "-q"]) == EXIT_BREAKS
+    quiet = capsys.readouterr().out
+    assert json.loads(quiet)["verdict"]["kind"] == "BREAKS" and quiet == whole
+    assert main([*argv, "--format", "github", "-q"]) == EXIT_BREAKS
+    [line] = capsys.readouterr().out.splitlines()
+    assert line.startswith("::error title=impact::Runtime impact: BREAKS")
+    assert main([*argv, "--format", "concise", "-q"]) == EXIT_BREAKS
+    assert capsys.readouterr().out == "Runtime impact: BREAKS\n"
+
+
+def test_concise_is_one_parseable_line_per_finding(build, capsys) -> None:
+    """`path:line:col: CONTRACT-REASON status: message`, the shape ruff and mypy print,
+    each on the line the change changed; the verdict last."""
+    repo = _breaking(build)
+    argv = ["report", "--repo", str(repo.path), "--base", "base", "--head", "head",
+            "--format", "concise"]
+    assert main(argv) == EXIT_BREAKS
+    *found, verdict = capsys.readouterr().out.splitlines()
+    assert verdict == "Runtime impact: BREAKS"
+    shape = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):1: (?P<code>[a-z-]+) "
+                       r"(?P<status>mismatch|changed): (?P<message>.+)$")
+    parsed = [shape.match(line) for line in found if not line.startswith("Pack-time: ")]
+    assert parsed and all(parsed), found
+    mismatch = [m for m in parsed if m["status"] == "mismatch"]
+    assert mismatch and all(m["code"].startswith("kernargs-") for m in mismatch)
+    assert any("dropout_seed" in m["message"] and "build_attention_dense" in m["message"]
+               for m in mismatch)
 
 
 # ------------------------------------------------------------ explain

@@ -64,11 +64,15 @@ class Finding:
 
     @property
     def related(self) -> list[Mapping[str, Any]]:
-        """Every copy the finding names but its anchor, once per file and line."""
+        """Every copy the finding names but its anchor, once per file and line (a whole
+        file, line 0, not again where a line of it is named)."""
         anchor = self.anchor
         seen = {(anchor["file"], anchor["line"])} if anchor else set()
+        lined = {s["file"] for s in (*self.sides, *([anchor] if anchor else [])) if s["line"]}
         out = []
         for side in self.sides:
+            if not side["line"] and side["file"] in lined:
+                continue
             if (side["file"], side["line"]) not in seen:
                 seen.add((side["file"], side["line"]))
                 out.append(side)

@@ -71,3 +71,8 @@ def render_github(report: dict[str, Any]) -> str:
     lines = [_annotation(f) for f in findings(report)]
     lines.append(_verdict(report))
     return "\n".join(lines) + "\n"
+
+
+def render_github_verdict(report: dict[str, Any]) -> str:
+    """The verdict annotation alone (`impact report --format github -q`)."""
+    return _verdict(printable(report)) + "\n"
