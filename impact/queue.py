@@ -114,9 +114,14 @@ def _short(name: str) -> str:
 
 def _keys(rows: list[Row], touched: frozenset[str]) -> set[str]:
     """What a pull request touches, for the pair index: the (contract, subject) of every
-    row charged to it, and every file on a surface it changed (two edits of one file may
-    conflict, or meet in a contract no row of either names alone)."""
-    keys = {f"{row.contract}\x00{row.subject}" for row in rows if counts(row)}
+    row charged to it, every copy those rows compared (file and symbol of each side: a
+    new copy of a list names the builder another pull request changed), and every file
+    on a surface it changed (two edits of one file may conflict)."""
+    keys = set()
+    for row in rows:
+        if counts(row):
+            keys.add(f"subject\x00{row.contract}\x00{row.subject}")
+            keys.update(f"site\x00{side.file}\x00{side.symbol}" for side in row.sides)
     return keys | {f"file\x00{path}" for path in touched}
 
 

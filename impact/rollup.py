@@ -5,9 +5,9 @@ the union of their archs; else any `inert` -> NONE; else N/A. Rows in the BUILD 
 lanes never decide the runtime verdict; they are named after it as left to those lanes. A
 row the base already had, on copies the change did not touch, is pre-existing and moves
 nothing (`impact/checks/__init__.py` marks it); so does a finding a baseline file recorded
-whose copies are unchanged since (`impact/baseline.py` marks it). Pack-time: NOT-RUN without an emit file,
-CLEAN without new or first-shipped findings, else NEW with both counts. It never moves the
-runtime verdict. Words for both live in `impact/render/words/`.
+whose copies are unchanged since (`impact/baseline.py` marks it). Pack-time: NOT-RUN
+without an emit file, CLEAN without new or first-shipped findings, else NEW with both
+counts. It never moves the runtime verdict. Words for both live in `impact/render/words/`.
 """
 
 from __future__ import annotations

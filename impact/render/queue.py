@@ -69,7 +69,8 @@ def render_audit_markdown(document: dict[str, Any]) -> str:
     revision = document["revision"]
     heading = words.audit_heading(revision["spelled"], revision["sha"],
                                   document["surface_map"]["name"])
-    lines = [f"### {markdown_text(heading)}", "", f"**{markdown_text(words.audit_line(document['verdict']))}**", "",
+    line = words.audit_line(document["verdict"])
+    lines = [f"### {markdown_text(heading)}", "", f"**{markdown_text(line)}**", "",
              markdown_text(words.audit_tally(len(document["findings"]), document["baselined"]))]
     if document["findings"]:
         lines += ["", words.CARD_AUDIT_HEADING, words.CARD_AUDIT_RULE]

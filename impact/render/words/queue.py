@@ -41,9 +41,10 @@ def unsettled_text(counts: Mapping[str, int]) -> str:
 
 
 def unreadable_text(files: list[str]) -> str:
-    """Files an audit could not read: their contracts were not checked (fail closed)."""
-    return (f"{len(files)} file(s) could not be read, so their contracts were not checked: "
-            + ", ".join(files))
+    """Files an audit could not read or parse: their contracts were not checked (fail
+    closed: named, never counted as consistent)."""
+    return (f"{len(files)} file(s) could not be read or parsed, so their contracts were not "
+            "checked: " + ", ".join(files))
 
 
 def baseline_written_text(path: str, count: int) -> str:
