@@ -315,7 +315,7 @@ def audit(repo: PathLike = ".", *, rev: str = "HEAD", surface_map: PathLike | No
     `baseline` writes them to that file (whole or not at all) for `report(...,
     baseline=...)` to honour; `against` marks the findings an earlier baseline recorded,
     copies unchanged, as baselined."""
-    from impact.audit import audit_tree
+    from impact.treeaudit import audit_tree
     from impact.baseline import dumps, load
 
     session = _session(session)
@@ -337,7 +337,7 @@ def queue(repo: PathLike = ".", *, target: str, prs: Sequence[str],
     (revisions or ref patterns) merged alone onto `target`, and each pair of them that
     touches a contract subject in common merged together onto it; `shard` (K, N)
     analyses the Kth of every N such pairs (join the N documents with `merge_queues`)."""
-    from impact.queue import run_queue
+    from impact.mergequeue import run_queue
 
     session = _session(session)
     with session.active():
@@ -350,7 +350,7 @@ def merge_queues(shards: Sequence[PathLike]) -> dict[str, Any]:
     every K of 1..N once."""
     import json
 
-    from impact.queue import merge_queues as join
+    from impact.mergequeue import merge_queues as join
 
     documents = []
     for path in shards:

@@ -35,7 +35,7 @@ from typing import Any
 
 from dulwich.objects import Commit
 
-from impact.audit import worded
+from impact.treeaudit import worded
 from impact.caches import Caches
 from impact.contracts import validate
 from impact.document import check_context, checked_rows
