@@ -315,8 +315,8 @@ def audit(repo: PathLike = ".", *, rev: str = "HEAD", surface_map: PathLike | No
     `baseline` writes them to that file (whole or not at all) for `report(...,
     baseline=...)` to honour; `against` marks the findings an earlier baseline recorded,
     copies unchanged, as baselined."""
-    from impact.treeaudit import audit_tree
     from impact.baseline import dumps, load
+    from impact.treeaudit import audit_tree
 
     session = _session(session)
     target = _writable_target(baseline) if baseline else None

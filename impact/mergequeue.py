@@ -35,7 +35,6 @@ from typing import Any
 
 from dulwich.objects import Commit
 
-from impact.treeaudit import worded
 from impact.caches import Caches
 from impact.contracts import validate
 from impact.document import check_context, checked_rows
@@ -56,6 +55,7 @@ from impact.render.words import queue as words
 from impact.rollup import Outcome, Verdict, counts, rollup, together, worst
 from impact.rows import Row, Status
 from impact.surface import SurfaceMap, load_surface_map
+from impact.treeaudit import worded
 from impact.version import SCHEMA_VERSION, tool_version
 
 QUEUE_SCHEMA = "queue.schema.json"

@@ -22,7 +22,8 @@ from impact.rollup import Outcome
 # The AOT catalog restates the gfx950 list once more; leaving it out keeps a consistent
 # argument addition consistent (tests/test_check_kernargs.py does the same).
 TREE = {p: c for p, c in rocke_tree_files().items() if "/rocke/aot_catalog/" not in p}
-PIN = f"{e.HKP}/src/tests/engines/kernel_ingestor_engine/packs/TestGfx950AttentionDenseSignature.cpp"
+PIN = (f"{e.HKP}/src/tests/engines/kernel_ingestor_engine/packs/"
+       "TestGfx950AttentionDenseSignature.cpp")
 PIN_COPY = PIN.replace("Signature.cpp", "SignatureCopy.cpp")
 
 

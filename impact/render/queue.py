@@ -2,7 +2,7 @@
 text for people, JSON for tools (checked against its schema before it is written) and a
 Markdown card for the review thread.
 
-Maintainers: reads the documents `impact/treeaudit.py` and `impact/mergequeue.py` build; every
+Maintainers: reads the documents of `impact/treeaudit.py` and `impact/mergequeue.py`; every
 sentence comes from `impact/render/words/queue.py` or the rows' own (`says`). Status and
 verdict strings become enum members at the edge.
 """
