@@ -43,8 +43,14 @@ def unsettled_text(counts: Mapping[str, int]) -> str:
 def unreadable_text(files: list[str]) -> str:
     """Files an audit could not read or parse: their contracts were not checked (fail
     closed: named, never counted as consistent)."""
+    shown = ", ".join(files[:_LISTED])
+    more = f" and {len(files) - _LISTED} more (--format json lists them all)" \
+        if len(files) > _LISTED else ""
     return (f"{len(files)} file(s) could not be read or parsed, so their contracts were not "
-            "checked: " + ", ".join(files))
+            f"checked: {shown}{more}")
+
+
+_LISTED = 10
 
 
 def baseline_written_text(path: str, count: int) -> str:
