@@ -5,10 +5,11 @@ call takes keyword arguments, returns a result and raises an `ImpactError` for b
 
 - `report(repo=".", *, base=None, head=None, range=None, commit=None, worktree=False,
   target_tip=None, surface_map=None, emit=None, run_emit=False, untrusted_head=False,
-  jobs=None, session=None, progress=None, bar=None) -> Report`: the report on one change,
-  named as `impact report` names it (`base` and `head`, `range`, `commit` or `worktree`;
-  `target_tip` adds the head merged onto that tip); read back from the session's store
-  when it holds the same inputs.
+  jobs=None, session=None, progress=None, bar=None, baseline=None) -> Report`: the report
+  on one change, named as `impact report` names it (`base` and `head`, `range`, `commit`
+  or `worktree`; `target_tip` adds the head merged onto that tip; `baseline` a file
+  `audit` wrote, whose findings, copies unchanged, move no verdict); read back from the
+  session's store when it holds the same inputs.
 - `Report`: `.document` (the report as data; `--format json` prints it with its
   sentences, as `impact/contracts/report.schema.json` describes), `.verdict` (the
   Runtime impact line as data), `.exit_code` (decided by impact.rollup), `.rows`,
@@ -25,6 +26,13 @@ call takes keyword arguments, returns a result and raises an `ImpactError` for b
   -> dict`: build every shipped variant at the base and the head in sandboxed children
   and write the emit file `report(emit=...)` folds; `merge_emits(slices, *, output)
   -> dict` joins the files of `shard=(K, N)`.
+- `audit(repo=".", *, rev="HEAD", surface_map=None, baseline=None, against=None,
+  session=None) -> dict`: every contract of one revision checked against itself (the
+  drift it holds, both sides each); `baseline` writes its findings to that file.
+- `queue(repo=".", *, target, prs, surface_map=None, shard=None, session=None) -> dict`:
+  each pull request merged alone onto `target`, and each pair touching a contract
+  subject in common merged together; `merge_queues(shards) -> dict` joins the documents
+  of `shard=(K, N)`.
 - `read_facts(repo=".", *, paths, rev="HEAD", surface_map=None, session=None) -> dict`:
   the facts impact reads in some files; `explain(contract) -> str`: what a contract's
   check checks, and why.
@@ -38,7 +46,7 @@ The stages under it, in the order data flows, for a caller that holds its own tr
   `SnapshotDiff`; `diff_snapshots(old, new)` compares any two snapshots.
 - `map_for_views(choice, views) -> SurfaceMap` picks the surface map.
 - `build_report(views, arguments, surface, emit=None, emit_source=None, *,
-  emit_file_sha256=None, trust_head=True, caches=None) -> dict` turns them into the
+  emit_file_sha256=None, trust_head=True, caches=None, baseline=None) -> dict` turns them into the
   report document (plain data), never stored.
 - `render_text(report, *, verbose=False)` and `render_json(report)` write that document;
   the JSON adds the sentences of rows and verdicts and is schema-checked.
@@ -69,10 +77,13 @@ if TYPE_CHECKING:
         Progress,
         Report,
         Session,
+        audit,
         current_session,
         emit,
         explain,
         merge_emits,
+        merge_queues,
+        queue,
         read_facts,
         report,
         write_output,
@@ -83,9 +94,9 @@ if TYPE_CHECKING:
     from impact.surface import BadSurfaceMap, SurfaceMap, map_for_views
 
 _LAZY = {
-    **dict.fromkeys(("FORMATS", "Progress", "Report", "Session", "current_session", "emit",
-                     "explain", "merge_emits", "read_facts", "report", "write_output"),
-                    "impact.api"),
+    **dict.fromkeys(("FORMATS", "Progress", "Report", "Session", "audit", "current_session",
+                     "emit", "explain", "merge_emits", "merge_queues", "queue", "read_facts",
+                     "report", "write_output"), "impact.api"),
     "build_report": "impact.document",
     **dict.fromkeys(("Snapshot", "SnapshotDiff", "View", "Views", "diff_snapshots",
                      "open_views"), "impact.git"),
@@ -123,6 +134,7 @@ __all__ = [
     "UnknownRevision",
     "View",
     "Views",
+    "audit",
     "build_report",
     "current_session",
     "diff_snapshots",
@@ -130,7 +142,9 @@ __all__ = [
     "explain",
     "map_for_views",
     "merge_emits",
+    "merge_queues",
     "open_views",
+    "queue",
     "read_facts",
     "render_json",
     "render_text",

@@ -169,7 +169,7 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
            emit: PathLike | None = None, run_emit: bool = False,
            untrusted_head: bool = False, jobs: int | None = None,
            session: Session | None = None, progress: Progress | None = None,
-           bar: TextIO | None = None) -> Report:
+           bar: TextIO | None = None, baseline: PathLike | None = None) -> Report:
     """The report on one change of the repository at `repo`.
 
     Name the change as `impact report` does: `base` and `head` (a pull request: merge
@@ -179,8 +179,10 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
     `.impact/surface.toml` at the base, else the built-in map that fits). `emit` folds an
     emit file `emit()` wrote for these revisions; `run_emit` runs the emitter first (in
     `jobs` sandboxed children, drawing its bar on `bar`); with `untrusted_head` emit
-    results never fold a row. A report asked for again with the same inputs is read back
-    from the session's store. `progress` hears each stage.
+    results never fold a row. `baseline` is a file `audit(..., baseline=...)` wrote: the
+    findings it recorded, their copies unchanged, are marked baselined and move no
+    verdict. A report asked for again with the same inputs is read back from the
+    session's store. `progress` hears each stage.
     """
     from impact.render import words
 
@@ -190,11 +192,17 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
         if emit and run_emit:
             raise BadUsage("--emit and --run-emit exclude each other",
                            "give a file with --emit, or let --run-emit build one")
+        loaded = None
+        if baseline:
+            from impact.baseline import load as load_baseline
+
+            loaded = load_baseline(baseline)
         stage(words.STAGE_REVISIONS)
         views = _views(repo, base, head, range, commit, worktree, target_tip)
         given = _arguments(base=base, head=head, range=range, commit=commit,
                            target_tip=target_tip, worktree=worktree, surface_map=surface_map,
-                           untrusted_head=untrusted_head)
+                           untrusted_head=untrusted_head,
+                           baseline=f"{baseline} sha256:{loaded.sha256}" if loaded else None)
         from impact.surface import map_for_views
 
         surface = map_for_views(str(surface_map) if surface_map else None, views)
@@ -220,7 +228,7 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
             stage(words.STAGE_CHECKS)
             return build_report(views, given, surface, emit_doc, emit_source,
                                 emit_file_sha256=emit_sha, trust_head=not untrusted_head,
-                                caches=session.caches)
+                                caches=session.caches, baseline=loaded)
 
         return Report(stored_or_built(session.report_store, views, given, surface, build,
                                       emit=emit_doc, emit_file_sha256=emit_sha,
@@ -311,6 +319,62 @@ def read_facts(repo: PathLike = ".", *, paths: Sequence[str], rev: str = "HEAD",
                               str(surface_map) if surface_map else None, session.caches)
 
 
+def audit(repo: PathLike = ".", *, rev: str = "HEAD", surface_map: PathLike | None = None,
+          baseline: PathLike | None = None, against: PathLike | None = None,
+          session: Session | None = None) -> dict[str, Any]:
+    """Every contract of `rev` checked against itself (what `impact audit` prints): the
+    audit document, its findings the mismatches the tree's copies hold, both sides each.
+    `baseline` writes them to that file (whole or not at all) for `report(...,
+    baseline=...)` to honour; `against` marks the findings an earlier baseline recorded,
+    copies unchanged, as baselined."""
+    from impact.baseline import dumps, load
+    from impact.treeaudit import audit_tree
+
+    session = _session(session)
+    target = _writable_target(baseline) if baseline else None
+    earlier = load(against) if against else None
+    with session.active():
+        document, recorded = audit_tree(repo, rev, surface_map=str(surface_map)
+                                        if surface_map else None, against=earlier,
+                                        caches=session.caches)
+    if target is not None:
+        write_output(dumps(recorded), target)
+    return document
+
+
+def queue(repo: PathLike = ".", *, target: str, prs: Sequence[str],
+          surface_map: PathLike | None = None, shard: tuple[int, int] | None = None,
+          session: Session | None = None) -> dict[str, Any]:
+    """The merge queue document (what `impact queue` prints): each pull request of `prs`
+    (revisions or ref patterns) merged alone onto `target`, and each pair of them that
+    touches a contract subject in common merged together onto it; `shard` (K, N)
+    analyses the Kth of every N such pairs (join the N documents with `merge_queues`)."""
+    from impact.mergequeue import run_queue
+
+    session = _session(session)
+    with session.active():
+        return run_queue(repo, target=target, prs=prs, surface_map=str(surface_map)
+                         if surface_map else None, shard=shard, caches=session.caches)
+
+
+def merge_queues(shards: Sequence[PathLike]) -> dict[str, Any]:
+    """One queue document from the files `queue(shard=(K, N))` documents were written to,
+    every K of 1..N once."""
+    import json
+
+    from impact.mergequeue import merge_queues as join
+
+    documents = []
+    for path in shards:
+        try:
+            documents.append(json.loads(Path(path).read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise BadUsage(f"cannot read the queue shard '{path}' ({exc})",
+                           "give the files impact queue --shard K/N --format json wrote"
+                           ) from None
+    return join(documents, [str(p) for p in shards])
+
+
 def explain(contract: str | None = None) -> str:
     """What the check of `contract` checks, and why (its docstring, dedented); with no
     contract, every contract with the first sentence of what it checks."""
@@ -333,5 +397,6 @@ def explain(contract: str | None = None) -> str:
     return inspect.cleandoc(text)
 
 
-__all__ = ["FORMATS", "Progress", "Report", "Session", "current_session", "emit", "explain",
-           "merge_emits", "read_facts", "report", "write_output"]
+__all__ = ["FORMATS", "Progress", "Report", "Session", "audit", "current_session", "emit",
+           "explain", "merge_emits", "merge_queues", "queue", "read_facts", "report",
+           "write_output"]

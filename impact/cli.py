@@ -209,6 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "fork): emit results may raise severity, never fold a row")
     report.add_argument("--jobs", type=_positive, default=None,
                         help="emitter children at once (default: the cores)")
+    report.add_argument("--baseline", metavar="FILE",
+                        help="a baseline 'impact audit --baseline' wrote: the findings it "
+                             "recorded, their copies unchanged, are shown as baselined and "
+                             "move no verdict")
     _add_cache(report)
     emit = sub.add_parser("emit", help="build every shipped variant at base and head in "
                                        "sandboxed children; write the emit file")
@@ -263,7 +267,78 @@ def build_parser() -> argparse.ArgumentParser:
                       help="build the demo repository in DIR (new or empty) and keep it")
     _add_output(demo)
     _add_device_commands(sub)
+    _add_tree_commands(sub)
     return parser
+
+
+TREE_FORMATS = ("json", "markdown", "text")
+
+
+def _add_tree_commands(sub: argparse._SubParsersAction) -> None:
+    """`impact audit` (one tree against itself) and `impact queue` (pull requests alone
+    and two at a time onto one target)."""
+    audit = sub.add_parser("audit", help="check every contract of one revision against "
+                                         "itself: the drift it holds, both sides each")
+    audit.add_argument("rev", nargs="?", default="HEAD", help="the revision (default: HEAD)")
+    audit.add_argument("--repo", default=".", help=REPO_HELP)
+    audit.add_argument("--surface-map", metavar="NAME|PATH", help="as for report (default: "
+                       "the revision's own .impact/surface.toml, else the built-in that fits)")
+    audit.add_argument("--baseline", metavar="FILE",
+                       help="write today's findings to FILE (whole or not at all) for "
+                            "'impact report --baseline FILE' to honour")
+    audit.add_argument("--against", metavar="FILE",
+                       help="a baseline written before: its findings, copies unchanged, "
+                            "are shown as baselined and do not fail the audit")
+    queue = sub.add_parser("queue", help="each pull request merged alone onto a target, "
+                                         "and each pair that shares a contract subject "
+                                         "merged together: pairs that break together")
+    queue.add_argument("items", nargs="+", metavar="PR",
+                       help="pull request revisions or ref patterns ('pr/*'); with --merge, "
+                            "the JSON files of every --shard K/N")
+    queue.add_argument("--repo", default=".", help=REPO_HELP)
+    queue.add_argument("--target", metavar="T", help="the branch the pull requests target")
+    queue.add_argument("--surface-map", metavar="NAME|PATH",
+                       help="as for report (default: the target's own map, else the "
+                            "built-in that fits)")
+    queue.add_argument("--shard", metavar="K/N",
+                       help="analyse slice K of N of the pairs (every pull request alone "
+                            "in each); join the N JSON files with --merge")
+    queue.add_argument("--merge", action="store_true",
+                       help="join the JSON files of 'impact queue --shard K/N' given as PR")
+    for parser in (audit, queue):
+        parser.add_argument("--format", choices=TREE_FORMATS, default="text",
+                            help="text for people (default), json for tools, markdown for "
+                                 "the review card")
+        parser.add_argument("-o", "--output", metavar="FILE",
+                            help="write to FILE (whole or not at all) instead of stdout")
+        _add_cache(parser)
+        parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+
+
+def _tree_command(args: argparse.Namespace) -> int:
+    """Run audit or queue; the exit code is the verdict's (impact.rollup)."""
+    from impact.render.queue import AUDIT_RENDERERS, QUEUE_RENDERERS
+
+    if args.command == "audit":
+        document = api.audit(args.repo, rev=args.rev, surface_map=args.surface_map,
+                             baseline=args.baseline, against=args.against,
+                             session=_session(args))
+        _write(AUDIT_RENDERERS[args.format](document), args.output)
+        return int(document["verdict"]["exit_code"])
+    if args.merge:
+        document = api.merge_queues(args.items)
+    else:
+        if not args.target:
+            raise BadUsage("impact queue needs --target T",
+                           "name the branch the pull requests target, e.g. --target main")
+        from emit.shard import parse_shard
+
+        document = api.queue(args.repo, target=args.target, prs=args.items,
+                             surface_map=args.surface_map,
+                             shard=parse_shard(args.shard) if args.shard else None,
+                             session=_session(args))
+    _write(QUEUE_RENDERERS[args.format](document), args.output)
+    return int(document["verdict"]["exit_code"])
 
 
 def _add_device_commands(sub: argparse._SubParsersAction) -> None:
@@ -392,6 +467,8 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_NONE
     if args.command == "emit":
         return _emit_command(args)
+    if args.command in ("audit", "queue"):
+        return _tree_command(args)
     if args.command == "facts":
         from impact.factsdoc import facts_json
 
@@ -429,7 +506,8 @@ def _report(args: argparse.Namespace, progress: Progress) -> api.Report:
                       commit=args.commit, worktree=args.worktree, target_tip=args.target_tip,
                       surface_map=args.surface_map, emit=args.emit, run_emit=args.run_emit,
                       untrusted_head=args.untrusted_head, jobs=args.jobs,
-                      session=_session(args), progress=progress.stage, bar=progress.stream)
+                      session=_session(args), progress=progress.stage, bar=progress.stream,
+                      baseline=args.baseline)
 
 
 def _emit_command(args: argparse.Namespace) -> int:

@@ -15,6 +15,8 @@ import json
 from typing import Any
 
 from impact.anchors import anchored
+from impact.baseline import Baseline
+from impact.baseline import apply as apply_baseline
 from impact.caches import Caches, active_caches
 from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a_surface
 from impact.fold import fold, pack_findings, unfinished_revisions, unfinished_tables
@@ -22,7 +24,7 @@ from impact.git import Snapshot, View, Views
 from impact.kinds import ViewName
 from impact.prefetch import prefetch
 from impact.render import words
-from impact.rollup import pack_time, rollup
+from impact.rollup import counts, pack_time, rollup
 from impact.rows import Confirms, Lane, Role, Row, Status
 from impact.surface import BadSurfaceMap, SurfaceMap
 from impact.version import SCHEMA_VERSION, tool_version
@@ -125,7 +127,7 @@ def device_runs(rows: list[Row], surface: SurfaceMap | None = None,
     a note when the map names none."""
     per_subject: dict[tuple[str, str, str], dict[str, set[str]]] = {}
     for row in rows:
-        if row.preexisting or row.lane != Lane.IMPACT or row.status not in (
+        if not counts(row) or row.lane != Lane.IMPACT or row.status not in (
                 Status.CHANGED, Status.MISMATCH):
             continue
         confirms = Confirms.BREAK if row.status == Status.MISMATCH else Confirms.CHANGE
@@ -196,14 +198,11 @@ def _require_fit(ctx: CheckContext) -> None:
             "fix its patterns for this layout, or pick the right map with --surface-map")
 
 
-def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
-                 emit: dict[str, Any] | None = None, emit_source: str | None = None,
-                 *, emit_file_sha256: str | None = None, trust_head: bool = True,
-                 caches: Caches | None = None) -> dict[str, Any]:
-    """The report as data: what was resolved, what changed in each view and on which
-    surface, every contract row (folded with the emit document when one is given), the
-    pack-time line and the verdict. Facts and tree indexes come from `caches` (a
-    Session's; else the active ones, else fresh ones)."""
+def check_context(views: Views, surface: SurfaceMap,
+                  caches: Caches | None = None) -> CheckContext:
+    """The checks' context for `views`: the map widened with the files the builds compile
+    when a changed path can matter to a build. Facts and tree indexes come from `caches`
+    (a Session's; else the active ones, else fresh ones)."""
     caches = caches if caches is not None else active_caches() or Caches()
     changed = [p for view in views.views for p in (*view.diff.paths, *view.conflicts)]
     if surface.builds_matter(changed):  # else the graph (and networkx) is not imported
@@ -211,22 +210,42 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
 
         with caches.active():
             surface = covering_map(views, surface, caches)
-    ctx = CheckContext(views, surface, caches)
+    return CheckContext(views, surface, caches)
+
+
+def checked_rows(ctx: CheckContext) -> list[Row]:
+    """Every row of every check on `ctx`'s views (`run_checks`), after refusing a map that
+    fits neither tree; the files the views change parsed on every core first (a large
+    change's parse is most of its report; a small one is left to the lazy parse)."""
+    _require_fit(ctx)
+    surface = ctx.surface
+    prefetch(ctx.cache, ((snap, path) for view in ctx.available_views()
+                         for path in ctx.own_paths(view) if surface.classify(path) is not None
+                         for snap in (view.old, view.new) if snap is not None))
+    return run_checks(ctx)
+
+
+def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
+                 emit: dict[str, Any] | None = None, emit_source: str | None = None,
+                 *, emit_file_sha256: str | None = None, trust_head: bool = True,
+                 caches: Caches | None = None,
+                 baseline: Baseline | None = None) -> dict[str, Any]:
+    """The report as data: what was resolved, what changed in each view and on which
+    surface, every contract row (folded with the emit document when one is given; the
+    findings `baseline` recorded, copies unchanged, marked baselined), the pack-time line
+    and the verdict. Facts and tree indexes come from `caches` (a Session's; else the
+    active ones, else fresh ones)."""
+    ctx = check_context(views, surface, caches)
     with ctx.caches.active():
-        return _document(ctx, arguments, emit, emit_source, emit_file_sha256, trust_head)
+        return _document(ctx, arguments, emit, emit_source, emit_file_sha256, trust_head,
+                         baseline)
 
 
 def _document(ctx: CheckContext, arguments: dict[str, str], emit: dict[str, Any] | None,
               emit_source: str | None, emit_file_sha256: str | None, trust_head: bool,
-              ) -> dict[str, Any]:
+              baseline: Baseline | None = None) -> dict[str, Any]:
     views, surface = ctx.views, ctx.surface
-    _require_fit(ctx)
-    # The files the views change, parsed on every core before the checks ask (a large
-    # change's parse is most of its report); a small one is left to the lazy parse.
-    prefetch(ctx.cache, ((snap, path) for view in ctx.available_views()
-                         for path in ctx.own_paths(view) if surface.classify(path) is not None
-                         for snap in (view.old, view.new) if snap is not None))
-    rows = run_checks(ctx)
+    rows = checked_rows(ctx)
     findings = None
     if emit is not None:
         # Emit results come from running the head's own code: evidence against an honest
@@ -235,6 +254,8 @@ def _document(ctx: CheckContext, arguments: dict[str, str], emit: dict[str, Any]
             rows = fold(rows, emit, ctx)
         findings = pack_findings(emit, ctx)
     rows = anchored(rows, views)
+    if baseline is not None:
+        rows = apply_baseline(rows, baseline, ctx)
     verdict = rollup(rows, surface.all_archs)
     packs = pack_time(findings, unfinished(emit) if emit is not None else (),
                       emitter=surface.conventions.emitter is not None)

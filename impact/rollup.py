@@ -4,9 +4,10 @@ Runtime: any charged `mismatch` -> BREAKS; else any charged `changed` -> NEEDS-D
 the union of their archs; else any `inert` -> NONE; else N/A. Rows in the BUILD and DEPS
 lanes never decide the runtime verdict; they are named after it as left to those lanes. A
 row the base already had, on copies the change did not touch, is pre-existing and moves
-nothing (`impact/checks/__init__.py` marks it). Pack-time: NOT-RUN without an emit file,
-CLEAN without new or first-shipped findings, else NEW with both counts. It never moves the
-runtime verdict. Words for both live in `impact/render/words/`.
+nothing (`impact/checks/__init__.py` marks it); so does a finding a baseline file recorded
+whose copies are unchanged since (`impact/baseline.py` marks it). Pack-time: NOT-RUN
+without an emit file, CLEAN without new or first-shipped findings, else NEW with both
+counts. It never moves the runtime verdict. Words for both live in `impact/render/words/`.
 """
 
 from __future__ import annotations
@@ -93,14 +94,18 @@ def _arch_order(archs: Iterable[str]) -> tuple[str, ...]:
     return every + tuple(sorted(unique - set(every)))
 
 
+def counts(row: Row) -> bool:
+    """Whether a row may move a verdict: neither pre-existing nor baselined."""
+    return not (row.preexisting or row.baselined)
+
+
 def rollup(rows: Iterable[Row], every_arch: str = "all-archs") -> Verdict:
     """The runtime verdict of a set of rows. A changed row that names no arch reaches
     every one: `every_arch` is the surface map's label for that (`run_checks` already
     gives such rows the label; this keeps a hand-built row from vanishing)."""
-    rows = list(rows)
-    impact = [r for r in rows if r.lane == Lane.IMPACT and not r.preexisting]
-    lanes = tuple(sorted({str(r.lane) for r in rows
-                          if r.lane != Lane.IMPACT and not r.preexisting}))
+    rows = [r for r in rows if counts(r)]
+    impact = [r for r in rows if r.lane == Lane.IMPACT]
+    lanes = tuple(sorted({str(r.lane) for r in rows if r.lane != Lane.IMPACT}))
     statuses = {r.status for r in impact}
     if Status.MISMATCH in statuses:
         return Verdict(Outcome.BREAKS, other_lanes=lanes)
@@ -144,3 +149,54 @@ def fails(exit_code: int, fail_on: str) -> bool:
     """Whether a report that ended in `exit_code` fails the gate `fail_on`."""
     return exit_code >= EXIT_BAD_INPUT or exit_code in FAIL_ON[fail_on]
 
+
+
+# ------------------------------------------------------------------ a tree, a merge queue
+
+_SEVERITY = {Status.MISMATCH: 3, Status.CHANGED: 2, Status.INERT: 1, Status.OUTSIDE: 0}
+
+
+def drift(rows: Iterable[Row]) -> list[Row]:
+    """What `impact audit` lists of one tree checked against itself: every mismatch its
+    copies hold (the views compare each copy with the others, none with an older one)."""
+    return [r for r in rows if r.status == Status.MISMATCH]
+
+
+def audit(rows: Iterable[Row]) -> Verdict:
+    """The verdict of an audit: BREAKS when a copy of the tree disagrees with another
+    and no baseline recorded it as it stands; else NONE. Rows a whole tree is bound to
+    have (every copy is `changed` against the empty tree) decide nothing here: an audit
+    asks whether the tree is consistent today, not what a device run would settle."""
+    live = [r for r in drift(rows) if counts(r)]
+    lanes = tuple(sorted({str(r.lane) for r in live if r.lane != Lane.IMPACT}))
+    if any(r.lane == Lane.IMPACT for r in live):
+        return Verdict(Outcome.BREAKS, other_lanes=lanes)
+    return Verdict(Outcome.NONE, other_lanes=lanes)
+
+
+def together(pair: Iterable[Row], alone: Iterable[Row]) -> list[Row]:
+    """The rows two pull requests merged together onto the target hold that neither
+    merged alone does: charged, and worse than any charged row of the same id the
+    single ones have (a subject `changed` alone and `mismatch` together is new)."""
+    worst: dict[str, int] = {}
+    for row in alone:
+        if counts(row):
+            worst[row.id] = max(worst.get(row.id, -1), _SEVERITY[row.status])
+    return [r for r in pair if counts(r) and r.status != Status.OUTSIDE
+            and _SEVERITY[r.status] > worst.get(r.id, -1)]
+
+
+def worst(verdicts: Iterable[Verdict], every_arch: str = "all-archs") -> Verdict:
+    """The verdict of a merge queue: the worst of its pull requests' and its pairs'
+    (BREAKS over NEEDS-DEVICE, whose archs are united, over NONE over N/A)."""
+    listed = list(verdicts)
+    order = (Outcome.BREAKS, Outcome.NEEDS_DEVICE, Outcome.NONE, Outcome.NOT_APPLICABLE)
+    lanes = tuple(sorted({lane for v in listed for lane in v.other_lanes}))
+    for kind in order:
+        same = [v for v in listed if v.kind == kind]
+        if same:
+            archs = _arch_order(a for v in same for a in v.archs) \
+                if kind == Outcome.NEEDS_DEVICE else ()
+            return Verdict(kind, archs or ((every_arch,) if kind == Outcome.NEEDS_DEVICE
+                                           else ()), lanes)
+    return Verdict(Outcome.NOT_APPLICABLE)

@@ -112,6 +112,9 @@ class Row:
     sides: tuple[Side, ...] = ()
     evidence: tuple[Hop, ...] = ()
     preexisting: bool = False  # decided by run_checks (impact/checks/__init__.py) only
+    # A finding a baseline file recorded, its copies unchanged since (impact/baseline.py):
+    # listed, and moves no verdict (impact/rollup.py).
+    baselined: bool = False
     # The test the map or a profile names to settle this row on a device; empty when the
     # shipped variants that reach the subject are what would settle it.
     device_test: str = ""
@@ -120,8 +123,7 @@ class Row:
     @property
     def id(self) -> str:
         """Stable across runs: contract, subject and view, never line numbers."""
-        key = f"{self.contract}\x00{self.subject}\x00{self.view}".encode()
-        return hashlib.sha256(key).hexdigest()[:16]
+        return row_id(self.contract, self.subject, self.view)
 
     @property
     def files(self) -> set[str]:
@@ -146,7 +148,13 @@ class Row:
             "evidence": [{"file": h.file, "line": h.line, "step": str(h.step),
                           "args": _jsonable(h.arguments)} for h in self.evidence],
             "details": self.details,
-        }
+        } | ({"baselined": True} if self.baselined else {})
+
+
+def row_id(contract: str, subject: str, view: str) -> str:
+    """The id a row of `contract` about `subject` has in `view` (`Row.id`)."""
+    key = f"{contract}\x00{subject}\x00{view}".encode()
+    return hashlib.sha256(key).hexdigest()[:16]
 
 
 def _jsonable(value: Any) -> Any:

@@ -5,6 +5,7 @@ on another parameter, a call that fails to bind, a literal of another kind is BR
 
 from __future__ import annotations
 
+import pytest
 from harness import charged_rows, report, scenario
 from memory import tree_with
 
@@ -371,3 +372,23 @@ def test_a_stub_no_binding_serves_names_the_op_its_module_and_the_closest_bound_
     assert "layernorm2d_fwd" in row["details"]["closest_bound"].split(", ")
     assert row["says"].startswith("stub 'layernorm2d_fw' finds no binding of that name")
     assert "(it loads module_norm)" in row["says"]
+
+
+@pytest.mark.parametrize(("prelude", "module"), [
+    (b'MD = "module_x_gfx1250"\n', "module_x_gfx1250"),
+    (b'MD = "module_x"\nMD = "module_y"\n', None),      # bound twice: no one value
+    (b'MD = "module_x"\ndef f():\n    global MD\n    MD = "module_y"\n', None),
+    (b"MD = name_of()\n", None),                         # not a literal
+])
+def test_a_stub_module_named_by_a_constant_reads_as_the_literal(prelude, module) -> None:
+    """`@compile_ops(MD_NAME, fc_name=...)` with `MD_NAME = "module_x"` at module level
+    names that module, so the stub pairs with that module's binding alone."""
+    from impact.bindings.python_facts import extract_binding_python_facts
+    from impact.facts import FactKind
+
+    source = prelude + (b"from aiter.jit.core import compile_ops\n\n"
+                        b'@compile_ops(MD, fc_name="dispose")\n'
+                        b"def dispose_x(_fa: int) -> None: ...\n")
+    facts = extract_binding_python_facts("aiter/ops/x.py", source)
+    (stub,) = [f for f in facts if f.kind == FactKind.OP_STUB]
+    assert stub.data["module"] == module and stub.data["fc_name"] == "dispose"

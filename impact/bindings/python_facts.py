@@ -141,6 +141,7 @@ class _Visitor:
         self.enclosing: dict[str, str] = {}  # a function's name -> its module-level function
         self.local_calls: list[tuple[ast.Call, str, str | None]] = []
         module_level = [n for n in source.tree.body if isinstance(n, _DEFS)]
+        self.constants = _string_constants(source.tree)
         self.local_functions = {n.name for n in module_level}
         self.module_defs = {id(n) for n in module_level}
         self.tops: list[str | None] = []  # beside `functions`: the module-level one
@@ -231,13 +232,20 @@ class _Visitor:
         elif any(word in last for word in _FAKE_DECORATORS):
             self.fake_twin(func, call, dotted)
 
+    def string(self, node: ast.AST | None) -> str | None:
+        """A str literal, or a module-level name bound once to one (`@compile_ops(MD_NAME)`
+        with `MD_NAME = "module_x"` names the module `module_x`, as the literal does)."""
+        if isinstance(node, ast.Name):
+            return self.constants.get(node.id)
+        return string_value(node)
+
     def stub(self, func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> None:
         self.blanked[id(func)] = frozenset({"args"})
         positional = [a for a in call.args if not isinstance(a, ast.Starred)]
         keywords = {a.arg: a.value for a in call.keywords if a.arg is not None}
-        module = string_value(positional[0]) if positional else string_value(
+        module = self.string(positional[0]) if positional else self.string(
             keywords.get("md_name"))
-        fc_name = string_value(keywords.get("fc_name"))
+        fc_name = self.string(keywords.get("fc_name"))
         # aiter's first era (`ater`, 2024) names the stub's own sources in its decorator
         # (`srcs=[f"{ATER_CSRC_DIR}/py_itfs_ck/norm_pybind.cu", ...]`): the module's build.
         srcs = keywords.get("srcs")
@@ -379,6 +387,35 @@ class _Visitor:
             if module.startswith("torch.ops.") or module.split(".")[0] not in _NOT_EXTENSIONS:
                 found.append(module)
         return found
+
+
+def _string_constants(tree: ast.Module) -> dict[str, str]:
+    """The module-level names bound exactly once in the file, to a str literal, at module
+    level, and never assigned elsewhere in it (a name bound twice, or inside a function or
+    by a loop or `global`, names no one value: it stays unread)."""
+    found: dict[str, str] = {}
+    bound: dict[str, int] = {}
+    for node in ast.walk(tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.For | ast.AsyncFor):
+            targets = [node.target]
+        elif isinstance(node, ast.Global):
+            for name in node.names:
+                bound[name] = bound.get(name, 0) + 2
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    bound[name.id] = bound.get(name.id, 0) + 1
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            value = string_value(node.value)
+            name = node.targets[0].id
+            if value is not None and bound.get(name) == 1:
+                found[name] = value
+    return found
 
 
 def _bind(owner: _Visitor, tree: ast.Module) -> None:

@@ -14,8 +14,12 @@ from impact.git.views import (
     InputForm,
     View,
     Views,
+    merged_commit,
     open_snapshot,
     open_views,
+    queue_views,
+    revision_snapshot,
+    tree_views,
 )
 
 __all__ = [
@@ -31,7 +35,11 @@ __all__ = [
     "View",
     "Views",
     "diff_snapshots",
+    "merged_commit",
     "open_repository",
     "open_snapshot",
     "open_views",
+    "queue_views",
+    "revision_snapshot",
+    "tree_views",
 ]

@@ -152,10 +152,17 @@ class Repository:
             )
         return Revision(spelled=spelled, sha=obj.id.decode())
 
-    def merge_bases(self, a: str, b: str) -> list[str]:
-        """All best common ancestors of two commits, sorted; empty when none."""
+    def ref_names(self) -> list[str]:
+        """Every ref of the repository, spelled in full (`refs/heads/x`), sorted; HEAD left
+        out."""
+        return sorted(name.decode() for name in self.repo.refs.allkeys() if name != b"HEAD")
+
+    def merge_bases(self, a: str, b: str, *more: str) -> list[str]:
+        """All best common ancestors of two commits, sorted; empty when none. With `more`,
+        those of `a` and any of `b` and `more` (the merge bases of `a` with a merge of
+        them)."""
         try:
-            bases = find_merge_base(self.repo, [a.encode(), b.encode()])
+            bases = find_merge_base(self.repo, [c.encode() for c in (a, b, *more)])
         except KeyError as exc:
             missing = exc.args[0] if exc.args else b"?"
             text = missing.decode() if isinstance(missing, bytes) else str(missing)

@@ -146,12 +146,24 @@ def _merged_view(repository: Repository, base: Snapshot, head_commit: Commit,
     if not bases:
         reason = f"head and target tip '{tip.spelled}' share no history"
         return View(ViewName.MERGED, base, None, SnapshotDiff(), unavailable=reason)
+    try:
+        tip_commit = repository.commit(tip.sha)
+    except ImpactError as exc:
+        return View(ViewName.MERGED, base, None, SnapshotDiff(), unavailable=str(exc))
+    return _merge_onto(repository, base, head_commit, bases[0], tip_commit)
+
+
+def _merge_onto(repository: Repository, base: Snapshot, head_commit: Commit,
+                merge_base: str, tip_commit: Commit) -> View:
+    """`head_commit` merged onto `tip_commit` from `merge_base` (dulwich's three-way
+    merge, conflicts kept), compared with `base`; the tip may be a commit of the scratch
+    store (`merged_commit`)."""
     merger = Merger(repository.objects)
     try:
         tree, conflicts = three_way_merge(
             repository.objects,
-            repository.commit(bases[0]),
-            repository.commit(tip.sha),
+            repository.commit(merge_base),
+            tip_commit,
             head_commit,
             merger=merger,
         )
@@ -159,12 +171,12 @@ def _merged_view(repository: Repository, base: Snapshot, head_commit: Commit,
         return View(ViewName.MERGED, base, None, SnapshotDiff(), unavailable=str(exc))
     repository.scratch.add_object(tree)
     conflicted = frozenset(p.decode() for p in conflicts) | moved_folder_conflicts(
-        repository.trees, repository.commit(bases[0]).tree.decode(),
-        head_commit.tree.decode(), repository.commit(tip.sha).tree.decode())
+        repository.trees, repository.commit(merge_base).tree.decode(),
+        head_commit.tree.decode(), tip_commit.tree.decode())
     merged = _snapshot(repository, tree.id.decode(), ViewName.MERGED, conflicted)
     return View(ViewName.MERGED, base, merged, diff_snapshots(base, merged),
                 conflicts=tuple(sorted(conflicted)),
-                tip=_commit_snapshot(repository, tip.sha, ViewName.TARGET_TIP))
+                tip=_snapshot(repository, tip_commit.tree.decode(), ViewName.TARGET_TIP))
 
 
 def moved_folder_conflicts(trees: Trees, merge_base: str, head: str, tip: str) -> set[str]:
@@ -287,3 +299,74 @@ def open_snapshot(repo: str | os.PathLike[str], rev: str) -> tuple[Revision, Sna
     repository = open_repository(repo)
     revision = repository.resolve(rev)
     return revision, _commit_snapshot(repository, revision.sha, rev)
+
+
+def tree_views(repository: Repository, rev: str) -> Views:
+    """One revision against the empty tree: every path of `rev` is added, so every copy
+    of every contract is a changed side and the checks compare each tree's copies with
+    each other (`impact audit`: the drift a tree already holds, charged to nobody)."""
+    revision = repository.resolve(rev)
+    base = _snapshot(repository, EMPTY_TREE, ViewName.BASE)
+    head = _commit_snapshot(repository, revision.sha, ViewName.HEAD)
+    return Views(repository, InputForm.COMMIT, {ViewName.HEAD: revision}, {}, base, head,
+                 (View(ViewName.HEAD, base, head, diff_snapshots(base, head)),))
+
+
+def revision_snapshot(repository: Repository, revision: Revision,
+                      label: str = ViewName.BASE) -> Snapshot:
+    """The tree of one resolved revision, its folders read when asked for."""
+    return _commit_snapshot(repository, revision.sha, label)
+
+
+def merged_commit(repository: Repository, view: View, tip: Revision,
+                  head: Revision) -> Commit | None:
+    """The merged tree of `view` (`head` merged onto `tip`) as a commit of the scratch
+    store, parents the tip then the head, so that another change can be merged onto it in
+    turn; None when the view holds no merged tree."""
+    if view.new is None:
+        return None
+    commit = Commit()
+    commit.tree = str(view.new.tree_id).encode()
+    commit.parents = [tip.sha.encode(), head.sha.encode()]
+    commit.author = commit.committer = b"impact <impact@localhost>"
+    commit.author_time = commit.commit_time = 0
+    commit.author_timezone = commit.commit_timezone = 0
+    commit.message = b"merged by impact queue\n"
+    repository.scratch.add_object(commit)
+    return commit
+
+
+def queue_views(repository: Repository, target: Revision, head: Revision,
+                onto: tuple[Revision, Commit] | None = None) -> Views:
+    """One pull request of a merge queue, as `impact report --base T --head PR
+    --target-tip T` sees it: merge base -> head, and the head merged onto the target;
+    with `onto` (another pull request and its `merged_commit` onto the target), the head
+    merged onto that instead, from its merge base with either parent of it, so the
+    merged view holds both changes and a race between them is the head's."""
+    merge_bases: dict[str, list[str]] = {}
+    revisions = {ViewName.BASE: target, ViewName.HEAD: head}
+    mb = repository.merge_base(target, head)
+    merge_bases[BASE_TO_HEAD] = repository.merge_bases(target.sha, head.sha)
+    base_snap = _commit_snapshot(repository, mb, ViewName.BASE)
+    head_commit = repository.commit(head.sha)
+    head_snap = _commit_snapshot(repository, head.sha, ViewName.HEAD)
+    views = [View(ViewName.HEAD, base_snap, head_snap, diff_snapshots(base_snap, head_snap))]
+    if onto is None:
+        revisions[ViewName.TARGET_TIP] = target
+        views.append(_merged_view(repository, base_snap, head_commit, head, target,
+                                  merge_bases))
+    else:
+        other, tip_commit = onto
+        tip = Revision(f"{target.spelled}+{other.spelled}", tip_commit.id.decode())
+        revisions[ViewName.TARGET_TIP] = tip
+        bases = repository.merge_bases(head.sha, target.sha, other.sha)
+        merge_bases[HEAD_TO_TIP] = bases
+        if not bases:
+            reason = f"head and '{tip.spelled}' share no history"
+            views.append(View(ViewName.MERGED, base_snap, None, SnapshotDiff(),
+                              unavailable=reason))
+        else:
+            views.append(_merge_onto(repository, base_snap, head_commit, bases[0],
+                                     tip_commit))
+    return Views(repository, InputForm.BASE_HEAD, revisions, merge_bases, base_snap,
+                 head_snap, tuple(views))

@@ -87,7 +87,7 @@ def where(side: Mapping[str, Any]) -> str:
 def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return (row["contract"], row["status"], row["subject"], row["reason"],
             json.dumps(row["details"], sort_keys=True, default=str), row["lane"],
-            row["preexisting"])
+            row["preexisting"] or bool(row.get("baselined")))
 
 
 def findings(report: Mapping[str, Any]) -> list[Finding]:
@@ -104,7 +104,9 @@ def findings(report: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding(
             contract=first["contract"], status=Status(first["status"]),
             subject=first["subject"], reason=first["reason"], details=first["details"],
-            lane=Lane(first["lane"]), preexisting=first["preexisting"],
+            # A baselined finding moves nothing, as a pre-existing one (impact.rollup.counts)
+            lane=Lane(first["lane"]),
+            preexisting=first["preexisting"] or bool(first.get("baselined")),
             views=tuple(ViewName(r["view"]) for r in rows),
             row_ids=tuple(r["id"] for r in rows),
             archs=tuple(sorted({a for r in rows for a in r["archs"]})),

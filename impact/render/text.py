@@ -60,6 +60,7 @@ from impact.render.words import (
     view_unavailable_text,
     views_text,
 )
+from impact.render.words.queue import BASELINED_FLAG
 from impact.rows import Confirms, Lane, Status
 
 # A terminal's width for the text report's findings, and how many it lists before it
@@ -264,7 +265,8 @@ def _row_lines(rows: list[dict[str, Any]]) -> list[str]:
             group = key
             left = "" if lane == Lane.IMPACT else left_to_lane_text(lane)
             lines.append(f"  [{row['view']}] {row['contract']}{left}")
-        flag = PREEXISTING_FLAG if row["preexisting"] else ""
+        flag = BASELINED_FLAG if row.get("baselined") else \
+            PREEXISTING_FLAG if row["preexisting"] else ""
         archs = f" [{', '.join(row['archs'])}]" if row["archs"] else ""
         says = reason_text(row["reason"], row["details"])
         lines.append(f"    {row['status']}{flag}: {row['subject']}: {says}{archs}")
