@@ -33,6 +33,10 @@ call takes keyword arguments, returns a result and raises an `ImpactError` for b
   each pull request merged alone onto `target`, and each pair touching a contract
   subject in common merged together; `merge_queues(shards) -> dict` joins the documents
   of `shard=(K, N)`.
+- `waive(repo=".", finding="", *, reason, expires=None, base=None, head=None, range=None,
+  commit=None, worktree=False, target_tip=None, surface_map=None, session=None)
+  -> tuple`: acknowledge a finding of the report on that change in the work tree's
+  `.impact/waivers.toml`, with a reason and a last day; returns the file and subject.
 - `read_facts(repo=".", *, paths, rev="HEAD", surface_map=None, session=None) -> dict`:
   the facts impact reads in some files; `explain(contract) -> str`: what a contract's
   check checks, and why.
@@ -46,8 +50,8 @@ The stages under it, in the order data flows, for a caller that holds its own tr
   `SnapshotDiff`; `diff_snapshots(old, new)` compares any two snapshots.
 - `map_for_views(choice, views) -> SurfaceMap` picks the surface map.
 - `build_report(views, arguments, surface, emit=None, emit_source=None, *,
-  emit_file_sha256=None, trust_head=True, caches=None, baseline=None) -> dict` turns them into the
-  report document (plain data), never stored.
+  emit_file_sha256=None, trust_head=True, caches=None, baseline=None, waivers=(),
+  today=None) -> dict` turns them into the report document (plain data), never stored.
 - `render_text(report, *, verbose=False)` and `render_json(report)` write that document;
   the JSON adds the sentences of rows and verdicts and is schema-checked.
 
@@ -86,6 +90,7 @@ if TYPE_CHECKING:
         queue,
         read_facts,
         report,
+        waive,
         write_output,
     )
     from impact.document import build_report
@@ -96,7 +101,7 @@ if TYPE_CHECKING:
 _LAZY = {
     **dict.fromkeys(("FORMATS", "Progress", "Report", "Session", "audit", "current_session",
                      "emit", "explain", "merge_emits", "merge_queues", "queue", "read_facts",
-                     "report", "write_output"), "impact.api"),
+                     "report", "waive", "write_output"), "impact.api"),
     "build_report": "impact.document",
     **dict.fromkeys(("Snapshot", "SnapshotDiff", "View", "Views", "diff_snapshots",
                      "open_views"), "impact.git"),
@@ -149,5 +154,6 @@ __all__ = [
     "render_json",
     "render_text",
     "report",
+    "waive",
     "write_output",
 ]

@@ -15,6 +15,7 @@ tests/test_reports_read_fast.py).
 
 from __future__ import annotations
 
+import datetime
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -26,6 +27,7 @@ from impact.session import Session, current_session
 
 if TYPE_CHECKING:
     from impact.git import Views
+    from impact.policy import Policy
     from impact.surface import SurfaceMap
 
 PathLike = str | os.PathLike[str]
@@ -43,10 +45,11 @@ class Report:
     the stored copy of it; `--format json` prints it with its sentences, as the report
     schema describes); the rest reads it, never recomputing what it says."""
 
-    __slots__ = ("document",)
+    __slots__ = ("document", "policy")
 
-    def __init__(self, document: dict[str, Any]) -> None:
+    def __init__(self, document: dict[str, Any], policy: Policy | None = None) -> None:
         self.document = document
+        self.policy = policy
 
     def __repr__(self) -> str:
         return f"<Report {self.verdict['kind']}, {len(self.rows)} rows>"
@@ -203,8 +206,10 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
                            target_tip=target_tip, worktree=worktree, surface_map=surface_map,
                            untrusted_head=untrusted_head,
                            baseline=f"{baseline} sha256:{loaded.sha256}" if loaded else None)
+        from impact.policy import read_policy
         from impact.surface import map_for_views
 
+        policy = read_policy(views.base)  # the base's: a change does not set its own gate
         surface = map_for_views(str(surface_map) if surface_map else None, views)
         emit_doc, emit_source, emit_sha = None, None, None
         if run_emit:
@@ -228,11 +233,15 @@ def report(repo: PathLike = ".", *, base: str | None = None, head: str | None = 
             stage(words.STAGE_CHECKS)
             return build_report(views, given, surface, emit_doc, emit_source,
                                 emit_file_sha256=emit_sha, trust_head=not untrusted_head,
-                                caches=session.caches, baseline=loaded)
+                                caches=session.caches, baseline=loaded,
+                                waivers=policy.waivers, today=today)
 
-        return Report(stored_or_built(session.report_store, views, given, surface, build,
+        today = datetime.date.today()
+        # A waiver lapses on a day: a report stored yesterday is not today's.
+        keyed = {**given, "waivers-checked-on": today.isoformat()} if policy.waivers else given
+        return Report(stored_or_built(session.report_store, views, keyed, surface, build,
                                       emit=emit_doc, emit_file_sha256=emit_sha,
-                                      trust_head=not untrusted_head))
+                                      trust_head=not untrusted_head), policy)
 
 
 def _has_emitter(surface: SurfaceMap, what: str) -> None:
@@ -373,6 +382,56 @@ def merge_queues(shards: Sequence[PathLike]) -> dict[str, Any]:
                            "give the files impact queue --shard K/N --format json wrote"
                            ) from None
     return join(documents, [str(p) for p in shards])
+
+
+def waive(repo: PathLike = ".", finding: str = "", *, reason: str,
+          expires: datetime.date | None = None, base: str | None = None,
+          head: str | None = None, range: str | None = None, commit: str | None = None,
+          worktree: bool = False, target_tip: str | None = None,
+          surface_map: PathLike | None = None,
+          session: Session | None = None) -> tuple[Path, str]:
+    """Acknowledge the finding `finding` (its id, as a JSON report's rows carry it under
+    `finding`) of the report on the change the other options name (as `report`'s do),
+    with `reason`, until `expires` (default: 90 days from today): the waiver, holding the
+    digest of the finding's copies now, is written into the work tree's
+    `.impact/waivers.toml` (whole or not at all). It takes effect in reports whose base
+    holds it: commit it. Returns the file and the finding's subject."""
+    from impact.git.repository import open_repository
+    from impact.policy import WAIVERS, Waiver, parse_waivers
+    from impact.render.findings import findings as grouped
+    from impact.render.words import subject_text
+
+    if not reason.strip():
+        raise BadUsage("a waiver needs a reason", "say why with --reason \"...\"")
+    today = datetime.date.today()
+    until = expires or today + datetime.timedelta(days=90)
+    if until < today:
+        raise BadUsage(f"--expires {until.isoformat()} is in the past", "give a later day")
+    root = open_repository(repo)
+    if root.repo.bare:
+        raise BadUsage(f"'{root.path}' is a bare repository: there is no work tree to write "
+                       f"{WAIVERS} into", "run impact waive in a checkout")
+    found = report(repo, base=base, head=head, range=range, commit=commit, worktree=worktree,
+                   target_tip=target_tip, surface_map=surface_map, session=session)
+    rows = [r for r in found.rows if r.get("finding") == finding and r.get("copies")]
+    if not rows:
+        raise BadUsage(f"no finding {finding!r} in this report", "run impact report "
+                       "--format json on the same change; each finding's id is its rows' "
+                       "'finding'")
+    [one] = [f for f in grouped({"rows": rows[:1]})]
+    subject = subject_text(one.subject, one.details, one.sides) or one.subject
+    entry = Waiver(finding, reason.strip(), rows[0]["copies"], until, subject)
+    target = Path(root.path) / WAIVERS
+    kept: list[str] = []
+    if target.is_file():
+        text = target.read_bytes()
+        others = [w for w in parse_waivers(text, str(target)) if w.finding != finding]
+        kept = [w.to_toml() for w in others]
+    written = "\n".join([*kept, entry.to_toml()])
+    parse_waivers(written.encode(), str(target))  # what is written reads back, or nothing is
+    target.parent.mkdir(exist_ok=True)
+    write_output(written, target)
+    return target, subject
 
 
 def explain(contract: str | None = None) -> str:

@@ -11,6 +11,7 @@ when stderr is piped or `CI` is set).
 from __future__ import annotations
 
 import argparse
+import datetime
 import difflib
 import os
 import re
@@ -147,6 +148,13 @@ def _add_input_forms(parser: argparse.ArgumentParser) -> None:
                              "else hipdnn")
 
 
+def _day(text: str) -> datetime.date:
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is no day; write YYYY-MM-DD") from None
+
+
 def _positive(text: str) -> int:
     """argparse type: an integer of at least 1."""
     try:
@@ -168,8 +176,9 @@ def _add_cache(parser: argparse.ArgumentParser, *, switch: bool = True) -> None:
 
 
 def _add_output(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=FORMATS, default="text",
-                        help="text for people (default), concise for editors and log "
+    parser.add_argument("--format", choices=FORMATS, default=None,
+                        help="text for people (default, or the repository's [tool.impact] "
+                             "format), concise for editors and log "
                              "matchers (path:line:col: CONTRACT-REASON message), json for "
                              "tools, markdown for the review card, sarif for code scanning, "
                              "github for workflow annotations")
@@ -201,7 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--fail-on", choices=list(FAIL_ON), default=None,
                         help="gate: exit 0 unless the verdict is BREAKS (breaks), BREAKS or "
                              "NEEDS-DEVICE (needs-device), or never (never); errors still "
-                             "exit 3 or 4 (default: the exit code says the verdict)")
+                             "exit 3 or 4 (default: the base's [tool.impact] fail-on, else "
+                             "the exit code says the verdict)")
     report.add_argument("--run-emit", action="store_true",
                         help="run the emitter first and fold what it finds")
     report.add_argument("--untrusted-head", action="store_true",
@@ -277,6 +287,15 @@ TREE_FORMATS = ("json", "markdown", "text")
 def _add_tree_commands(sub: argparse._SubParsersAction) -> None:
     """`impact audit` (one tree against itself) and `impact queue` (pull requests alone
     and two at a time onto one target)."""
+    waive = sub.add_parser("waive", help="acknowledge a reviewed finding in "
+                           ".impact/waivers.toml, with a reason and a last day")
+    waive.add_argument("finding", metavar="ID",
+                       help="the finding's id (a JSON report's rows carry it as 'finding')")
+    waive.add_argument("--reason", required=True, help="why the finding is accepted")
+    waive.add_argument("--expires", metavar="YYYY-MM-DD", type=_day,
+                       help="the last day the waiver holds (default: 90 days from today)")
+    _add_input_forms(waive)
+    waive.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     audit = sub.add_parser("audit", help="check every contract of one revision against "
                                          "itself: the drift it holds, both sides each")
     audit.add_argument("rev", nargs="?", default="HEAD", help="the revision (default: HEAD)")
@@ -427,7 +446,8 @@ def _write(text: str, output: str | None) -> None:
 def _session(args: argparse.Namespace) -> Session:
     """The Session of this one command, over the cache its options ask for
     (--cache-dir, --no-cache)."""
-    return Session.for_command(args.cache_dir, use_cache=not getattr(args, "no_cache", False))
+    return Session.for_command(getattr(args, "cache_dir", None),
+                               use_cache=not getattr(args, "no_cache", False))
 
 
 def _cache_command(args: argparse.Namespace) -> int:
@@ -469,6 +489,15 @@ def _run(args: argparse.Namespace) -> int:
         return _emit_command(args)
     if args.command in ("audit", "queue"):
         return _tree_command(args)
+    if args.command == "waive":
+        path, subject = api.waive(
+            args.repo, args.finding, reason=args.reason, expires=args.expires,
+            session=_session(args), base=args.base, head=args.head, range=args.range,
+            commit=args.commit, worktree=args.worktree, target_tip=args.target_tip,
+            surface_map=args.surface_map)
+        sys.stdout.write(f"impact waive: {subject} ({args.finding}) written to {path}; commit "
+                         "it: reports whose base holds it list the finding as waived\n")
+        return EXIT_NONE
     if args.command == "facts":
         from impact.factsdoc import facts_json
 
@@ -480,18 +509,22 @@ def _run(args: argparse.Namespace) -> int:
     try:
         report = _report(args, progress)
         progress.stage("writing the report")
-        text = report.render(args.format, verbose=args.verbose)
+        # A flag wins; else the base's [tool.impact] (impact/policy.py); else the default.
+        policy = report.policy
+        fmt = args.format or (policy.format if policy else None) or "text"
+        text = report.render(fmt, verbose=args.verbose)
     finally:
         progress.close()
     if args.quiet:
         if args.output is not None:
             _write(text, args.output)
-        sys.stdout.write(report.quiet(args.format))
+        sys.stdout.write(report.quiet(fmt))
     else:
         _write(text, args.output)
     if args.command == "demo":
         return EXIT_NONE  # the demo ran; its verdict is in the output, not a failure
-    if args.fail_on is not None and not fails(report.exit_code, args.fail_on):
+    fail_on = getattr(args, "fail_on", None) or (policy.fail_on if policy else None)
+    if fail_on is not None and not fails(report.exit_code, fail_on):
         return EXIT_NONE  # the gate passes this verdict
     return report.exit_code  # decided by impact.rollup
 

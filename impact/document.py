@@ -10,6 +10,7 @@ the checks) is what a report costs beyond a look-up. (Named `document`, not `rep
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 from typing import Any
@@ -22,12 +23,14 @@ from impact.checks import REGISTRY, CheckContext, applies, run_checks, touches_a
 from impact.fold import fold, pack_findings, unfinished_revisions, unfinished_tables
 from impact.git import Snapshot, View, Views
 from impact.kinds import ViewName
+from impact.policy import Waiver
 from impact.prefetch import prefetch
 from impact.render import words
 from impact.rollup import counts, pack_time, rollup
 from impact.rows import Confirms, Lane, Role, Row, Status
 from impact.surface import BadSurfaceMap, SurfaceMap
 from impact.version import SCHEMA_VERSION, tool_version
+from impact.waivers import acknowledged, with_copies
 
 
 def _surfaces(view: View, surface: SurfaceMap) -> list[dict[str, str]]:
@@ -229,21 +232,24 @@ def build_report(views: Views, arguments: dict[str, str], surface: SurfaceMap,
                  emit: dict[str, Any] | None = None, emit_source: str | None = None,
                  *, emit_file_sha256: str | None = None, trust_head: bool = True,
                  caches: Caches | None = None,
-                 baseline: Baseline | None = None) -> dict[str, Any]:
+                 baseline: Baseline | None = None, waivers: tuple[Waiver, ...] = (),
+                 today: datetime.date | None = None) -> dict[str, Any]:
     """The report as data: what was resolved, what changed in each view and on which
     surface, every contract row (folded with the emit document when one is given; the
-    findings `baseline` recorded, copies unchanged, marked baselined), the pack-time line
-    and the verdict. Facts and tree indexes come from `caches` (a Session's; else the
-    active ones, else fresh ones)."""
+    findings `baseline` recorded, copies unchanged, marked baselined; those a live waiver
+    of `waivers` names on `today`, marked waived), the pack-time line and the verdict.
+    Facts and tree indexes come from `caches` (a Session's; else the active ones, else
+    fresh ones)."""
     ctx = check_context(views, surface, caches)
     with ctx.caches.active():
         return _document(ctx, arguments, emit, emit_source, emit_file_sha256, trust_head,
-                         baseline)
+                         baseline, waivers, today or datetime.date.today())
 
 
 def _document(ctx: CheckContext, arguments: dict[str, str], emit: dict[str, Any] | None,
               emit_source: str | None, emit_file_sha256: str | None, trust_head: bool,
-              baseline: Baseline | None = None) -> dict[str, Any]:
+              baseline: Baseline | None = None, waivers: tuple[Waiver, ...] = (),
+              today: datetime.date | None = None) -> dict[str, Any]:
     views, surface = ctx.views, ctx.surface
     rows = checked_rows(ctx)
     findings = None
@@ -256,6 +262,10 @@ def _document(ctx: CheckContext, arguments: dict[str, str], emit: dict[str, Any]
     rows = anchored(rows, views)
     if baseline is not None:
         rows = apply_baseline(rows, baseline, ctx)
+    rows = with_copies(rows, ctx)
+    states: list[dict[str, Any]] = []
+    if waivers:
+        rows, states = acknowledged(rows, waivers, today or datetime.date.today())
     verdict = rollup(rows, surface.all_archs)
     packs = pack_time(findings, unfinished(emit) if emit is not None else (),
                       emitter=surface.conventions.emitter is not None)
@@ -277,7 +287,7 @@ def _document(ctx: CheckContext, arguments: dict[str, str], emit: dict[str, Any]
                 for c in REGISTRY if not applies(c, surface)],
             "parse_failures": failures,
             "archs": _arch_sources(ctx),
-        },
+        } | ({"waivers": states} if waivers else {}),
         "surface_map": {"name": surface.name, "source": surface.source,
                         "sha256": surface.written_sha256,
                         "reason": surface.reason or words.GIVEN},

@@ -95,8 +95,8 @@ def _arch_order(archs: Iterable[str]) -> tuple[str, ...]:
 
 
 def counts(row: Row) -> bool:
-    """Whether a row may move a verdict: neither pre-existing nor baselined."""
-    return not (row.preexisting or row.baselined)
+    """Whether a row may move a verdict: neither pre-existing, baselined nor waived."""
+    return not (row.preexisting or row.baselined or row.waived)
 
 
 def rollup(rows: Iterable[Row], every_arch: str = "all-archs") -> Verdict:

@@ -115,6 +115,12 @@ class Row:
     # A finding a baseline file recorded, its copies unchanged since (impact/baseline.py):
     # listed, and moves no verdict (impact/rollup.py).
     baselined: bool = False
+    # The reason of the base's waiver that acknowledges this finding, its copies unchanged
+    # since and its day not past (impact/waivers.py): listed, and moves no verdict.
+    waived: str = ""
+    # The digest of the content of the files the sides name (impact/waivers.py sets it on
+    # a mismatch or changed row): what a waiver records.
+    copies: str = ""
     # The test the map or a profile names to settle this row on a device; empty when the
     # shipped variants that reach the subject are what would settle it.
     device_test: str = ""
@@ -148,7 +154,10 @@ class Row:
             "evidence": [{"file": h.file, "line": h.line, "step": str(h.step),
                           "args": _jsonable(h.arguments)} for h in self.evidence],
             "details": self.details,
-        } | ({"baselined": True} if self.baselined else {})
+        } | ({"baselined": True} if self.baselined else {}) | (
+            {"finding": row_id(self.contract, self.subject, ViewName.HEAD),
+             "copies": self.copies} if self.copies else {}) | (
+            {"waived": self.waived} if self.waived else {})
 
 
 def row_id(contract: str, subject: str, view: str) -> str:

@@ -28,7 +28,7 @@ def _line(finding: Finding) -> str:
 
 def shown(report: dict[str, Any]) -> list[Finding]:
     """The findings a concise report lists, most severe first."""
-    return [f for f in findings(report) if not f.preexisting and f.lane == Lane.IMPACT
+    return [f for f in findings(report) if f.counts and f.lane == Lane.IMPACT
             and f.status in (Status.MISMATCH, Status.CHANGED)]
 
 

@@ -39,6 +39,13 @@ class Finding:
     sides: tuple[Mapping[str, Any], ...]  # each side's `role` a Role
     evidence: tuple[Mapping[str, Any], ...]
     device_test: str
+    waived: str = ""  # the reason of the base's waiver that acknowledges it
+
+    @property
+    def counts(self) -> bool:
+        """Whether the finding moves the verdict: charged and not waived
+        (impact.rollup.counts decided it; this reads what the rows say)."""
+        return not self.preexisting and not self.waived
 
     @property
     def changed_sides(self) -> tuple[Mapping[str, Any], ...]:
@@ -87,7 +94,7 @@ def where(side: Mapping[str, Any]) -> str:
 def _key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return (row["contract"], row["status"], row["subject"], row["reason"],
             json.dumps(row["details"], sort_keys=True, default=str), row["lane"],
-            row["preexisting"] or bool(row.get("baselined")))
+            row["preexisting"] or bool(row.get("baselined")), row.get("waived", ""))
 
 
 def findings(report: Mapping[str, Any]) -> list[Finding]:
@@ -111,6 +118,6 @@ def findings(report: Mapping[str, Any]) -> list[Finding]:
             row_ids=tuple(r["id"] for r in rows),
             archs=tuple(sorted({a for r in rows for a in r["archs"]})),
             sides=tuple(sides), evidence=tuple(first["evidence"]),
-            device_test=first["device_test"]))
-    return sorted(out, key=lambda f: (f.preexisting, SEVERITY[f.status], f.lane != Lane.IMPACT,
+            device_test=first["device_test"], waived=first.get("waived", "")))
+    return sorted(out, key=lambda f: (not f.counts, SEVERITY[f.status], f.lane != Lane.IMPACT,
                                       f.contract, f.subject))

@@ -49,7 +49,7 @@ def command(name: str, message: str, **properties: str) -> str:
 def _annotation(finding: Finding) -> str:
     anchor = finding.anchor
     text = finding_message(finding, lambda _i, side: where(side), views=True)
-    name = "notice" if finding.preexisting else COMMANDS[finding.status]
+    name = "notice" if not finding.counts else COMMANDS[finding.status]
     props: dict[str, str] = {}
     if anchor is not None:
         props["file"] = str(anchor["file"])

@@ -90,7 +90,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     # holds is a code span (`code_span`) or escaped text (`markdown_text`), never markup.
     report = printable(report)
     every = findings(report)
-    shown = [f for f in every if not f.preexisting and f.lane == Lane.IMPACT
+    shown = [f for f in every if f.counts and f.lane == Lane.IMPACT
              and f.status in (Status.MISMATCH, Status.CHANGED)]
     breaks = sum(1 for f in shown if f.status == Status.MISMATCH)
     confirms = [(Confirms(r.get("confirms", Confirms.CHANGE)), r) for r in report["device_runs"]]
@@ -110,7 +110,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines += [line for r in group for line in _run_lines(r)]
     lanes: dict[str, list[str]] = {}
     for f in every:
-        if f.lane != Lane.IMPACT and not f.preexisting:
+        if f.lane != Lane.IMPACT and f.counts:
             lanes.setdefault(f.lane, []).append(f.subject)
     if lanes:
         lines += ["", lanes_text({k: sorted(set(v)) for k, v in lanes.items()}, code=True)]

@@ -69,7 +69,7 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": finding.contract,
         "ruleIndex": rule_index,
-        "level": "note" if finding.preexisting else LEVELS[finding.status],
+        "level": "note" if not finding.counts else LEVELS[finding.status],
         "message": {"text": text},
         "partialFingerprints": {FINGERPRINT: finding.row_ids[0]},
         "properties": {

@@ -59,6 +59,8 @@ from impact.render.words import (
     view_paths_text,
     view_unavailable_text,
     views_text,
+    waived_text,
+    waiver_state_text,
 )
 from impact.render.words.queue import BASELINED_FLAG
 from impact.rows import Confirms, Lane, Status
@@ -160,7 +162,7 @@ def summary_lines(report: Mapping[str, Any], *, cap: int | None = MAX_FINDINGS) 
     more), wrapped to fit a terminal, then the one-line tallies."""
     lines = [*pack_time_lines(report["pack_time"]), verdict_line(report["verdict"]), ""]
     every = findings(report)
-    charged = [f for f in every if not f.preexisting and f.lane == Lane.IMPACT]
+    charged = [f for f in every if f.counts and f.lane == Lane.IMPACT]
     shown = [f for f in charged if f.status in (Status.MISMATCH, Status.CHANGED)]
     under = common_folder(shown[:cap])
     held = {f.views for f in shown[:cap]}
@@ -183,13 +185,16 @@ def summary_lines(report: Mapping[str, Any], *, cap: int | None = MAX_FINDINGS) 
     tallies = [inert_text(layout, elsewhere, len(inert) - layout - elsewhere)] if inert else []
     pre = sum(1 for f in every if f.preexisting)
     tallies += [preexisting_text(pre)] if pre else []
+    tallies += [waived_text(f) for f in every if f.waived and not f.preexisting]
+    tallies += [waiver_state_text(w) for w in report["coverage"].get("waivers", ())
+                if w["state"] in ("expired", "copies-changed")]
     lanes: dict[str, list[str]] = {}
     for f in every:
-        if f.lane != Lane.IMPACT and not f.preexisting:
+        if f.lane != Lane.IMPACT and f.counts:
             lanes.setdefault(f.lane, []).append(f.subject)
     tallies += [lanes_text({k: sorted(set(v)) for k, v in lanes.items()})] if lanes else []
     if tallies:
-        lines += ["", *tallies]
+        lines += ["", *(part for tally in tallies for part in fitted(tally))]
     return lines
 
 

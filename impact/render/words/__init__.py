@@ -92,6 +92,8 @@ from impact.render.words.report import (
     view_text,
     view_unavailable_text,
     views_text,
+    waived_text,
+    waiver_state_text,
 )
 from impact.render.words.rows import (
     QUALIFIERS,
@@ -195,4 +197,6 @@ __all__ = [
     "view_text",
     "view_unavailable_text",
     "views_text",
+    "waived_text",
+    "waiver_state_text",
 ]

@@ -187,6 +187,26 @@ def contract_list_text(docs: Mapping[str, str]) -> str:
     return "\n".join(lines)
 
 
+def waived_text(finding: Finding) -> str:
+    """A finding a waiver of the base acknowledges: listed, moving no verdict."""
+    subject = subject_text(finding.subject, finding.details, finding.sides) or finding.subject
+    return (f"Waived: {finding.status} {finding.contract} {subject} — {finding.waived} "
+            "(moves no verdict)")
+
+
+WAIVER_STATES = {
+    "expired": "its day passed on {expires}: the finding counts again",
+    "copies-changed": "a copy it was reviewed on changed since: the finding counts again",
+}
+
+
+def waiver_state_text(waiver: Mapping[str, Any]) -> str:
+    """A waiver of the base whose finding this report holds but no longer waives, and why."""
+    name = waiver["subject"] or waiver["finding"]
+    return (f"Waiver of {name} ({waiver['finding']}) holds no longer: "
+            + WAIVER_STATES[waiver["state"]].format(expires=waiver["expires"]))
+
+
 def preexisting_text(count: int) -> str:
     return f"{count} pre-existing, not charged"
 
@@ -256,6 +276,8 @@ def finding_message(finding: Finding, cite: Callable[[int, Mapping[str, Any]], s
         text += f" ({' and '.join(finding.views)} view{'s' if len(finding.views) > 1 else ''})"
     if finding.lane != Lane.IMPACT:
         text += f" Left to the {finding.lane} lane."
+    if finding.waived:
+        text += f" Waived: {say(finding.waived)}."
     if finding.preexisting:
         text += " Pre-existing: not charged to this change."
     return text
