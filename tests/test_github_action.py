@@ -173,7 +173,7 @@ def test_a_breaks_pull_request_fails_the_step_and_says_so_everywhere(
     env, runner = _pull_request(built, tmp_path)
     assert github_action.main([], env) == EXIT_BREAKS
     out = capsys.readouterr().out
-    assert "::error::Runtime impact: BREAKS (fail-on: breaks)" in out
+    assert "::error title=impact::Runtime impact: BREAKS (fail-on: breaks)" in out
     assert "--target-tip origin/develop" in out
 
     outputs = _read_outputs((runner / "output").read_text(encoding="utf-8"))
@@ -372,7 +372,7 @@ def test_each_event_picks_its_base_and_head_and_reports(
     out = capsys.readouterr().out
     assert f"--base {base(built)} --head {change.head} --format json" in out
     assert "--target-tip" not in out
-    assert "::error::Runtime impact: BREAKS (fail-on: breaks)" in out
+    assert "::error title=impact::Runtime impact: BREAKS (fail-on: breaks)" in out
     assert _merge_base(runner) == [built.base]  # origin/develop is the target: from the fork
     summary = (runner / "summary.md").read_text(encoding="utf-8")
     # the heading and the card are escaped Markdown (`_` written `\_`)
@@ -453,9 +453,13 @@ def test_the_step_writes_one_annotation_per_finding(build, tmp_path: Path, capsy
     assert props["file"] == GFX950_DENSE and int(props["line"]) > 0
     assert "kernargs" in props["title"]
     # the same lines `impact report --format github` prints, before the gate's verdict line
-    github = _same_as_cli(built, "github", tmp_path)
-    assert github in out
-    assert out.index(github) < out.index("::error::Runtime impact: BREAKS (fail-on: breaks)")
+    # (less its verdict line: the step says the verdict once, with its gate — issue 27)
+    *found, verdict = _same_as_cli(built, "github", tmp_path).splitlines(keepends=True)
+    assert "".join(found) in out and verdict not in out
+    gate = "::error title=impact::Runtime impact: BREAKS (fail-on: breaks)"
+    assert out.index("".join(found)) < out.index(gate)
+    assert sum(1 for line in out.splitlines() if "Runtime impact:" in line
+               and line.startswith("::")) == 1
 
 
 def test_the_readme_names_every_event_the_action_runs_on_and_its_annotations() -> None:

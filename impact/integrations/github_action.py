@@ -418,7 +418,10 @@ def run(env: Mapping[str, str]) -> int:
             "are in the clone.\n"))
         print(f"::error::impact could not report (exit {code}); see the line above")
         return code or EXIT_BAD_INPUT
-    print(result.render("github"), end="", flush=True)  # one annotation per finding
+    # One annotation per finding; the verdict is said once, below, with the gate.
+    from impact.render.github import render_github_findings
+
+    print(render_github_findings(result.document), end="", flush=True)
     markdown_path = out_dir / MARKDOWN_NAME
     _render("markdown", result, markdown_path)
     sarif_path = out_dir / SARIF_NAME
@@ -438,11 +441,11 @@ def run(env: Mapping[str, str]) -> int:
         "sarif-file": str(sarif_path) if sarif_path else "",
         "markdown-file": str(markdown_path),
     }))
-    line = f"Runtime impact: {verdict['kind']} (fail-on: {fail_on})"
+    line = result.verdict_line() + f" (fail-on: {fail_on})"
     if fails(code, fail_on):
-        print(f"::error::{line}")
+        print(f"::error title=impact::{escape_data(line)}")
         return code
-    print(line)
+    print(f"::notice title=impact::{escape_data(line)}")
     return 0
 
 

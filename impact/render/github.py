@@ -67,10 +67,14 @@ def _verdict(report: Mapping[str, Any]) -> str:
 
 def render_github(report: dict[str, Any]) -> str:
     """One annotation per finding, most severe first, then the verdict."""
+    return render_github_findings(report) + render_github_verdict(report)
+
+
+def render_github_findings(report: dict[str, Any]) -> str:
+    """One annotation per finding, without the verdict (the Action says the verdict once,
+    with its gate)."""
     report = printable(report)  # no control character of a path reaches the log
-    lines = [_annotation(f) for f in findings(report)]
-    lines.append(_verdict(report))
-    return "\n".join(lines) + "\n"
+    return "".join(_annotation(f) + "\n" for f in findings(report))
 
 
 def render_github_verdict(report: dict[str, Any]) -> str:
