@@ -76,6 +76,11 @@ def finish(revision: Revision, store: EmitStore | None, shard: tuple[int, int] |
         "result": None,
         "work": {"children": len(ran), "groups_cached": len(revision.pieces),
                  "groups_built": 0, "cache": revision.cache_state}}
+    if revision.refused:  # its children saw another tree than git's: fail closed
+        record.update(status=RunStatus.CRASHED, reason=(
+            f"the tree holds {len(revision.refused)} path(s) no checkout writes, left "
+            f"unwritten: {', '.join(revision.refused[:3])}"))
+        return record
     failed = [r for r in ran if r.status != RunStatus.DONE]
     if failed:
         worst = min(failed, key=lambda r: STATUS_ORDER.index(r.status))

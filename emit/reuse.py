@@ -28,6 +28,7 @@ from emit.rules import rules_inputs
 from emit.shard import REVISION_FIELDS, complete, groups_of, pieces_of
 from impact.contracts import validate
 from impact.git import Snapshot
+from impact.kinds import ViewName
 from impact.safefile import read_regular
 from impact.surface import SurfaceMap
 
@@ -124,11 +125,24 @@ def _read_reads(run: Run) -> dict[str, Any] | None:
         return None
 
 
+def _manifest(revision: Revision, windows: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The manifest a piece is stored under. The reads record is written by the child's
+    own process, where the revision's code runs and can rewrite it (empty it: a manifest
+    that holds for every tree). Only the base's code is reviewed, so only a base child's
+    record narrows a manifest to what it read; a head child's pieces are kept under the
+    tree ids of the whole roots, reused for exactly those trees (content-addressed)."""
+    assert revision.states is not None
+    if revision.label != ViewName.BASE:
+        windows = [{"opaque": "the head's own code wrote this record"}]
+    return manifest_of(revision.states, windows)
+
+
 def store_built(store: EmitStore, revision: Revision, plan: Mapping[str, Any],
                  documents: list[tuple[Run, dict[str, Any] | None]]) -> None:
     """Each complete group a child built, and the plan, with the manifest of what the
     child read for it (a group's with the plan's reads: its variants come from the
-    enumeration); what was built without a record of its reads is not stored."""
+    enumeration; a head's, the whole roots: `_manifest`); what was built without a record
+    of its reads is not stored."""
     assert revision.key is not None and revision.states is not None
     groups = {g.id: g for g in groups_of(plan["enumerated"])}
     for run, document in documents:
@@ -140,7 +154,7 @@ def store_built(store: EmitStore, revision: Revision, plan: Mapping[str, Any],
         for gid, piece in pieces_of(document).items():
             if gid in groups and gid in windows and complete(piece, groups[gid]):
                 store.add_candidate(store.entry_key(revision.key, f"group:{gid}"), {
-                    "manifest": manifest_of(revision.states, [windows["plan"], windows[gid]]),
+                    "manifest": _manifest(revision, [windows["plan"], windows[gid]]),
                     "piece": piece, "protections": run.protections})
     # The plan (what the tree enumerates, skips and cannot read) is settled before any
     # family is built, so it is kept even when no group was.
@@ -151,6 +165,6 @@ def store_built(store: EmitStore, revision: Revision, plan: Mapping[str, Any],
     if reads is None or "plan" not in reads["windows"]:
         return
     store.add_candidate(store.entry_key(revision.key, "plan"), {
-        "manifest": manifest_of(revision.states, [reads["windows"]["plan"]]),
+        "manifest": _manifest(revision, [reads["windows"]["plan"]]),
         "plan": dict(plan), "protections": origin.protections})
 

@@ -43,6 +43,7 @@ class Revision:
     rules: dict[str, Any] = field(default_factory=dict)
     states: States | None = None          # its paths' states in git, for the manifests
     plan_seen: bool = False               # the cache holds plans of other trees for its key
+    refused: list[str] = field(default_factory=list)  # tree paths not written (trees.py)
 
     def new_run(self, name: str, only: list[str] | None, cost: int = 0) -> Run:
         """A child building `only` (None: every family), in a scratch folder of its own;
@@ -50,7 +51,7 @@ class Revision:
         assert self.folder is not None
         if self.snapshot is not None:  # the first child: write the tree and the rules
             (self.folder / "tree").mkdir(parents=True)
-            materialise(self.snapshot, self.roots, self.folder / "tree")
+            self.refused = materialise(self.snapshot, self.roots, self.folder / "tree")
             write_rules(self.rules, self.folder / RULES_FILE)
             self.snapshot = None
         workdir = self.folder.parent / f"{self.label}-{name}"

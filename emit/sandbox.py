@@ -365,16 +365,20 @@ def run(config: dict, argv: list[str]) -> None:
 
 
 def _writable(function, path, _exc) -> None:
-    """rmtree's error hook: a folder the child made unreadable is opened up and retried."""
+    """rmtree's error hook: a folder the child made unreadable is opened up and retried.
+    Only real folders are opened up (never what a symlink points at: `os.chmod` follows
+    links); a link, or any other entry, is only unlinked."""
     try:
-        os.chmod(os.path.dirname(path), 0o700)
-        os.chmod(path, 0o700)
+        parent = os.path.dirname(path)
+        if stat.S_ISDIR(os.lstat(parent).st_mode):
+            os.chmod(parent, 0o700)
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            os.chmod(path, 0o700)
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
     except OSError:
         return
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        function(path)
 
 
 def remove(path: str) -> None:

@@ -1,12 +1,13 @@
 """Reading a file another process wrote (an emitter child, an earlier run's cache), without
-trusting what it left at that path.
+trusting what it left at that path; and which tree paths the parent may write at all.
 
 Maintainers: one function, standard library only. The path is opened without following a
 final symlink and without blocking (a FIFO whose writer never comes opens at once), the
 open file must be a regular file, and at most `limit` bytes are read: a FIFO, a socket, a
 device (`/dev/zero`), a symlink to a secret or a file grown past the limit is refused
 with `Unreadable`, an OSError, which every caller already treats as a missing file (a
-cache miss; a child that failed).
+cache miss; a child that failed). `unsafe_tree_path` names what is wrong with a path a git
+tree holds that no checkout would write (dulwich stores any entry name).
 """
 
 from __future__ import annotations
@@ -41,3 +42,19 @@ def read_regular(path: str | os.PathLike[str], *, limit: int) -> bytes:
         raise Unreadable(f"{os.fspath(path)} holds more than {limit} bytes")
     finally:
         os.close(fd)
+
+
+def unsafe_tree_path(path: str) -> str | None:
+    """Why `path` (a tree path, '/'-separated) must not be written under a folder, or None:
+    absolute, an empty, `.` or `..` part (a `/` inside an entry's name reads as parts too),
+    a `.git` part in any case (git's own checkout refuses it), or a NUL byte."""
+    if not path or "\0" in path:
+        return "an empty path or a NUL byte"
+    if path.startswith("/"):
+        return "an absolute path"
+    for part in path.split("/"):
+        if part in ("", ".", ".."):
+            return f"a {part!r} part" if part else "an empty part"
+        if part.lower() == ".git":
+            return "a .git part"
+    return None

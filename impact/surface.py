@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -147,7 +148,9 @@ class DeviceTests:
     """One `[[device_tests]]` entry: the device tests and bench commands the map names for
     changed files matching `paths`. `{stem}` in a target is the matched file's name without
     its suffix, `{op}` the same without a leading `test_`, `{device_test}` the test a
-    profile names for the row (hipDNN); nothing else is ever filled in or guessed.
+    profile names for the row (hipDNN); nothing else is ever filled in or guessed. A bench
+    command is a shell line (impact validate runs it with the shell): a value filled into
+    it is one shell word, quoted, since a file name can hold `;`, `$(...)` or quotes.
     `package` is the importable package the tests exercise, when the map names one: it
     reaches the report's device_runs so `impact validate` can prove which tree it imports."""
 
@@ -169,18 +172,18 @@ class DeviceTests:
         stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
         values = {"stem": stem, "op": stem.removeprefix("test_"), "device_test": device_test}
 
-        def filled(templates: tuple[str, ...]) -> list[str]:
+        def filled(templates: tuple[str, ...], shell: bool) -> list[str]:
             out = []
             for template in templates:
                 if "{device_test}" in template and not device_test:
                     continue
                 text = template
                 for key, value in values.items():
-                    text = text.replace("{" + key + "}", value)
+                    text = text.replace("{" + key + "}", shlex.quote(value) if shell else value)
                 out.append(text)
             return out
 
-        return filled(self.tests), filled(self.bench)
+        return filled(self.tests, False), filled(self.bench, True)
 
 
 @dataclass(frozen=True)

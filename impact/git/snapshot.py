@@ -178,6 +178,16 @@ class Snapshot(Mapping[str, Entry]):
                 break
             yield path, self._entries[path]
 
+    def names_its_parts(self, path: str) -> bool:
+        """Whether every '/' of `path` separates two entries of the tree: False for a
+        path an entry's own name made (dulwich stores `a/b` as one name; no checkout
+        writes it), which a writer must refuse rather than write as folders."""
+        if self._trees is None or self.tree_id is None:
+            return path in self  # a tree held in memory is made of paths, not names
+        parent, _, name = path.rpartition("/")
+        tree_id = self._trees.folder(self.tree_id, parent)
+        return tree_id is not None and name in self._trees.node(tree_id).files
+
     def folder(self, path: str, tree_id: str | None = None) -> Folder | None:
         """The folder at `path` ('' for the root), reading that folder only; None when the
         snapshot has no such folder. `tree_id`, the id a parent Folder gave for it, saves

@@ -66,8 +66,10 @@ def choose_runner(root: Path, target: str) -> tuple[str, str]:
         return "pytest", "a folder of tests"
     if path.suffix != ".py":
         return "none", f"{file} is not a Python file or folder"
-    try:
-        tree = ast.parse(path.read_bytes())
+    try:  # the tree may link it anywhere (/dev/zero, a secret): a bounded regular file only
+        tree = ast.parse(read_regular(path, limit=JUNIT_LIMIT_BYTES))
+    except OSError:
+        return "pytest", f"{file} is not a regular file impact reads; pytest reports on it"
     except (SyntaxError, ValueError):
         return "pytest", "the file does not parse; pytest reports it as an error"
     for node in tree.body:

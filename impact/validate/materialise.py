@@ -7,15 +7,16 @@ impact.git.views' own three-way merge, so validate merges exactly as the report 
 
 from __future__ import annotations
 
-import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from dulwich.patch import write_tree_diff
 
+from emit.trees import write_new_file, write_new_link
 from impact.git import Snapshot, Views, open_views
 from impact.kinds import ViewName
+from impact.safefile import unsafe_tree_path
 from impact.validate.verdict import StageStatus
 
 CACHE_VARS = ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "AITER_JIT_DIR",
@@ -83,24 +84,35 @@ def patch_bytes(views: Views) -> tuple[bytes, str]:
     return out.getvalue(), "dulwich"
 
 
-def write_tree(snapshot: Snapshot, folder: Path) -> list[str]:
+def write_tree(snapshot: Snapshot, folder: Path) -> tuple[list[str], list[str]]:
     """Every file of `snapshot` written under `folder` (modes and symlinks kept); the
-    submodules it could not write are returned."""
-    skipped = []
+    paths it did not write: (the submodules, the paths refused). Refused are paths no
+    checkout writes (`..`, a `/` in an entry's name, `.git`: impact/safefile.py
+    `unsafe_tree_path`) and those whose folder is a symlink the tree wrote. Nothing is
+    ever written outside `folder`."""
+    submodules, refused = [], []
     for path, entry in snapshot.walk():
-        target = folder / path
-        target.parent.mkdir(parents=True, exist_ok=True)
         if entry.is_submodule:
-            skipped.append(path)
+            submodules.append(path)
             continue
-        data = snapshot.read(path)
-        if stat.S_IFMT(entry.mode) == stat.S_IFLNK:
-            os.symlink(data.decode(), target)
+        if unsafe_tree_path(path) or not snapshot.names_its_parts(path):
+            refused.append(path)
             continue
-        target.write_bytes(data)
-        if entry.mode & 0o111:
-            target.chmod(0o755)
-    return skipped
+        try:
+            _write_file(folder, path, snapshot.read(path), entry.mode)
+        except OSError:
+            refused.append(path)
+    return submodules, refused
+
+
+def _write_file(root: Path, path: str, data: bytes, mode: int) -> None:
+    """`data` at `root`/`path` as a new file (0755 when executable) or, for a symlink
+    entry, a new link holding `data`; its folders made as real folders, never through
+    a link (emit/trees.py)."""
+    if stat.S_IFMT(mode) != stat.S_IFLNK:
+        write_new_file(root, path, data, 0o755 if mode & 0o111 else 0o644)
+        return
+    write_new_link(root, path, data.decode())
 
 
 @dataclass(frozen=True)
@@ -112,6 +124,7 @@ class Side:
     root: Path
     caches: dict[str, str]
     submodules_skipped: tuple[str, ...]
+    refused: tuple[str, ...] = ()  # paths no checkout writes, left unwritten
 
 
 def materialise(name: str, snapshot: Snapshot, scratch: Path) -> Side:
@@ -119,10 +132,10 @@ def materialise(name: str, snapshot: Snapshot, scratch: Path) -> Side:
     `<scratch>/<name>/cache/`."""
     root = scratch / name / "src"
     root.mkdir(parents=True)
-    skipped = write_tree(snapshot, root)
+    skipped, refused = write_tree(snapshot, root)
     caches = {}
     for var in CACHE_VARS:
         path = scratch / name / "cache" / var.lower()
         path.mkdir(parents=True)
         caches[var] = str(path)
-    return Side(name, str(snapshot.tree_id), root, caches, tuple(skipped))
+    return Side(name, str(snapshot.tree_id), root, caches, tuple(skipped), tuple(refused))

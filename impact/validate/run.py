@@ -307,7 +307,11 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
     hook = identity.install_hook(scratch / "hook")
 
     clock = time.monotonic()
-    if ViewName.HEAD not in sides:
+    refused = [f"{name}: {len(side.refused)} path(s) no checkout writes, left unwritten "
+               f"({', '.join(side.refused[:3])})" for name, side in sides.items() if side.refused]
+    if refused:  # the folder is not the revision's tree: nothing run there proves it
+        stages["runtime_compat"] = _stage(StageStatus.FAIL, "; ".join(refused))
+    elif ViewName.HEAD not in sides:
         stages["runtime_compat"] = _stage(StageStatus.SKIP,
                                           "no merged head tree to check (merge_sim failed)")
     elif not options.package:
