@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from impact import api
 from impact.api import FORMATS, Session, write_output
@@ -394,6 +394,7 @@ def _add_device_commands(sub: argparse._SubParsersAction) -> None:
                           help="the interpreter that runs the tests (default: this one)")
     validate.add_argument("--keep", action="store_true",
                           help="keep the scratch folders (their paths are in the report)")
+    _install_options(validate)
     validate.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     verify = sub.add_parser("verify", help="one command on one locked idle GPU; one JSON "
                                            "artifact with its raw output beside it")
@@ -410,20 +411,63 @@ def _add_device_commands(sub: argparse._SubParsersAction) -> None:
                         help="the command to run")
 
 
+def _install_options(parser: argparse.ArgumentParser) -> None:
+    """How validate puts each side on the import path (impact/validate/install.py)."""
+    parser.add_argument("--install", choices=("auto", "build", "roots"), default="auto",
+                        help="auto (default): the map's python_roots, else the project's own "
+                             "packaging built into a folder per side, else the tree's root; "
+                             "build: always build; roots: only the python roots")
+    parser.add_argument("--python-root", action="append", default=[], metavar="DIR",
+                        help="a folder of the tree that holds the package (e.g. src); "
+                             "repeatable; default: the report's or the map's python_roots")
+    parser.add_argument("--surface-map", metavar="PATH",
+                        help="the map whose python_roots to use (default: the report's, "
+                             "else the base's .impact/surface.toml)")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a variable for the build and the tests (repeatable), e.g. "
+                             "MAX_JOBS=8 or a project's FORCE_BUILD switch")
+
+
+def _env_pairs(pairs: list[str]) -> dict[str, str]:
+    """--env NAME=VALUE pairs, each refused with one line when it has no '='."""
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name or not name.replace("_", "a").isalnum():
+            raise BadUsage(f"--env '{pair}' is not NAME=VALUE",
+                           "write it as --env MAX_JOBS=8")
+        out[name] = value
+    return out
+
+
+def _validate_options(args: argparse.Namespace) -> Any:
+    """The validate Options of a command line (validate's own, or gate's)."""
+    from impact.validate.run import Options
+
+    return Options(repo=args.repo, base=args.base, head=args.head,
+                   target_tip=args.target_tip, from_report=getattr(args, "from_report", None),
+                   tests=getattr(args, "test", []), bench=getattr(args, "bench", []),
+                   package=args.package, output=args.output, samples=args.samples,
+                   interval=args.interval, lock_dir=args.lock_dir, timeout=args.timeout,
+                   python=args.python, keep=args.keep,
+                   basis="vram-only" if args.vram_only else "activity+vram",
+                   python_roots=tuple(args.python_root) or None,
+                   surface_map=args.surface_map, install=args.install,
+                   env=_env_pairs(args.env))
+
+
 def _device_command(args: argparse.Namespace) -> int:
     """Run validate or verify; the exit code is the one the document records."""
     if args.command == "validate":
-        from impact.validate.run import Options, validate
+        from impact.render.words.report import printable
+        from impact.render.words.validate import inconclusive_advice
+        from impact.validate.run import validate
 
-        options = Options(repo=args.repo, base=args.base, head=args.head,
-                          target_tip=args.target_tip, from_report=args.from_report,
-                          tests=args.test, bench=args.bench, package=args.package,
-                          output=args.output, samples=args.samples, interval=args.interval,
-                          lock_dir=args.lock_dir, timeout=args.timeout, python=args.python,
-                          keep=args.keep,
-                          basis="vram-only" if args.vram_only else "activity+vram")
-        document = validate(options)
-        sys.stdout.write(f"Validation: {document['verdict']} ({args.output})\n")
+        document = validate(_validate_options(args))
+        sys.stdout.write(f"Validation: {document['verdict']} ({printable(args.output)})\n")
+        if document["verdict"] == "INCONCLUSIVE":
+            for line in inconclusive_advice(document["stages"]):
+                sys.stdout.write(f"  {printable(line)}\n")
         return int(document["process_exit_code"])
     from impact.validate.verify import VerifyOptions, verify
 

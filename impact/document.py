@@ -185,6 +185,7 @@ def _plan(surface: SurfaceMap | None, files: list[str], device_test: str,
     if missing:
         notes.append(words.not_in_head_text(sorted(set(missing))))
     return {"tests": list(tests), "bench": list(bench), "packages": sorted(packages),
+            "python_roots": list(surface.python_roots) if surface is not None else [],
             "basis": "; ".join(sorted(set(basis))) if basis else "",
             "note": "; ".join(notes) if notes else None}
 

@@ -26,7 +26,8 @@ from impact.contracts import load_schema
 from impact.errors import BadUsage
 from impact.git import BASE_TO_HEAD
 from impact.kinds import ViewName
-from impact.validate import correctness, identity, materialise, perf
+from impact.render.words import validate as words
+from impact.validate import correctness, identity, install, materialise, perf
 from impact.validate.claim import Claim, Thresholds, claim_gpu
 from impact.validate.document import SCHEMA_VERSION, clear, finish, write_json
 from impact.validate.gpus import RecordedBackend, detect_backend
@@ -54,6 +55,10 @@ class Options:
     label: str | None = None
     keep: bool = False
     basis: str = "activity+vram"
+    python_roots: tuple[str, ...] | None = None  # --python-root; None: the report's or map's
+    surface_map: str | None = None  # --surface-map: where the Python roots come from
+    install: str = "auto"  # auto | build | roots (install.Choice)
+    env: dict[str, str] = field(default_factory=dict)  # --env NAME=VALUE, for builds and tests
 
 
 def _now() -> str:
@@ -138,14 +143,38 @@ def _check_binding(views_revs: dict[str, Any], plan: dict[str, Any]) -> None:
                            "make the report for this base and head, or validate its own")
 
 
+def python_roots(options: Options, plan: dict[str, Any] | None, tree: Any
+                 ) -> tuple[tuple[str, ...], str]:
+    """Where the tree's Python lives, and who said so: --python-root, else the report's
+    device runs (its map's python_roots), else --surface-map's, else the map the base
+    ships at .impact/surface.toml; none of them: () (the tree decides, install.plan)."""
+    from impact.surface import load_surface_map, repository_map
+
+    if options.python_roots:
+        return tuple(options.python_roots), "--python-root"
+    if plan is not None:
+        named = [r for run in plan["device_runs"] for r in run.get("python_roots", [])]
+        if named:
+            return tuple(dict.fromkeys(named)), "device_runs of the report (its map's python_roots)"
+    if options.surface_map:
+        return load_surface_map(options.surface_map).python_roots, "--surface-map"
+    shipped = repository_map(tree) if tree is not None else None
+    if shipped is not None and not isinstance(shipped, Exception):
+        return shipped.python_roots, "the base's .impact/surface.toml"
+    return (), "none named"
+
+
 def _env(side: materialise.Side, hook: Path, claim: Claim, package: str | None,
-         identity_dir: Path) -> dict[str, str]:
+         identity_dir: Path, paths: list[Path] | None = None,
+         extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "PYTHONHOME", "CUDA_VISIBLE_DEVICES",
                         "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")}
     env.update(side.caches)
     env.update(claim.env)
-    env.update({"PYTHONPATH": f"{side.root}{os.pathsep}{hook}",
+    env.update(extra or {})
+    search = [str(p) for p in (paths or [side.root])]
+    env.update({"PYTHONPATH": os.pathsep.join([*search, str(hook)]),
                 "PYTHONDONTWRITEBYTECODE": "1", "FLYDSL_AUTOTUNE": "0",
                 identity.IDENTITY_DIR_ENV: str(identity_dir),
                 identity.IDENTITY_PACKAGE_ENV: package or "",
@@ -209,7 +238,7 @@ def validate(options: Options) -> dict[str, Any]:
                        limits=Thresholds(basis=options.basis)) as claim:
             timings["gpu_claim"] = time.monotonic() - clock
             result = _run_sides(options, views, merge, claim, scratch, tests, bench, recorded,
-                                timings)
+                                timings, plan)
         stages.update(result["stages"])
         findings += result["findings"]
         detail = claim.detail()
@@ -290,7 +319,8 @@ def _version() -> str:
 
 def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim: Claim,
                scratch: Path, tests: list[str], bench: list[str], recorded: bool,
-               timings: dict[str, float]) -> dict[str, Any]:
+               timings: dict[str, float], plan: dict[str, Any] | None = None
+               ) -> dict[str, Any]:
     """Materialise, check imports, run correctness and perf: the stages after the claim."""
     stages: dict[str, dict[str, Any]] = {}
     findings: list[dict[str, Any]] = []
@@ -307,31 +337,46 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
     hook = identity.install_hook(scratch / "hook")
 
     clock = time.monotonic()
+    roots, roots_source = python_roots(options, plan, base_snap)
+    installs = _install_sides(options, sides, roots, hook, claim, scratch, findings)
+    result["installs"] = installs
+    install_detail = {"python_roots": list(roots), "python_roots_source": roots_source,
+                      **{name: done.to_json() for name, done in installs.items()}}
+    timings["install"] = time.monotonic() - clock
+    clock = time.monotonic()
     refused = [f"{name}: {len(side.refused)} path(s) no checkout writes, left unwritten "
                f"({', '.join(side.refused[:3])})" for name, side in sides.items() if side.refused]
+    unbuilt = [words.install_failed(name, done) for name, done in installs.items()
+               if not done.ok]
     if refused:  # the folder is not the revision's tree: nothing run there proves it
-        stages["runtime_compat"] = _stage(StageStatus.FAIL, "; ".join(refused))
+        stages["runtime_compat"] = _stage(StageStatus.FAIL, "; ".join(refused),
+                                          install=install_detail)
+    elif unbuilt:
+        stages["runtime_compat"] = _stage(StageStatus.FAIL, "; ".join(unbuilt),
+                                          install=install_detail)
     elif ViewName.HEAD not in sides:
         stages["runtime_compat"] = _stage(StageStatus.SKIP,
-                                          "no merged head tree to check (merge_sim failed)")
+                                          "no merged head tree to check (merge_sim failed)",
+                                          install=install_detail)
     elif not options.package:
-        stages["runtime_compat"] = _stage(StageStatus.SKIP,
-                                          "no package named: pass --package NAME, or "
-                                          "name `package` in the map's [[device_tests]], so "
-                                          "the import check can prove which tree runs")
+        stages["runtime_compat"] = _stage(StageStatus.SKIP, words.NO_PACKAGE,
+                                          install=install_detail)
     else:
         origins, bad = {}, []
         for name, side in sides.items():
-            env = _env(side, hook, claim, options.package, scratch / name / "probe")
+            env = _env(side, hook, claim, options.package, scratch / name / "probe",
+                       installs[name].paths, options.env)
             origin, error = identity.import_origin(options.python, options.package, env)
             origins[name] = origin
-            if origin is None or not Path(origin).resolve().is_relative_to(side.root.resolve()):
-                bad.append(f"{name}: {options.package} resolves to {origin or error}, "
-                           f"outside {side.root}")
+            if origin is None or not _own(origin, side):
+                bad.append(words.import_elsewhere(name, options.package, origin or error,
+                                                  side.root.parent, installs[name]))
         stages["runtime_compat"] = (
-            _stage(StageStatus.FAIL, "; ".join(bad), origins=origins) if bad else
-            _stage(StageStatus.PASS, f"{options.package} resolves inside each side's scratch "
-                   "folder", origins=origins))
+            _stage(StageStatus.FAIL, "; ".join(bad), origins=origins, install=install_detail)
+            if bad else
+            _stage(StageStatus.PASS, f"{options.package} resolves inside each side's own "
+                   f"folder ({', '.join(sorted({str(d.how) for d in installs.values()}))})",
+                   origins=origins, install=install_detail))
     timings["runtime_compat"] = time.monotonic() - clock
 
     blocked = []
@@ -340,13 +385,13 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
     if stages["runtime_compat"]["status"] != StageStatus.PASS:
         blocked.append(f"runtime_compat is {stages['runtime_compat']['status']}")
     if not tests:
-        blocked.append("no test target: the plan names none")
+        blocked.append(words.ADD_TESTS)
     if blocked:
         why = "; ".join(blocked)
         stages["correctness"] = _stage(StageStatus.SKIP, why)
         stages["test_policy"] = _stage(StageStatus.SKIP, why)
         stages["perf"] = _stage(StageStatus.SKIP,
-                                why if bench else f"no bench command named; {why}")
+                                why if bench else f"{words.ADD_BENCH}; {why}")
         return result
 
     clock = time.monotonic()
@@ -355,7 +400,8 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
     logs.mkdir()
     for name in (ViewName.BASE, ViewName.HEAD):
         side = sides[name]
-        env = _env(side, hook, claim, options.package, scratch / name / "identity")
+        env = _env(side, hook, claim, options.package, scratch / name / "identity",
+                   installs[name].paths, options.env)
         outcomes[name] = [correctness.run_target(options.python, side.root, t, env, logs, name,
                                                  options.timeout) for t in tests]
     timings["correctness"] = time.monotonic() - clock
@@ -378,21 +424,22 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
         result["identity"] = identity.read_identity(scratch / ViewName.HEAD / "identity",
                                                     head_side.tree_id)
         loaded = (result["identity"] or {}).get("module_path")
-        if loaded and not Path(loaded).resolve().is_relative_to(head_side.root.resolve()):
+        if loaded and not _own(loaded, head_side):
             # the import check passed, yet the test process ran another copy: nothing it
             # proved is about this head (an environment fact, blamed on no one)
             stages["runtime_compat"] = _stage(
                 StageStatus.FAIL, f"the head test process imported {options.package} from "
-                f"{loaded}, outside {head_side.root}", **stages["runtime_compat"]["detail"])
+                f"{loaded}, outside {head_side.root.parent}", **stages["runtime_compat"]["detail"])
 
     clock = time.monotonic()
     if not bench:
-        stages["perf"] = _stage(StageStatus.SKIP, "no bench command named")
+        stages["perf"] = _stage(StageStatus.SKIP, words.ADD_BENCH)
     else:
         rounds = []
         for i, name in enumerate(perf.ROUNDS):
             side = sides[name]
-            env = _env(side, hook, claim, options.package, scratch / name / "identity")
+            env = _env(side, hook, claim, options.package, scratch / name / "identity",
+                       installs[name].paths, options.env)
             for n, command in enumerate(bench):
                 rounds.append(perf.run_bench(command, side.root, env,
                                              logs / f"bench-{i}-{name}-{n}.log", name,
@@ -405,6 +452,45 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
              "seconds": round(r.seconds, 3), "error": r.error or None} for r in rounds])
     timings["perf"] = time.monotonic() - clock
     return result
+
+
+def _own(path: str, side: materialise.Side) -> bool:
+    """Whether `path` is one of `side`'s own files: its tree or its build (both under the
+    side's folder, which no other side shares)."""
+    return Path(path).resolve().is_relative_to(side.root.parent.resolve())
+
+
+def _install_sides(options: Options, sides: dict[ViewName, materialise.Side],
+                   roots: tuple[str, ...], hook: Path, claim: Claim, scratch: Path,
+                   findings: list[dict[str, Any]]) -> dict[ViewName, install.Installed]:
+    """Each side made importable its project's way (impact.validate.install). A head that
+    does not build is a blocker; a base that does not build leaves nothing to compare
+    against (the stage fails, the verdict is INCONCLUSIVE)."""
+    done: dict[ViewName, install.Installed] = {}
+    for name, side in sides.items():
+        how = install.plan(side.root, roots, install.Choice(options.install))
+        env = _env(side, hook, claim, None, scratch / name / "build-probe", [side.root],
+                   {**_build_env(claim), **options.env})
+        done[name] = install.install(how, side.root, side.root.parent / "site", options.python,
+                                     env, side.root.parent / "install.log", options.timeout)
+        if name == ViewName.HEAD and not done[name].ok:
+            findings.append({"severity": "blocker", "stage": "runtime_compat",
+                             "detail": words.install_failed(name, done[name])})
+    return done
+
+
+def _build_env(claim: Claim) -> dict[str, str]:
+    """A build compiles for the claimed GPU's arch unless the user says otherwise
+    (TORCH_CUDA_ARCH_LIST / PYTORCH_ROCM_ARCH already set, or --env)."""
+    arch = claim.gpu.arch if claim.gpu is not None else None
+    if not arch:
+        return {}
+    if arch.startswith("sm_") and "TORCH_CUDA_ARCH_LIST" not in os.environ:
+        digits = arch[3:]
+        return {"TORCH_CUDA_ARCH_LIST": f"{digits[:-1]}.{digits[-1]}"}
+    if arch.startswith("gfx") and "PYTORCH_ROCM_ARCH" not in os.environ:
+        return {"PYTORCH_ROCM_ARCH": arch}
+    return {}
 
 
 def _tip_tree(views: Any) -> Any:

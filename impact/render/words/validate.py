@@ -1,0 +1,70 @@
+"""What `impact validate` and `impact gate` say: how a side was made importable, why a
+stage could not run and the exact thing to add so it can, and the gate's lines.
+
+Maintainers: the validators decide; this module only words their decisions, so a user
+reads the same sentence in the report's stages, the gate document and the terminal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class _Install(Protocol):
+    how: Any
+    reason: str
+    error: str
+    log: str | None
+
+
+NO_PACKAGE = ("no package named: pass --package NAME, or name `package` in the map's "
+              "[[device_tests]], so the import check can prove which tree runs")
+
+ADD_TESTS = ("no test target: add `tests = [\"tests/test_{stem}.py\"]` to the [[device_tests]] "
+             "entry of the surface map whose `paths` match the changed files, or pass --test T")
+
+ADD_BENCH = ("no bench command named, so the perf stage cannot pass: add "
+             "`bench = [\"python bench/bench.py\"]` to the map's [[device_tests]] entry "
+             "(a command printing JSON lines {\"label\": ..., \"us\": ...}), or pass --bench CMD")
+
+
+def install_failed(side: str, done: _Install) -> str:
+    """One line for a side that could not be made importable, with where its log is."""
+    where = f"; its log: {done.log}" if done.log else ""
+    return f"{side} could not be installed ({done.how}: {done.reason}): {done.error}{where}"
+
+
+def import_elsewhere(side: str, package: str, origin: str, folder: Path,
+                     done: _Install) -> str:
+    """The import check's failure: where the package resolved instead, and how the side
+    was put on the path, so the fix (a python root, --install build) is in view."""
+    return (f"{side}: {package} resolves to {origin}, outside {folder} (installed as "
+            f"{done.how}: {done.reason}; name the package's folder in the map's "
+            "python_roots, pass --python-root DIR, or --install build)")
+
+
+def inconclusive_advice(stages: dict[str, dict[str, Any]]) -> list[str]:
+    """For each required stage that did not pass, the stage and what to add or run so it
+    can: the lines `impact validate` prints under an INCONCLUSIVE verdict."""
+    lines = []
+    for name, stage in stages.items():
+        if stage["status"] in ("pass", "info"):
+            continue
+        lines.append(f"{name} is {stage['status']}: {stage['reason']}")
+    return lines
+
+
+def gate_line(verdict: str, static: str, device: list[dict[str, Any]],
+              pending: list[str]) -> str:
+    """The gate's one line: its verdict, the static verdict and each arch's evidence."""
+    runs = ", ".join(f"{d['arch']} {d['verdict']}" for d in device) or "no device run"
+    waiting = f"; waiting for {', '.join(pending)}" if pending else ""
+    return f"Gate: {verdict} (static {static}; device {runs}{waiting})"
+
+
+def gate_reason_static(static: str) -> str:
+    """Why no device run was needed for a static verdict."""
+    if static == "BREAKS":
+        return "the report shows a break statically; no device run can clear it"
+    return f"the report reads {static}: no device run is needed"

@@ -1,0 +1,234 @@
+"""`impact validate` puts each side on the import path the way its project installs:
+the map's python_roots (a `src/` layout), else the project's own packaging built into a
+folder of that side's own (pip, no index, no build isolation), else the tree's root.
+
+The built package here uses an in-tree PEP 517 backend of a few lines (`backend.py`), so
+the build needs neither setuptools nor an index; it writes the package into the wheel
+with a marker line, which proves the tests ran the built copy, not the tree's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from impact.contracts import load_schema
+from impact.fixtures.scenario import Change, Scenario, build_repository
+from impact.validate import gpus, install
+from impact.validate.run import Options, validate
+
+SAMPLES = Path(__file__).parent / "data" / "gpu_samples"
+
+SRC_MAP = """schema_version = 1
+name = "srclayout"
+python_roots = ["src"]
+[[surface]]
+kind = "tiny-op"
+lane = "IMPACT"
+language = "python"
+patterns = ["src/pkg/*.py"]
+
+[[device_tests]]
+paths = ["src/pkg/*.py"]
+tests = ["tests/test_add.py"]
+package = "pkg"
+"""
+
+TEST = ("from pkg import add\n\ndef test_add():\n    assert add(1, 2) == 3\n\n"
+        "def test_built():\n    import pkg\n    assert pkg.BUILT == EXPECT_BUILT\n")
+
+SRC_BASE = {
+    ".impact/surface.toml": SRC_MAP,
+    "src/pkg/__init__.py": "BUILT = False\nfrom pkg.add import add\n",
+    "src/pkg/add.py": "def add(a, b):\n    return a + b\n",
+    "tests/test_add.py": TEST.replace("EXPECT_BUILT", "False"),
+}
+
+BACKEND = '''"""A PEP 517 backend of this test: src/pkg into a wheel, marked as built."""
+import base64, hashlib, os, zipfile
+
+NAME, VERSION = "pkg", "1.0"
+
+
+def _files():
+    for folder, _, names in os.walk("src/pkg"):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                data = open(path, "rb").read()
+                if name == "__init__.py":
+                    data = data.replace(b"BUILT = False", b"BUILT = True")
+                yield os.path.relpath(path, "src"), data
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    if os.environ.get("PKG_FAIL_BUILD") or os.path.exists("BROKEN_BUILD"):
+        raise SystemExit("the build of pkg failed on purpose")
+    info = f"{NAME}-{VERSION}.dist-info"
+    files = dict(_files())
+    files[f"{info}/METADATA"] = (
+        f"Metadata-Version: 2.1\\nName: {NAME}\\nVersion: {VERSION}\\n".encode())
+    files[f"{info}/WHEEL"] = (b"Wheel-Version: 1.0\\nGenerator: test\\n"
+                              b"Root-Is-Purelib: true\\nTag: py3-none-any\\n")
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append(f"{info}/RECORD,,")
+    files[f"{info}/RECORD"] = ("\\n".join(record) + "\\n").encode()
+    wheel = f"{NAME}-{VERSION}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, wheel), "w") as out:
+        for path, data in files.items():
+            out.writestr(path, data)
+    return wheel
+'''
+
+PYPROJECT = ('[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n\n'
+             '[project]\nname = "pkg"\nversion = "1.0"\n')
+
+BUILT_BASE = {
+    "pyproject.toml": PYPROJECT,
+    "backend.py": BACKEND,
+    "src/pkg/__init__.py": "BUILT = False\nfrom pkg.add import add\n",
+    "src/pkg/add.py": "def add(a, b):\n    return a + b\n",
+    "tests/test_add.py": TEST.replace("EXPECT_BUILT", "True"),
+}
+
+BROKEN_ADD = {"src/pkg/add.py": "def add(a, b):\n    return a - b\n"}
+SAME_ADD = {"src/pkg/add.py": "def add(a, b):\n    return b + a\n"}
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(gpus.RECORDED_SAMPLES_ENV, str(SAMPLES / "idle.json"))
+
+
+def _validate(tmp_path: Path, base: dict, head: dict, delete: tuple[str, ...] = (),
+              **extra) -> dict:
+    change = Change("head", write=head, delete=delete)
+    repo = build_repository(Scenario(base=base, head=(change,)), tmp_path / "repo")
+    out = tmp_path / "validation_report.json"
+    validate(Options(repo=str(repo.path), base=repo.base, head=repo.head,
+                     tests=["tests/test_add.py"], package="pkg", output=str(out), samples=2,
+                     interval=0, lock_dir=str(tmp_path / "locks"), timeout=120, **extra))
+    document = json.loads(out.read_text())
+    jsonschema.Draft202012Validator(load_schema("validation_report.schema.json")).validate(
+        document)
+    return document
+
+
+def test_the_plan_prefers_named_roots_then_packaging_then_the_tree(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    assert install.plan(tmp_path, ("src",)).how == install.How.ROOTS
+    assert install.plan(tmp_path, (".",)).how == install.How.TREE
+    (tmp_path / "setup.py").write_text("")
+    assert install.plan(tmp_path, (".",)).how == install.How.BUILD
+    assert install.plan(tmp_path, ("src",)).how == install.How.ROOTS
+    assert install.plan(tmp_path, ("src",), install.Choice.BUILD).how == install.How.BUILD
+    (tmp_path / "setup.py").unlink()
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 99\n")
+    assert install.plan(tmp_path, ()).how == install.How.TREE  # no [build-system]
+
+
+def test_a_src_layout_is_found_through_the_maps_python_roots(tmp_path: Path,
+                                                            recorded) -> None:
+    doc = _validate(tmp_path, SRC_BASE, BROKEN_ADD)
+    compat = doc["stages"]["runtime_compat"]
+    assert compat["status"] == "pass", compat["reason"]
+    assert compat["detail"]["install"]["python_roots"] == ["src"]
+    assert "surface.toml" in compat["detail"]["install"]["python_roots_source"]
+    for side in ("base", "head"):
+        assert compat["detail"]["install"][side]["how"] == "python-roots"
+        origin = Path(compat["detail"]["origins"][side])
+        assert origin == Path(doc["repo"][f"{side}_dir"]).resolve() / "src/pkg/__init__.py"
+    assert doc["verdict"] == "BLOCK"  # the head's add is wrong, and the tests ran it
+
+
+def test_without_the_root_a_src_layout_does_not_resolve(tmp_path: Path, recorded) -> None:
+    base = {**SRC_BASE, ".impact/surface.toml": SRC_MAP.replace('python_roots = ["src"]\n', "")}
+    doc = _validate(tmp_path, base, BROKEN_ADD)
+    compat = doc["stages"]["runtime_compat"]
+    assert compat["status"] == "fail"
+    assert "python_roots" in compat["reason"] and "--install build" in compat["reason"]
+    assert doc["verdict"] == "INCONCLUSIVE"
+
+
+def test_the_python_root_flag_wins_over_the_map(tmp_path: Path, recorded) -> None:
+    doc = _validate(tmp_path, SRC_BASE, SAME_ADD, python_roots=("nowhere",))
+    compat = doc["stages"]["runtime_compat"]
+    assert compat["detail"]["install"]["python_roots_source"] == "--python-root"
+    assert compat["status"] == "fail" and "nowhere" in compat["reason"]
+
+
+@pytest.mark.slow  # pip builds both sides
+def test_a_project_is_built_with_its_own_packaging_and_its_build_runs(tmp_path: Path,
+                                                                     recorded) -> None:
+    doc = _validate(tmp_path, BUILT_BASE, BROKEN_ADD)
+    compat = doc["stages"]["runtime_compat"]
+    assert compat["status"] == "pass", compat["reason"]
+    for side in ("base", "head"):
+        done = compat["detail"]["install"][side]
+        assert done["how"] == "build" and done["ok"], done
+        assert "--no-index" in done["command"] and "--no-build-isolation" in done["command"]
+        site = Path(doc["repo"][f"{side}_dir"]).parent / "site"
+        assert Path(compat["detail"]["origins"][side]) == site.resolve() / "pkg/__init__.py"
+    head = doc["stages"]["correctness"]["detail"]["head"][0]
+    base = doc["stages"]["correctness"]["detail"]["base"][0]
+    # test_built passes on both sides: the tests imported the built copy (BUILT = True)
+    assert (base["stats"]["tests"], base["stats"]["failures"]) == (2, 0)
+    assert (head["stats"]["tests"], head["stats"]["failures"]) == (2, 1)  # test_add: a - b
+    assert doc["verdict"] == "BLOCK"
+
+
+@pytest.mark.slow  # pip builds both sides
+def test_a_head_that_does_not_build_is_blocked_and_says_so(tmp_path: Path, recorded) -> None:
+    doc = _validate(tmp_path, BUILT_BASE, {"BROKEN_BUILD": "", **SAME_ADD})
+    compat = doc["stages"]["runtime_compat"]
+    assert compat["status"] == "fail"
+    head = compat["detail"]["install"]["head"]
+    assert not head["ok"] and head["error"].startswith("the build exited")
+    assert any("failed on purpose" in line for line in head["log_tail"])
+    assert compat["detail"]["install"]["base"]["ok"]
+    [blocker] = [f for f in doc["findings"] if f["severity"] == "blocker"]
+    assert blocker["stage"] == "runtime_compat" and "head could not be installed" in \
+        blocker["detail"]
+    assert doc["verdict"] == "BLOCK"
+
+
+@pytest.mark.slow  # pip builds both sides
+def test_a_base_that_does_not_build_is_inconclusive_not_blamed(tmp_path: Path,
+                                                              recorded) -> None:
+    base = {**BUILT_BASE, "BROKEN_BUILD": ""}
+    doc = _validate(tmp_path, base, SAME_ADD, delete=("BROKEN_BUILD",))
+    compat = doc["stages"]["runtime_compat"]
+    assert not compat["detail"]["install"]["base"]["ok"]
+    assert compat["detail"]["install"]["head"]["ok"]
+    assert doc["findings"] == [] and doc["verdict"] == "INCONCLUSIVE"
+
+
+def test_env_reaches_the_build(tmp_path: Path, recorded) -> None:
+    doc = _validate(tmp_path, BUILT_BASE, SAME_ADD, env={"PKG_FAIL_BUILD": "1"})
+    installs = doc["stages"]["runtime_compat"]["detail"]["install"]
+    assert not installs["base"]["ok"] and not installs["head"]["ok"]
+    assert doc["verdict"] == "BLOCK"  # the head does not build (under these settings)
+
+
+def test_without_a_gpu_the_cli_says_what_to_add(tmp_path: Path) -> None:
+    repo = build_repository(Scenario(base=SRC_BASE, head=(Change("head", write=SAME_ADD),)),
+                            tmp_path / "repo")
+    out = tmp_path / "v.json"
+    env = {"PATH": "/usr/bin:/bin", "IMPACT_GPU_SAMPLES": str(SAMPLES / "idle.json"),
+           "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "impact", "validate", "--repo", str(repo.path),
+                           "--base", repo.base, "--head", repo.head, "--package", "pkg",
+                           "--test", "tests/test_add.py", "--samples", "1", "--interval", "0",
+                           "--lock-dir", str(tmp_path), "-o", str(out)],
+                          capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout.startswith("Validation: INCONCLUSIVE")
+    assert "perf is skip" in done.stdout and "add `bench = [" in done.stdout
+    assert "--bench CMD" in done.stdout
