@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from impact import api
@@ -277,8 +278,92 @@ def build_parser() -> argparse.ArgumentParser:
                       help="build the demo repository in DIR (new or empty) and keep it")
     _add_output(demo)
     _add_device_commands(sub)
+    _add_gate_command(sub)
     _add_tree_commands(sub)
     return parser
+
+
+def _add_gate_command(sub: argparse._SubParsersAction) -> None:
+    """`impact gate`: report, device runs, validation, one document (impact/gate.py)."""
+    gate = sub.add_parser("gate", help="from a change to evidence: the report, the device "
+                                       "runs it names validated on the GPU here, one document")
+    _add_input_forms(gate)
+    gate.add_argument("-o", "--output", default="gate.json", metavar="FILE",
+                      help="the gate document (the report and the validation are kept beside "
+                           "it as FILE's stem + .report.json and .validation.json)")
+    gate.add_argument("--require-arch", action="append", default=[], metavar="ARCH",
+                      help="an arch the gate needs evidence on when the report names every "
+                           "arch the map ships (repeatable; default: the GPU validated here)")
+    gate.add_argument("--untrusted-head", action="store_true",
+                      help="as for report: emit results never fold a row")
+    gate.add_argument("--package", metavar="NAME", help="as for validate")
+    gate.add_argument("--samples", type=int, default=10, help="idle samples (10)")
+    gate.add_argument("--interval", type=float, default=1.0, help="seconds between (1)")
+    gate.add_argument("--lock-dir", default="/tmp", metavar="D")
+    gate.add_argument("--timeout", type=float, default=1800.0,
+                      help="seconds per build, test or bench run (1800)")
+    gate.add_argument("--vram-only", action="store_true", help="as for validate")
+    gate.add_argument("--python", default=sys.executable,
+                      help="the interpreter that builds and runs the tests")
+    gate.add_argument("--keep", action="store_true", help="keep validate's scratch folders")
+    _install_options(gate, map_flag=False)
+    _add_cache(gate)
+    gate.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    gate_sub = gate.add_subparsers(dest="gate_action", parser_class=_Parser,
+                                   metavar="{matrix,join}")
+    plan = gate_sub.add_parser("matrix", help="the archs a CI should validate a report on, "
+                                              "as JSON for a job matrix")
+    plan.add_argument("report", metavar="REPORT.json")
+    plan.add_argument("--arch", action="append", default=[], dest="available",
+                      help="an arch the CI has GPU runners for (repeatable)")
+    plan.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    joined = gate_sub.add_parser("join", help="the gate of a report and the validation "
+                                              "documents its per-arch jobs wrote")
+    joined.add_argument("report", metavar="REPORT.json")
+    joined.add_argument("validations", nargs="*", metavar="VALIDATION.json")
+    joined.add_argument("-o", "--output", dest="join_output", default="gate.json",
+                        metavar="FILE", help="the gate document (whole or not at all)")
+    joined.add_argument("--require-arch", action="append", default=[], dest="join_required",
+                        metavar="ARCH", help="an arch the gate needs evidence on (repeatable;"
+                                             " a missing one leaves the gate INCONCLUSIVE)")
+    joined.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+
+
+def _gate_command(args: argparse.Namespace) -> int:
+    """`impact gate`, `impact gate matrix`, `impact gate join`: the gate's line on stdout,
+    its own exit code (0 PASS, 1 BLOCK or NEEDS_WORK, 2 INCONCLUSIVE)."""
+    import json
+
+    from impact import gate
+    from impact.render.words.report import printable
+    from impact.validate.run import Options
+
+    if args.gate_action == "matrix":
+        sys.stdout.write(json.dumps(gate.matrix(args.report, args.available),
+                                    sort_keys=True) + "\n")
+        return EXIT_NONE
+    if args.gate_action == "join":
+        doc = gate.join(args.report, args.validations, args.join_required)
+        write_output(json.dumps(doc, indent=2, sort_keys=True) + "\n", args.join_output)
+        output = args.join_output
+    else:
+        options = Options(repo=None, base=None, head=None, package=args.package,
+                          samples=args.samples, interval=args.interval,
+                          lock_dir=args.lock_dir, timeout=args.timeout, python=args.python,
+                          keep=args.keep,
+                          basis="vram-only" if args.vram_only else "activity+vram",
+                          python_roots=tuple(args.python_root) or None,
+                          install=args.install, env=_env_pairs(args.env))
+        report_options = dict(repo=args.repo, base=args.base, head=args.head,
+                              range=args.range, commit=args.commit, worktree=args.worktree,
+                              target_tip=args.target_tip, surface_map=args.surface_map,
+                              untrusted_head=args.untrusted_head, session=_session(args))
+        doc = gate.run(report_options, options, Path(args.output), args.require_arch)
+        output = args.output
+    sys.stdout.write(f"{printable(doc['line'])} ({printable(output)})\n")
+    for reason in doc["reasons"]:
+        sys.stdout.write(f"  {printable(reason)}\n")
+    return int(doc["process_exit_code"])
 
 
 TREE_FORMATS = ("json", "markdown", "text")
@@ -411,7 +496,7 @@ def _add_device_commands(sub: argparse._SubParsersAction) -> None:
                         help="the command to run")
 
 
-def _install_options(parser: argparse.ArgumentParser) -> None:
+def _install_options(parser: argparse.ArgumentParser, *, map_flag: bool = True) -> None:
     """How validate puts each side on the import path (impact/validate/install.py)."""
     parser.add_argument("--install", choices=("auto", "build", "roots"), default="auto",
                         help="auto (default): the map's python_roots, else the project's own "
@@ -420,9 +505,10 @@ def _install_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--python-root", action="append", default=[], metavar="DIR",
                         help="a folder of the tree that holds the package (e.g. src); "
                              "repeatable; default: the report's or the map's python_roots")
-    parser.add_argument("--surface-map", metavar="PATH",
-                        help="the map whose python_roots to use (default: the report's, "
-                             "else the base's .impact/surface.toml)")
+    if map_flag:  # gate has its own, the report's
+        parser.add_argument("--surface-map", metavar="PATH",
+                            help="the map whose python_roots to use (default: the "
+                                 "report's, else the base's .impact/surface.toml)")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="a variable for the build and the tests (repeatable), e.g. "
                              "MAX_JOBS=8 or a project's FORCE_BUILD switch")
@@ -462,11 +548,15 @@ def _device_command(args: argparse.Namespace) -> int:
         from impact.render.words.report import printable
         from impact.render.words.validate import inconclusive_advice
         from impact.validate.run import validate
+        from impact.validate.verdict import SATISFIED, StageStatus, Verdict
 
         document = validate(_validate_options(args))
         sys.stdout.write(f"Validation: {document['verdict']} ({printable(args.output)})\n")
-        if document["verdict"] == "INCONCLUSIVE":
-            for line in inconclusive_advice(document["stages"]):
+        if document["verdict"] == Verdict.INCONCLUSIVE:
+            unsatisfied = [(name, stage["status"], stage["reason"])
+                           for name, stage in document["stages"].items()
+                           if stage["status"] != SATISFIED.get(name, StageStatus.PASS)]
+            for line in inconclusive_advice(unsatisfied):
                 sys.stdout.write(f"  {printable(line)}\n")
         return int(document["process_exit_code"])
     from impact.validate.verify import VerifyOptions, verify
@@ -526,6 +616,8 @@ def _run(args: argparse.Namespace) -> int:
         return _cache_command(args)
     if args.command in ("validate", "verify"):
         return _device_command(args)
+    if args.command == "gate":
+        return _gate_command(args)
     if args.command == "explain":
         sys.stdout.write(api.explain(args.contract) + "\n")
         return EXIT_NONE

@@ -45,7 +45,7 @@ fi
 SITE="$ROOT/.device-site"
 PYTHON=$(command -v python3)
 rm -rf "$SITE" "$VENV"
-WANT=(dulwich merge3 tree_sitter tree_sitter_cpp tree_sitter_cmake jsonschema
+WANT=(dulwich merge3 tree_sitter tree_sitter_cpp tree_sitter_cmake tree_sitter_cuda jsonschema
       jsonschema_specifications referencing rpds_py pyyaml urllib3 networkx)
 FILES=()
 for name in "${WANT[@]}"; do

@@ -44,15 +44,10 @@ def import_elsewhere(side: str, package: str, origin: str, folder: Path,
             "python_roots, pass --python-root DIR, or --install build)")
 
 
-def inconclusive_advice(stages: dict[str, dict[str, Any]]) -> list[str]:
-    """For each required stage that did not pass, the stage and what to add or run so it
-    can: the lines `impact validate` prints under an INCONCLUSIVE verdict."""
-    lines = []
-    for name, stage in stages.items():
-        if stage["status"] in ("pass", "info"):
-            continue
-        lines.append(f"{name} is {stage['status']}: {stage['reason']}")
-    return lines
+def inconclusive_advice(unsatisfied: list[tuple[str, str, str]]) -> list[str]:
+    """For each required stage that did not pass (name, status, reason), the stage and
+    what to add or run so it can: the lines `impact validate` prints under INCONCLUSIVE."""
+    return [f"{name} is {status}: {reason}" for name, status, reason in unsatisfied]
 
 
 def gate_line(verdict: str, static: str, device: list[dict[str, Any]],
@@ -63,8 +58,8 @@ def gate_line(verdict: str, static: str, device: list[dict[str, Any]],
     return f"Gate: {verdict} (static {static}; device {runs}{waiting})"
 
 
-def gate_reason_static(static: str) -> str:
-    """Why no device run was needed for a static verdict."""
-    if static == "BREAKS":
+def gate_reason_static(static: str, breaks: bool = False) -> str:
+    """Why no device run was needed for a static verdict (`breaks`: it is a break)."""
+    if breaks:
         return "the report shows a break statically; no device run can clear it"
     return f"the report reads {static}: no device run is needed"
