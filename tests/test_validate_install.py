@@ -214,7 +214,19 @@ def test_env_reaches_the_build(tmp_path: Path, recorded) -> None:
     doc = _validate(tmp_path, BUILT_BASE, SAME_ADD, env={"PKG_FAIL_BUILD": "1"})
     installs = doc["stages"]["runtime_compat"]["detail"]["install"]
     assert not installs["base"]["ok"] and not installs["head"]["ok"]
-    assert doc["verdict"] == "BLOCK"  # the head does not build (under these settings)
+    # neither side builds here: a fact of this machine, not blamed on the change
+    assert doc["findings"] == [] and doc["verdict"] == "INCONCLUSIVE"
+
+
+def test_without_a_gpu_nothing_is_built(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv(gpus.RECORDED_SAMPLES_ENV, raising=False)
+    for name in ("_nvml", "_amdsmi", "_amd_smi_cli", "_rocm_smi"):
+        monkeypatch.setattr(gpus, name, lambda n=name: (None, f"{n}: hidden by the test"))
+    doc = _validate(tmp_path, {**BUILT_BASE, "BROKEN_BUILD": ""}, SAME_ADD)
+    compat = doc["stages"]["runtime_compat"]
+    assert compat["status"] == "skip" and "no GPU" in compat["reason"]
+    assert compat["detail"]["install"]["base"]["skipped"]  # not built, so not failed
+    assert doc["degraded_mode"] == "NO_GPU" and doc["verdict"] == "INCONCLUSIVE"
 
 
 def test_without_a_gpu_the_cli_says_what_to_add(tmp_path: Path) -> None:

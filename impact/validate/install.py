@@ -65,12 +65,13 @@ class Installed:
     log: str | None = None
     log_tail: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    skipped: str = ""  # why the plan was not carried out (nothing would run)
 
     def to_json(self) -> dict[str, Any]:
         return {"how": str(self.how), "reason": self.reason, "ok": self.ok,
                 "error": self.error or None, "paths": [str(p) for p in self.paths],
                 "command": self.command, "log": self.log, "log_tail": self.log_tail,
-                "seconds": round(self.seconds, 3)}
+                "seconds": round(self.seconds, 3), "skipped": self.skipped or None}
 
 
 def packaging_file(root: Path) -> str | None:

@@ -31,7 +31,7 @@ from impact.validate import correctness, identity, install, materialise, perf
 from impact.validate.claim import Claim, Thresholds, claim_gpu
 from impact.validate.document import SCHEMA_VERSION, clear, finish, write_json
 from impact.validate.gpus import RecordedBackend, detect_backend
-from impact.validate.verdict import StageStatus
+from impact.validate.verdict import Severity, StageStatus
 
 
 @dataclass
@@ -354,6 +354,9 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
     elif unbuilt:
         stages["runtime_compat"] = _stage(StageStatus.FAIL, "; ".join(unbuilt),
                                           install=install_detail)
+    elif any(done.skipped for done in installs.values()):
+        stages["runtime_compat"] = _stage(StageStatus.SKIP, words.NOT_BUILT_NO_GPU,
+                                          install=install_detail)
     elif ViewName.HEAD not in sides:
         stages["runtime_compat"] = _stage(StageStatus.SKIP,
                                           "no merged head tree to check (merge_sim failed)",
@@ -464,18 +467,25 @@ def _install_sides(options: Options, sides: dict[ViewName, materialise.Side],
                    roots: tuple[str, ...], hook: Path, claim: Claim, scratch: Path,
                    findings: list[dict[str, Any]]) -> dict[ViewName, install.Installed]:
     """Each side made importable its project's way (impact.validate.install). A head that
-    does not build is a blocker; a base that does not build leaves nothing to compare
-    against (the stage fails, the verdict is INCONCLUSIVE)."""
+    does not build where the base does is a blocker; a base that does not build leaves
+    nothing to compare against, and both failing is this machine's fact, not the change's
+    (the stage fails, the verdict is INCONCLUSIVE). Without a GPU nothing will run, so
+    nothing is built."""
     done: dict[ViewName, install.Installed] = {}
     for name, side in sides.items():
         how = install.plan(side.root, roots, install.Choice(options.install))
+        if claim.gpu is None and how.how == install.How.BUILD:
+            done[name] = install.Installed(how.how, how.reason, [side.root],
+                                           skipped=words.NOT_BUILT_NO_GPU)
+            continue
         env = _env(side, hook, claim, None, scratch / name / "build-probe", [side.root],
                    {**_build_env(claim), **options.env})
         done[name] = install.install(how, side.root, side.root.parent / "site", options.python,
                                      env, side.root.parent / "install.log", options.timeout)
-        if name == ViewName.HEAD and not done[name].ok:
-            findings.append({"severity": "blocker", "stage": "runtime_compat",
-                             "detail": words.install_failed(name, done[name])})
+    head, base = done.get(ViewName.HEAD), done[ViewName.BASE]
+    if head is not None and not head.ok and base.ok:
+        findings.append({"severity": Severity.BLOCKER, "stage": "runtime_compat",
+                         "detail": words.install_failed(ViewName.HEAD, head)})
     return done
 
 

@@ -21,6 +21,9 @@ class _Install(Protocol):
 NO_PACKAGE = ("no package named: pass --package NAME, or name `package` in the map's "
               "[[device_tests]], so the import check can prove which tree runs")
 
+NOT_BUILT_NO_GPU = ("not built: no GPU was claimed, so nothing would run what the build "
+                    "makes")
+
 ADD_TESTS = ("no test target: add `tests = [\"tests/test_{stem}.py\"]` to the [[device_tests]] "
              "entry of the surface map whose `paths` match the changed files, or pass --test T")
 
