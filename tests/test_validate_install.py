@@ -121,6 +121,15 @@ def _validate(tmp_path: Path, base: dict, head: dict, delete: tuple[str, ...] = 
     return document
 
 
+def test_a_failed_builds_first_errors_are_quoted_with_its_end(tmp_path: Path) -> None:
+    log = tmp_path / "install.log"
+    log.write_text("\n".join(["csrc/a.cu(12): error: no instance of constructor"]
+                             + [f"line {i}" for i in range(100)]) + "\n")
+    tail = install._tail(log)
+    assert tail[0].startswith("csrc/a.cu(12): error") and tail[-1] == "line 99"
+    assert len(tail) == 2 + install.LOG_TAIL_LINES
+
+
 def test_the_plan_prefers_named_roots_then_packaging_then_the_tree(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     assert install.plan(tmp_path, ("src",)).how == install.How.ROOTS

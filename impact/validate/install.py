@@ -23,8 +23,11 @@ from typing import Any
 from impact.safefile import read_regular
 
 LOG_TAIL_LINES = 40
-"""How much of a failed build's log the report quotes (the whole log stays beside the side)."""
+"""How much of a failed build's log's end the report quotes (the whole log stays beside the
+side under --keep)."""
 LOG_LIMIT_BYTES = 64 << 20
+ERROR_LINES = 10
+"""How many of a failed build's first lines naming an error the report quotes too."""
 
 
 class How(enum.StrEnum):
@@ -161,4 +164,8 @@ def _tail(log: Path) -> list[str]:
         data = read_regular(log, limit=LOG_LIMIT_BYTES)
     except OSError as exc:  # Unreadable too: a link, a FIFO, a log past the limit
         return [f"(the log could not be read: {exc})"]
-    return data.decode("utf-8", "replace").splitlines()[-LOG_TAIL_LINES:]
+    lines = data.decode("utf-8", "replace").splitlines()
+    tail = lines[-LOG_TAIL_LINES:]
+    # A compiler's first errors sit far above the build tool's closing traceback.
+    first = [line for line in lines[:-LOG_TAIL_LINES] if "error" in line.lower()][:ERROR_LINES]
+    return [*first, *(["…"] if first else []), *tail]

@@ -452,7 +452,8 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
         result["perf_rows"] = rows
         stages["perf"] = _stage(status, reason, rounds=[
             {"side": r.side, "command": r.command, "exit": r.exit,
-             "seconds": round(r.seconds, 3), "error": r.error or None} for r in rounds])
+             "seconds": round(r.seconds, 3), "error": r.error or None,
+             **({"log_tail": perf.log_tail(r.log)} if r.error else {})} for r in rounds])
     timings["perf"] = time.monotonic() - clock
     return result
 
@@ -471,7 +472,10 @@ def _install_sides(options: Options, sides: dict[ViewName, materialise.Side],
     nothing to compare against, and both failing is this machine's fact, not the change's
     (the stage fails, the verdict is INCONCLUSIVE). Without a GPU nothing will run, so
     nothing is built."""
+    from concurrent.futures import ThreadPoolExecutor
+
     done: dict[ViewName, install.Installed] = {}
+    builds = {}
     for name, side in sides.items():
         how = install.plan(side.root, roots, install.Choice(options.install))
         if claim.gpu is None and how.how == install.How.BUILD:
@@ -480,8 +484,13 @@ def _install_sides(options: Options, sides: dict[ViewName, materialise.Side],
             continue
         env = _env(side, hook, claim, None, scratch / name / "build-probe", [side.root],
                    {**_build_env(claim), **options.env})
-        done[name] = install.install(how, side.root, side.root.parent / "site", options.python,
-                                     env, side.root.parent / "install.log", options.timeout)
+        builds[name] = (how, side.root, side.root.parent / "site", options.python, env,
+                        side.root.parent / "install.log", options.timeout)
+    # The two sides build at once: each into its own folders, from its own tree.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        running = {name: pool.submit(install.install, *args) for name, args in builds.items()}
+        done.update({name: future.result() for name, future in running.items()})
+    done = {name: done[name] for name in sides}
     head, base = done.get(ViewName.HEAD), done[ViewName.BASE]
     if head is not None and not head.ok and base.ok:
         findings.append({"severity": Severity.BLOCKER, "stage": "runtime_compat",

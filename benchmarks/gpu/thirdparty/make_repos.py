@@ -12,7 +12,9 @@ OUT/liger: `fix-base` = 9ac26bb8^, `fix` = 9ac26bb8 (linkedin/Liger-Kernel #1298
 cross entropy with reduction="none"), `bug` = 9ac26bb8 with the kernel file put back to its
 parent's (the bug re-introduced, the fix's test kept).
 OUT/fht: `base` = 29c652e, `head` = e7706fa (Dao-AILab/fast-hadamard-transform: a setup.py
-CUDA extension; the head gates c10::DeviceGuard by torch version).
+CUDA extension; the head gates c10::DeviceGuard by torch version), `bug` = e7706fa with the
+CUDA file put back to its blob before bd94076 (the `log_N == 2` twice in the 12N/20N/28N/40N
+dispatch re-introduced; the CUDA file is otherwise the same at both).
 """
 
 from __future__ import annotations
@@ -128,6 +130,8 @@ def main() -> int:
         "fht": build(out / "fht", "Dao-AILab+fast-hadamard-transform", [
             ("base", "29c652e", None, {}),
             ("head", "e7706fa", "base", {}),
+            ("bug", "e7706fa", "head",
+             {"csrc/fast_hadamard_transform_cuda.cu": "bd94076^"}),
         ]),
     }
     (out / "manifest.json").write_text(json.dumps(manifests, indent=2, sort_keys=True) + "\n")

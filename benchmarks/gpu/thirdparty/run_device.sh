@@ -36,6 +36,12 @@ for s in "${STEPS[@]}"; do
         step liger-bug "$IMPACT" gate --repo "$REPOS/liger" --base fix --head bug \
             --surface-map "$HERE/liger.surface.toml" -o "$OUT/liger-bug.json" --no-cache \
             "${COMMON[@]}" "${BENCH[@]}" ;;
+    liger-fix-roots)  # the same, the package found through the map's python_roots
+        "$IMPACT" report --repo "$REPOS/liger" --base fix-base --head fix --no-cache \
+            --surface-map "$HERE/liger.surface.toml" --format json -o "$OUT/liger-fix.report.json" \
+            --fail-on never
+        step liger-fix "$IMPACT" validate --from-report "$OUT/liger-fix.report.json" \
+            -o "$OUT/liger-fix.validation.json" "${COMMON[@]}" "${BENCH[@]}" ;;
     liger-fix)  # the real fix against its parent, the project built with its own packaging
         "$IMPACT" report --repo "$REPOS/liger" --base fix-base --head fix --no-cache \
             --surface-map "$HERE/liger.surface.toml" --format json -o "$OUT/liger-fix.report.json" \
@@ -45,6 +51,11 @@ for s in "${STEPS[@]}"; do
     fht)  # a setup.py CUDA extension, built per side (no prebuilt wheel fetched)
         step fht "$IMPACT" gate --repo "$REPOS/fht" --base base --head head --no-cache \
             --surface-map "$HERE/fht.surface.toml" -o "$OUT/fht.json" "${COMMON[@]}" \
+            --env FAST_HADAMARD_TRANSFORM_FORCE_BUILD=TRUE --env NVCC_THREADS=9 \
+            --env MAX_JOBS=2 ;;
+    fht-bug)  # both sides build: e7706fa against the log_N dispatch bug put back
+        step fht-bug "$IMPACT" gate --repo "$REPOS/fht" --base head --head bug --no-cache \
+            --surface-map "$HERE/fht.surface.toml" -o "$OUT/fht-bug.json" "${COMMON[@]}" \
             --env FAST_HADAMARD_TRANSFORM_FORCE_BUILD=TRUE --env NVCC_THREADS=9 \
             --env MAX_JOBS=2 ;;
     *) echo "run_device: no step '$s'" >&2; exit 2 ;;
