@@ -102,7 +102,7 @@ def test_the_environment_is_minimal_and_its_home_is_the_sides(tmp_path: Path) ->
     assert env["XDG_CACHE_HOME"].startswith(str(tmp_path / "home"))
     assert {"GITHUB_TOKEN", "HTTPS_PROXY", "PYTHONPATH", "AWS_SECRET"}.isdisjoint(env)
     assert env["LANG"] == "C.UTF-8" and env["LC_ALL"] == "C"
-    done, out = _run(tmp_path, "import json, os; print(json.dumps(dict(os.environ)))", env=env)
+    _, out = _run(tmp_path, "import json, os; print(json.dumps(dict(os.environ)))", env=env)
     seen = json.loads(out.strip().splitlines()[-1])
     assert "GITHUB_TOKEN" not in seen and seen["HOME"] == env["HOME"]
 
