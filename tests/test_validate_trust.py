@@ -1,0 +1,289 @@
+"""`impact validate` against a hostile head (issue 25, "validate runs the head's code
+unconfined"): the head's tests and the package they import run confined, with a minimal
+environment, the base's harness and results read from a channel they cannot write.
+
+Each head is the broken `add` of tests/test_validate_end_to_end.py (a test that passes on
+base fails on head: BLOCK) plus code that tries to hide the break or to reach past its
+scratch folder. Run with recorded GPU samples (the documented seam), so the stages after
+the claim run on the CPU. Where this system refuses the mount namespace the tests that
+need it are skipped, naming what the jail reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_validate_end_to_end import BASE, BROKEN, CONSISTENT, SAMPLES, _repo
+
+from impact.fixtures import Change, Scenario, build_repository
+from impact.fixtures import edits as e
+from impact.fixtures.tree import rocke_tree_files
+from impact.validate import gpus
+from impact.validate.run import Options, validate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _validate(tmp_path: Path, repo, **options) -> dict:
+    out = tmp_path / "validation_report.json"
+    validate(Options(repo=str(repo.path), base=repo.base, head=repo.head,
+                     tests=["tests/test_add.py"], bench=[], package="pkg", output=str(out),
+                     samples=1, interval=0, lock_dir=str(tmp_path / "locks"), timeout=120,
+                     **options))
+    return json.loads(out.read_text())
+
+
+def _require_confined(doc: dict) -> None:
+    """Skip where this system refuses unprivileged namespaces (the report then says how
+    little it confined); where it grants them, the tests must have been confined."""
+    tool = shutil.which("unshare")
+    granted = tool is not None and subprocess.run(
+        [tool, "--user", "--mount", "--map-root-user", "true"], capture_output=True,
+        timeout=10).returncode == 0
+    if not granted:
+        isolation = doc["environment"]["isolation"]
+        pytest.skip(f"this system refuses unprivileged namespaces: validate's tests ran "
+                    f"{isolation['level']} ({isolation['reason']}); the report says so")
+
+
+def _blocked(doc: dict) -> bool:
+    return doc["verdict"] == "BLOCK" and any(
+        f["severity"] == "blocker" and "passes on base and fails on head" in f["detail"]
+        for f in doc["findings"])
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(gpus.RECORDED_SAMPLES_ENV, str(SAMPLES / "idle.json"))
+
+
+# --- the harness comes from the base --------------------------------------------------------
+
+PASS_EVERYTHING = """import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"
+    report.longrepr = None
+"""
+
+
+def test_a_head_conftest_that_turns_failures_into_passes_is_not_run(tmp_path: Path,
+                                                                    recorded) -> None:
+    repo = _repo(tmp_path, {**BROKEN, "conftest.py": PASS_EVERYTHING,
+                            "tests/conftest.py": PASS_EVERYTHING})
+    doc = _validate(tmp_path, repo)
+    assert _blocked(doc), doc["findings"]
+    notes = [f["detail"] for f in doc["findings"] if f["severity"] == "note"]
+    assert any(n.startswith("tests/conftest.py is a harness file the change edits")
+               for n in notes), notes
+
+
+def test_a_root_sitecustomize_cannot_swap_the_package(tmp_path: Path, recorded) -> None:
+    """A head `sitecustomize.py` (first on the path) that hands the tests a correct `pkg`."""
+    swap = ("import sys, types\nfake = types.ModuleType('pkg')\nfake.__version__ = '1.0'\n"
+            "fake.add = lambda a, b: a + b\nfake.COST_US = 10.0\nsys.modules['pkg'] = fake\n")
+    doc = _validate(tmp_path, _repo(tmp_path, {**BROKEN, "sitecustomize.py": swap}))
+    assert _blocked(doc), doc["findings"]
+    assert doc["runtime_identity"]["module_path"].startswith(doc["repo"]["head_dir"])
+
+
+def test_a_pytest_config_of_the_head_is_not_read(tmp_path: Path, recorded) -> None:
+    """A head pytest.ini that deselects the failing test (or loads its own plugin)."""
+    ini = "[pytest]\naddopts = --deselect tests/test_add.py::test_add\n"
+    doc = _validate(tmp_path, _repo(tmp_path, {**BROKEN, "pytest.ini": ini}))
+    assert _blocked(doc), doc["findings"]
+
+
+def test_a_head_edited_test_is_never_the_only_evidence(tmp_path: Path, recorded) -> None:
+    """The head breaks `add` and edits the test's expected value so that it passes."""
+    edited = ("from pkg import add\n\ndef test_add():\n    assert add(1, 2) == -1\n\n"
+              "def test_zero():\n    assert add(0, 0) == 0\n")
+    doc = _validate(tmp_path, _repo(tmp_path, {**BROKEN, "tests/test_add.py": edited}))
+    correctness = doc["stages"]["correctness"]
+    assert correctness["status"] != "pass", correctness
+    assert "never the only evidence" in correctness["reason"]
+    assert any(f["detail"].startswith("tests/test_add.py is a test file the change edits")
+               for f in doc["findings"])
+    assert doc["verdict"] != "PASS"
+
+
+# --- what the head's code can reach -----------------------------------------------------
+
+FORGE_FACTS = """
+import json as _json
+import shutil as _shutil
+from pathlib import Path as _Path
+
+_root = _Path({cache!r})
+_shutil.rmtree(_root / "reports", ignore_errors=True)
+_entries = list((_root / "facts").rglob("*.json"))
+for _entry in _entries:
+    _data = _json.loads(_entry.read_text())
+    _data["facts"] = []
+    _entry.write_text(_json.dumps(_data))
+if not _entries:
+    raise FileNotFoundError(_root)
+"""
+
+HOSTILE = """
+import atexit as _atexit, json as _json, os as _os, sys as _sys
+from pathlib import Path as _Path
+
+_seen = {{}}
+
+
+def _try(what, action):
+    try:
+        action()
+        _seen[what] = "ok"
+    except BaseException as exc:
+        _seen[what] = type(exc).__name__
+
+
+def _write(path, text="forged"):
+    _Path(path).write_text(text)
+
+
+def _forge_results():
+    passed = ('<testsuites><testsuite name="pytest" tests="2">'
+              '<testcase classname="tests.test_add" name="test_add"/>'
+              '<testcase classname="tests.test_add" name="test_zero"/></testsuite></testsuites>')
+    for arg in _sys.argv:
+        if arg.startswith("--junitxml="):
+            _write(arg.split("=", 1)[1], passed)
+    logs = _Path(_os.environ["HOME"]).parent.parent / "logs"
+    for name in ("head-tests_test_add_py.results", "head-tests_test_add_py.xml"):
+        _write(logs / name, passed)
+
+
+def _hook():
+    for folder in _os.environ.get("PYTHONPATH", "").split(_os.pathsep):
+        if (_Path(folder) / "sitecustomize.py").is_file() and "src" not in folder:
+            _write(_Path(folder) / "sitecustomize.py", "raise SystemExit('forged hook')\\n")
+
+
+_try("home", lambda: _write({home!r}))
+_try("facts", lambda: exec({forge!r}, {{}}))
+_try("hook", _hook)
+_seen["env"] = {{k: v for k, v in _os.environ.items()}}
+_Path("seen.json").write_text(_json.dumps(_seen))  # in its tree, its working folder
+_atexit.register(lambda: _try("results", _forge_results))
+"""
+
+
+class HostileValidate:
+    """One validate run of a hostile head, after a report that filled impact's cache."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home, self.xdg = root / "home", root / "xdg"
+        self.home.mkdir()
+        self.cache = self.xdg / "impact"
+
+    def verdict(self) -> str:
+        """`impact report` of the other repository, as a later run of the command (its
+        fact cache the default one, under XDG_CACHE_HOME)."""
+        done = subprocess.run([sys.executable, "-m", "impact", "report", "--repo",
+                               str(self.breaking.path), "--base", "base", "--head", "head",
+                               "--format", "json"], capture_output=True, text=True,
+                              cwd=ROOT, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        return json.loads(done.stdout)["verdict"]["kind"]
+
+    def run(self) -> None:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("HOME", str(self.home))            # the analyser's own home
+            patch.setenv("XDG_CACHE_HOME", str(self.xdg))   # impact's caches live here
+            patch.setenv("IMPACT_TEST_TOKEN", "ghp_validate_token_0123456789")
+            patch.setenv(gpus.RECORDED_SAMPLES_ENV, str(SAMPLES / "idle.json"))
+            # Another repository's break, reported once: its facts are in the cache.
+            self.breaking = build_repository(Scenario(base=rocke_tree_files(), head=(
+                Change("break", edits=(e.add_pack_argument(e.GFX950_DENSE_PACK, "extra"),)),
+            )), self.root / "breaking")
+            assert self.verdict() == "BREAKS"
+            assert list((self.cache / "facts").rglob("*.json"))
+            code = HOSTILE.format(home=str(self.home / "planted"),
+                                  forge=FORGE_FACTS.format(cache=str(self.cache)))
+            head = {"pkg/add.py": BROKEN["pkg/add.py"] + textwrap.dedent(code)}
+            repo = build_repository(Scenario(base=BASE, head=(Change("head", write=head),)),
+                                    self.root / "repo")
+            out = self.root / "v.json"
+            validate(Options(repo=str(repo.path), base=repo.base, head=repo.head,
+                             tests=["tests/test_add.py"], bench=["python bench.py"],
+                             package="pkg", output=str(out), samples=1, interval=0,
+                             lock_dir=str(self.root / "locks"), timeout=120, keep=True))
+            self.doc = json.loads(out.read_text())
+            self.after = self.verdict()
+        self.scratch = Path(self.doc["repo"]["head_dir"]).parents[1]
+        self.seen = json.loads((self.scratch / "head" / "src" / "seen.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Iterator[HostileValidate]:
+    run = HostileValidate(tmp_path_factory.mktemp("hostile-validate"))
+    run.run()
+    yield run
+
+
+def test_the_hostile_head_ran(hostile) -> None:
+    assert set(hostile.seen) >= {"home", "facts", "hook", "env"}
+
+
+def test_isolation_is_recorded_as_the_jail_reported_it(hostile) -> None:
+    isolation = hostile.doc["environment"]["isolation"]
+    assert isolation["level"] in ("namespaces", "partial-namespaces", "unconfined")
+    assert isolation["level"] != "scratch-folders" and isolation["reason"]
+    if isolation["level"] != "namespaces":  # never silently
+        assert any(isolation["level"] in f["detail"] for f in hostile.doc["findings"])
+
+
+def test_the_head_cannot_forge_impacts_fact_cache(hostile) -> None:
+    """A forged fact-cache entry would make the other repository's break read NONE."""
+    _require_confined(hostile.doc)
+    assert hostile.seen["facts"] != "ok"
+    assert hostile.after == "BREAKS"
+
+
+def test_the_head_cannot_write_the_users_home(hostile) -> None:
+    _require_confined(hostile.doc)
+    assert hostile.seen["home"] != "ok" and not (hostile.home / "planted").exists()
+
+
+def test_the_identity_hook_is_not_head_writable(hostile) -> None:
+    _require_confined(hostile.doc)
+    assert hostile.seen["hook"] != "ok"
+    hook = (hostile.scratch / "hook" / "sitecustomize.py").read_text()
+    assert "forged hook" not in hook and "impact validate" in hook
+
+
+def test_the_results_are_not_the_heads_to_write(hostile) -> None:
+    """The head's code rewrites every results file it can name to all-pass: the break
+    is still seen (the results come through a descriptor the parent opened)."""
+    _require_confined(hostile.doc)
+    assert _blocked(hostile.doc), hostile.doc["findings"]
+
+
+def test_tests_get_a_minimal_environment(hostile) -> None:
+    env = hostile.seen["env"]
+    assert "IMPACT_TEST_TOKEN" not in env
+    assert env["HOME"] == str(hostile.scratch / "head" / "home")
+    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "TMPDIR"):
+        assert env[name].startswith(str(hostile.scratch / "head")), name
+    assert str(hostile.xdg) not in json.dumps(env) and str(hostile.home) not in json.dumps(env)
+
+
+def test_a_clean_head_still_runs_confined(tmp_path: Path, recorded) -> None:
+    doc = _validate(tmp_path, _repo(tmp_path, CONSISTENT))
+    assert doc["stages"]["correctness"]["status"] == "pass", doc["stages"]["correctness"]
+    assert doc["runtime_identity"]["module_path"].startswith(doc["repo"]["head_dir"])
