@@ -90,6 +90,7 @@ def test_a_head_conftest_that_turns_failures_into_passes_is_not_run(tmp_path: Pa
                for n in notes), notes
 
 
+@pytest.mark.slow  # validate runs pytest on base and head
 def test_a_root_sitecustomize_cannot_swap_the_package(tmp_path: Path, recorded) -> None:
     """A head `sitecustomize.py` (first on the path) that hands the tests a correct `pkg`."""
     swap = ("import sys, types\nfake = types.ModuleType('pkg')\nfake.__version__ = '1.0'\n"
@@ -99,6 +100,7 @@ def test_a_root_sitecustomize_cannot_swap_the_package(tmp_path: Path, recorded) 
     assert doc["runtime_identity"]["module_path"].startswith(doc["repo"]["head_dir"])
 
 
+@pytest.mark.slow  # validate runs pytest on base and head
 def test_a_pytest_config_of_the_head_is_not_read(tmp_path: Path, recorded) -> None:
     """A head pytest.ini that deselects the failing test (or loads its own plugin)."""
     ini = "[pytest]\naddopts = --deselect tests/test_add.py::test_add\n"
@@ -106,6 +108,7 @@ def test_a_pytest_config_of_the_head_is_not_read(tmp_path: Path, recorded) -> No
     assert _blocked(doc), doc["findings"]
 
 
+@pytest.mark.slow  # validate runs pytest on base and head
 def test_a_head_edited_test_is_never_the_only_evidence(tmp_path: Path, recorded) -> None:
     """The head breaks `add` and edits the test's expected value so that it passes."""
     edited = ("from pkg import add\n\ndef test_add():\n    assert add(1, 2) == -1\n\n"
@@ -236,10 +239,12 @@ def hostile(tmp_path_factory) -> Iterator[HostileValidate]:
     yield run
 
 
+@pytest.mark.slow  # validate runs pytest on base and head
 def test_the_hostile_head_ran(hostile) -> None:
     assert set(hostile.seen) >= {"home", "facts", "hook", "env"}
 
 
+@pytest.mark.slow  # validate runs pytest on base and head
 def test_isolation_is_recorded_as_the_jail_reported_it(hostile) -> None:
     isolation = hostile.doc["environment"]["isolation"]
     assert isolation["level"] in ("namespaces", "partial-namespaces", "unconfined")
@@ -248,6 +253,7 @@ def test_isolation_is_recorded_as_the_jail_reported_it(hostile) -> None:
         assert any(isolation["level"] in f["detail"] for f in hostile.doc["findings"])
 
 
+@pytest.mark.slow  # validate runs pytest on base and head
 def test_the_head_cannot_forge_impacts_fact_cache(hostile) -> None:
     """A forged fact-cache entry would make the other repository's break read NONE."""
     _require_confined(hostile.doc)
@@ -255,11 +261,13 @@ def test_the_head_cannot_forge_impacts_fact_cache(hostile) -> None:
     assert hostile.after == "BREAKS"
 
 
+@pytest.mark.slow  # validate runs pytest on base and head
 def test_the_head_cannot_write_the_users_home(hostile) -> None:
     _require_confined(hostile.doc)
     assert hostile.seen["home"] != "ok" and not (hostile.home / "planted").exists()
 
 
+@pytest.mark.slow  # validate runs pytest on base and head
 def test_the_identity_hook_is_not_head_writable(hostile) -> None:
     _require_confined(hostile.doc)
     assert hostile.seen["hook"] != "ok"
@@ -267,6 +275,7 @@ def test_the_identity_hook_is_not_head_writable(hostile) -> None:
     assert "forged hook" not in hook and "impact validate" in hook
 
 
+@pytest.mark.slow  # validate runs pytest on base and head
 def test_the_results_are_not_the_heads_to_write(hostile) -> None:
     """The head's code rewrites every results file it can name to all-pass: the break
     is still seen (the results come through a descriptor the parent opened)."""
@@ -274,6 +283,7 @@ def test_the_results_are_not_the_heads_to_write(hostile) -> None:
     assert _blocked(hostile.doc), hostile.doc["findings"]
 
 
+@pytest.mark.slow  # validate runs pytest on base and head
 def test_tests_get_a_minimal_environment(hostile) -> None:
     env = hostile.seen["env"]
     assert "IMPACT_TEST_TOKEN" not in env
@@ -283,6 +293,7 @@ def test_tests_get_a_minimal_environment(hostile) -> None:
     assert str(hostile.xdg) not in json.dumps(env) and str(hostile.home) not in json.dumps(env)
 
 
+@pytest.mark.slow  # validate runs pytest on base and head
 def test_a_clean_head_still_runs_confined(tmp_path: Path, recorded) -> None:
     doc = _validate(tmp_path, _repo(tmp_path, CONSISTENT))
     assert doc["stages"]["correctness"]["status"] == "pass", doc["stages"]["correctness"]
