@@ -396,7 +396,9 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
         for name, side in sides.items():
             env = _env(side, hook, claim, options.package, scratch / name / "probe",
                        installs[name].paths, options.env)
-            origin, error = identity.import_origin(options.python, options.package, env)
+            origin, error = identity.import_origin(options.python, options.package, env,
+                                                   jail=_jail(side, hook, views),
+                                                   log=scratch / f"probe-{name}.log")
             origins[name] = origin
             if origin is None or not _own(origin, side):
                 bad.append(words.import_elsewhere(name, options.package, origin or error,
