@@ -22,7 +22,6 @@ import json
 import os
 import signal
 import stat
-import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -343,21 +342,6 @@ def read_results(path: Path, exit_status: int | None
         return stats, cases, (f"pytest exit {exit_status} with {failed} failing test(s) "
                               "reported")
     return stats, cases, ""
-
-
-def run_group(argv: list[str] | str, cwd: Path, env: dict[str, str], out: Any,
-              timeout: float) -> int | None:
-    """Run `argv` in a process group of its own, output to `out`; on timeout the whole
-    group is killed and None is returned. Unconfined: only for impact's own commands,
-    never for a revision's (impact/validate/confine.py runs those)."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                            start_new_session=True, shell=isinstance(argv, str))
-    try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        return None
 
 
 def edited_findings(edited: Iterable[str], replaced: Iterable[str]) -> list[dict[str, str]]:
