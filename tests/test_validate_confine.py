@@ -207,3 +207,13 @@ def test_without_namespaces_the_level_says_so(tmp_path: Path) -> None:
     full = {n: True for n in ("user", "mount", "pid", "network", "ipc", "uts")}
     assert isolation_of([full])["level"] == LEVEL_FULL
     assert isolation_of([full, {**full, "pid": False, "detail": "x"}])["level"] != LEVEL_FULL
+
+
+def test_the_levels_are_the_schemas() -> None:
+    from impact.contracts import load_schema
+    from impact.validate.confine import LEVEL_PARTIAL
+
+    schema = load_schema("validation_report.schema.json")
+    levels = schema["properties"]["environment"]["properties"]["isolation"]["properties"][
+        "level"]["enum"]
+    assert sorted(levels) == sorted([LEVEL_FULL, LEVEL_PARTIAL, LEVEL_NONE, LEVEL_NOT_RUN])
