@@ -11,9 +11,9 @@ need it are skipped, naming what the jail reported.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from test_validate_end_to_end import BASE, BROKEN, CONSISTENT, SAMPLES, _repo
 
+from emit.jail import SANDBOX
 from impact.fixtures import Change, Scenario, build_repository
 from impact.fixtures import edits as e
 from impact.fixtures.tree import rocke_tree_files
@@ -41,17 +42,37 @@ def _validate(tmp_path: Path, repo, **options) -> dict:
     return json.loads(out.read_text())
 
 
+@functools.cache
+def _jail_confines() -> tuple[bool, str]:
+    """Whether the jail (emit/sandbox.py) gets a mount namespace on this system, asked of
+    the jail itself: (granted, what it reported)."""
+    status_r, status_w = os.pipe()
+    config = {"parent": os.getpid(), "status_fd": status_w, "namespaces": True,
+              "limits": {}, "hide": [], "cwd": "/", "read_only": [], "keep": []}
+    try:
+        subprocess.run([sys.executable, "-I", "-S", "-B", str(SANDBOX), "run",
+                        json.dumps(config), "--", sys.executable, "-I", "-S", "-c", "pass"],
+                       capture_output=True, timeout=60, pass_fds=(status_w,))
+    finally:
+        os.close(status_w)
+    with os.fdopen(status_r, "rb") as handle:
+        line = handle.readline()
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False, "the jail reported nothing"
+    return bool(record.get("mount")), str(record.get("detail"))
+
+
 def _require_confined(doc: dict) -> None:
-    """Skip where this system refuses unprivileged namespaces (the report then says how
-    little it confined); where it grants them, the tests must have been confined."""
-    tool = shutil.which("unshare")
-    granted = tool is not None and subprocess.run(
-        [tool, "--user", "--mount", "--map-root-user", "true"], capture_output=True,
-        timeout=10).returncode == 0
+    """Skip where this system refuses the jail its mount namespace (the report then says
+    how little it confined); where the jail gets it, the tests must have been confined."""
+    granted, detail = _jail_confines()
     if not granted:
         isolation = doc["environment"]["isolation"]
-        pytest.skip(f"this system refuses unprivileged namespaces: validate's tests ran "
-                    f"{isolation['level']} ({isolation['reason']}); the report says so")
+        pytest.skip(f"this system refuses the jail a mount namespace ({detail}): validate's "
+                    f"tests ran {isolation['level']} ({isolation['reason']}); the report "
+                    "says so")
 
 
 def _blocked(doc: dict) -> bool:
