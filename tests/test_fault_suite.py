@@ -256,6 +256,11 @@ CASES: dict[str, Case] = {
          VC + "test_a_signal_reads_as_the_signal_and_a_timeout_ends_the_tree",
          VC + "test_device_nodes_named_by_the_caller_pass_through",
          VC + "test_no_network_unless_asked"), needs=("user namespaces",)),
+    "validate-build-confined": Case(
+        "the head's own build script (run by validate's install step) cannot write the "
+        "user's home or impact's caches",
+        (VT + "test_a_head_build_backend_runs_confined",),
+        needs=("user namespaces",), slow=True),
     "validate-isolation-recorded": Case(
         "where the kernel refuses namespaces, validate's isolation level says so "
         "(environment.isolation, never 'scratch-folders')",

@@ -319,3 +319,28 @@ def test_a_clean_head_still_runs_confined(tmp_path: Path, recorded) -> None:
     doc = _validate(tmp_path, _repo(tmp_path, CONSISTENT))
     assert doc["stages"]["correctness"]["status"] == "pass", doc["stages"]["correctness"]
     assert doc["runtime_identity"]["module_path"].startswith(doc["repo"]["head_dir"])
+
+
+@pytest.mark.slow  # pip builds both sides
+def test_a_head_build_backend_runs_confined(tmp_path: Path, recorded, monkeypatch) -> None:
+    """The head's own build script (its PEP 517 backend, run by pip) cannot write the
+    user's home or impact's cache folder either."""
+    from test_validate_install import BACKEND, BUILT_BASE
+
+    home, xdg = tmp_path / "home", tmp_path / "xdg"
+    (xdg / "impact").mkdir(parents=True)
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(xdg))
+    attack = (f"\nfor _path in ({str(home / 'planted')!r}, {str(xdg / 'impact' / 'forged')!r}):\n"
+              "    try:\n        open(_path, 'w').write('x')\n    except OSError:\n        pass\n")
+    head = {"backend.py": BACKEND + attack,
+            "src/pkg/add.py": "def add(a, b):\n    return a - b\n"}
+    repo = build_repository(Scenario(base=BUILT_BASE, head=(Change("head", write=head),)),
+                            tmp_path / "repo")
+    doc = _validate(tmp_path, repo)
+    _require_confined(doc)
+    install = doc["stages"]["runtime_compat"]["detail"]["install"]["head"]
+    assert install["how"] == "build" and install["ok"], install
+    assert not (home / "planted").exists() and not (xdg / "impact" / "forged").exists()
+    assert doc["verdict"] == "BLOCK"

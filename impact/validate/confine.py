@@ -39,9 +39,11 @@ END_GRACE = 10.0  # seconds the jail has to end its tree before SIGKILL to the g
 GPU_DEVICE_GLOBS = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri", "/dev/kfd")
 """The device nodes a GPU test needs: NVIDIA's, the DRM render nodes, AMD's KFD."""
 ENV_NAMES = ("PATH", "LANG", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "ROCM_PATH",
-             "ROCM_HOME", "HIP_PATH", "HIP_PLATFORM", "HSA_PATH")
+             "ROCM_HOME", "HIP_PATH", "HIP_PLATFORM", "HSA_PATH", "TORCH_CUDA_ARCH_LIST",
+             "PYTORCH_ROCM_ARCH", "MAX_JOBS", "CC", "CXX")
 """What a command inherits of the user's environment, besides `LC_*`: the locale, where
-programs and the GPU toolkits are. Never a token, a proxy, HOME or an XDG folder."""
+programs and the GPU toolkits are, the build's arch list, job count and compilers. Never a
+token, a proxy, HOME or an XDG folder (`--env NAME=VALUE` passes anything else)."""
 ENV_PREFIXES = ("LC_",)
 REQUIRED = ("mount", "pid", "network", "ipc", "uts")
 """What `isolation_of` calls a full sandbox (network only where it was not let through)."""

@@ -365,8 +365,9 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
 
     clock = time.monotonic()
     roots, roots_source = python_roots(options, plan, base_snap)
-    installs = _install_sides(options, sides, roots, hook, claim, scratch, findings)
+    installs = _install_sides(options, sides, roots, hook, claim, scratch, findings, views)
     result["installs"] = installs
+    result["isolation"] += [done.isolation for done in installs.values() if done.isolation]
     install_detail = {"python_roots": list(roots), "python_roots_source": roots_source,
                       **{name: done.to_json() for name, done in installs.items()}}
     timings["install"] = time.monotonic() - clock
@@ -503,7 +504,8 @@ def _own(path: str, side: materialise.Side) -> bool:
 
 def _install_sides(options: Options, sides: dict[ViewName, materialise.Side],
                    roots: tuple[str, ...], hook: Path, claim: Claim, scratch: Path,
-                   findings: list[dict[str, Any]]) -> dict[ViewName, install.Installed]:
+                   findings: list[dict[str, Any]], views: Any = None
+                   ) -> dict[ViewName, install.Installed]:
     """Each side made importable its project's way (impact.validate.install). A head that
     does not build where the base does is a blocker; a base that does not build leaves
     nothing to compare against, and both failing is this machine's fact, not the change's
@@ -519,7 +521,9 @@ def _install_sides(options: Options, sides: dict[ViewName, materialise.Side],
         env = _env(side, hook, claim, None, scratch / name / "build-probe", [side.root],
                    {**_build_env(claim), **options.env})
         done[name] = install.install(how, side.root, side.root.parent / "site", options.python,
-                                     env, side.root.parent / "install.log", options.timeout)
+                                     _with_python(env, options.python),
+                                     scratch / f"install-{name}.log", options.timeout,
+                                     _jail(side, hook, views))
     head, base = done.get(ViewName.HEAD), done[ViewName.BASE]
     if head is not None and not head.ok and base.ok:
         findings.append({"severity": Severity.BLOCKER, "stage": "runtime_compat",
