@@ -162,6 +162,10 @@ def confined_run(argv: list[str] | str, *, cwd: Path, env: dict[str, str],
     ro = {*map(str, read_only), *interpreter_paths(sys.executable), str(SANDBOX.parent)}
     if os.path.isabs(program[0]) and Path(program[0]).name.startswith("python"):
         ro.update(interpreter_paths(program[0]))
+    for name in ("python", "python3"):  # what a shell command's `python` runs
+        found = shutil.which(name, path=env.get("PATH"))
+        if found:
+            ro.update(interpreter_paths(found))
     ro.update(p for p in env.get("PATH", "").split(os.pathsep) if os.path.isabs(p))
     keep += [(os.path.realpath(p), False) for p in sorted(ro) if os.path.isdir(p)]
     status_r, status_w = os.pipe()
