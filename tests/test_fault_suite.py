@@ -284,7 +284,9 @@ CASES: dict[str, Case] = {
          VT + "test_a_pytest_config_of_the_head_is_not_read"), slow=True),
     "validate-edited-tests": Case(
         "a test file the head edits is flagged and is never the only evidence of a pass",
-        (VT + "test_a_head_edited_test_is_never_the_only_evidence",), slow=True),
+        (VT + "test_a_head_edited_test_is_never_the_only_evidence",
+         V + "test_a_pass_in_a_head_edited_test_or_beside_an_edited_helper_is_no_evidence"),
+        slow=True),
     "validate-results-channel": Case(
         "head code cannot rewrite the results validate reads or the identity hook",
         (VT + "test_the_results_are_not_the_heads_to_write",

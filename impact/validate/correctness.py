@@ -371,13 +371,26 @@ def _case_file(case: str, target: str) -> str:
     return case.split("::", 1)[0] if "::" in case else target.split("::", 1)[0]
 
 
+def _tainted(file: str, edited: set[str]) -> bool:
+    """Whether a test in `file` proves nothing on its own: the change edits the file, or
+    a helper module in its folder or a folder above it (tests/helpers.py, which the tests
+    there import); a harness file is the base's and taints nothing."""
+    if file in edited:
+        return True
+    helpers = {PurePosixPath(p).parent for p in edited
+               if PurePosixPath(p).name not in HARNESS_FILES and not
+               (PurePosixPath(p).name.startswith("test") or p.endswith("_test.py"))}
+    return any(folder in helpers for folder in PurePosixPath(file).parents)
+
+
 def compare(base: list[Outcome], head: list[Outcome], edited: Iterable[str] = ()
             ) -> Comparison:
     """Blame only what the change made worse; fail closed on anything unreadable. A head
     run a signal ended (`os.abort()`, a segfault) where the base's was not is a blocker:
     the process that would have written the results crashed, whatever it wrote before.
-    A pass of a test in a file of `edited` (the test files the change edits) is never the
-    only evidence: it may show a failure, not prove a pass."""
+    A pass of a test in a file of `edited` (the test files the change edits), or beside a
+    test helper it edits, is never the only evidence: it may show a failure, not prove a
+    pass."""
     edited = set(edited)
     findings: list[dict[str, str]] = []
     problems: list[str] = []
@@ -400,7 +413,7 @@ def compare(base: list[Outcome], head: list[Outcome], edited: Iterable[str] = ()
         head_executed += h.executed
         for case, result in sorted(h.cases.items()):
             if result == PASSED:
-                if _case_file(case, h.target) in edited:
+                if _tainted(_case_file(case, h.target), edited):
                     edited_passed += 1
                 else:
                     head_passed += 1
