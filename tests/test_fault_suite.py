@@ -281,7 +281,8 @@ CASES: dict[str, Case] = {
         "a head conftest.py, root sitecustomize.py or pytest.ini cannot hide a failing test",
         (VT + "test_a_head_conftest_that_turns_failures_into_passes_is_not_run",
          VT + "test_a_root_sitecustomize_cannot_swap_the_package",
-         VT + "test_a_pytest_config_of_the_head_is_not_read"), slow=True),
+         VT + "test_a_pytest_config_of_the_head_is_not_read",
+         VT + "test_a_conftest_the_head_build_plants_is_not_run"), slow=True),
     "validate-edited-tests": Case(
         "a test file the head edits is flagged and is never the only evidence of a pass",
         (VT + "test_a_head_edited_test_is_never_the_only_evidence",

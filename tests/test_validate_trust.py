@@ -344,3 +344,22 @@ def test_a_head_build_backend_runs_confined(tmp_path: Path, recorded, monkeypatc
     assert install["how"] == "build" and install["ok"], install
     assert not (home / "planted").exists() and not (xdg / "impact" / "forged").exists()
     assert doc["verdict"] == "BLOCK"
+
+
+@pytest.mark.slow  # pip builds both sides
+def test_a_conftest_the_head_build_plants_is_not_run(tmp_path: Path, recorded) -> None:
+    """The base's harness is put back after the head's build (which may write into its
+    tree) and before each head target: a conftest.py planted there never runs."""
+    from test_validate_install import BACKEND, BUILT_BASE
+
+    plant = (f"\nos.makedirs('tests', exist_ok=True)\n"
+             f"open('tests/conftest.py', 'w').write({PASS_EVERYTHING!r})\n")
+    head = {"backend.py": BACKEND + plant,
+            "src/pkg/add.py": "def add(a, b):\n    return a - b\n"}
+    repo = build_repository(Scenario(base=BUILT_BASE, head=(Change("head", write=head),)),
+                            tmp_path / "repo")
+    doc = _validate(tmp_path, repo)
+    assert doc["stages"]["runtime_compat"]["detail"]["install"]["head"]["ok"]
+    assert _blocked(doc), doc["findings"]
+    assert any(f["detail"].startswith("tests/conftest.py was written into the head's tree")
+               for f in doc["findings"])

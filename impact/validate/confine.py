@@ -95,6 +95,9 @@ def minimal_environment(environ: Mapping[str, str], *, home: Path,
     for name, path in folders.items():
         path.mkdir(parents=True, exist_ok=True)
         env[name] = str(path)
+    # No user site folder: a usercustomize.py or .pth an install or a test left in the
+    # home would run in every later Python process of the side.
+    env["PYTHONNOUSERSITE"] = "1"
     env.update(extra)
     return env
 

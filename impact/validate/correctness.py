@@ -218,6 +218,38 @@ def harness_from_base(head_root: Path, base: Snapshot, head: Snapshot
     return replaced, failed
 
 
+def restore_harness(root: Path, base: Snapshot) -> list[str]:
+    """Put the base's harness back in the folder at `root` as it is on disk now: every
+    HARNESS_FILES file that is not the base's (one the head's build or an earlier test
+    wrote there) is removed or replaced by the base's; the base's that are missing come
+    back. The paths it changed, for a note."""
+    from emit.trees import write_new_file
+
+    changed = []
+    on_disk = set()
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+        on_disk.update(os.path.relpath(os.path.join(folder, f), root) for f in files
+                       if f in HARNESS_FILES)
+    wanted = {p for p, e in base.walk() if PurePosixPath(p).name in HARNESS_FILES
+              and not e.is_submodule and not unsafe_tree_path(p)}
+    for path in sorted(on_disk | wanted):
+        target = root / path
+        data = base.read(path) if path in wanted else None
+        try:
+            if not target.is_symlink() and target.is_file() and data is not None and \
+                    read_regular(target, limit=16 << 20) == data:
+                continue
+            if os.path.lexists(target):
+                target.unlink()
+            if data is not None and _real_folders(root, path):
+                write_new_file(root, path, data, 0o644)
+        except (OSError, ValueError):
+            pass
+        changed.append(path)
+    return changed
+
+
 def _real_folders(root: Path, path: str) -> bool:
     """Whether every folder of `path` under `root` is a real folder (or absent)."""
     here = root
@@ -266,7 +298,7 @@ def run_target(python: str, root: Path, target: str, env: dict[str, str], logs: 
     if runner == "pytest":
         [config] = (harness / "config").iterdir()
         argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PLUGIN, "-rA",
-                "-c", str(config), "--rootdir", str(root), target]
+                "-c", str(config), "--rootdir", str(root), "--confcutdir", str(root), target]
         env["PYTHONPATH"] = os.pathsep.join(
             [str(harness), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # no head-installed pytest11 plugin
@@ -344,12 +376,17 @@ def read_results(path: Path, exit_status: int | None
     return stats, cases, ""
 
 
-def edited_findings(edited: Iterable[str], replaced: Iterable[str]) -> list[dict[str, str]]:
+def edited_findings(edited: Iterable[str], replaced: Iterable[str],
+                    planted: Iterable[str] = ()) -> list[dict[str, str]]:
     """A note for each test file the change edits (its passes are not evidence on their
-    own) and each harness file the base's replaced."""
+    own), each harness file the base's replaced, and each one the head's build or tests
+    wrote into its tree while validate ran (removed, or the base's put back)."""
     replaced = set(replaced)
     out = [_finding(Severity.NOTE, f"{path} is a harness file the change edits; the head ran "
                     "the base's", "test_policy") for path in sorted(replaced)]
+    out += [_finding(Severity.NOTE, f"{path} was written into the head's tree while validate "
+                     "ran (by its build or a test); the base's harness was put back",
+                     "test_policy") for path in sorted(set(planted))]
     out += [_finding(Severity.NOTE, f"{path} is a test file the change edits; a pass of its "
                      "tests is not evidence on its own", "test_policy")
             for path in sorted(set(edited) - replaced)]

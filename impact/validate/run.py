@@ -432,14 +432,19 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
     logs = scratch / "logs"
     logs.mkdir()
     correctness.install_harness(logs / "harness", sides[ViewName.BASE].root)
+    planted: list[str] = []
     for name in (ViewName.BASE, ViewName.HEAD):
         side = sides[name]
         env = _with_python(_env(side, hook, claim, options.package,
                                 scratch / name / "identity", installs[name].paths,
                                 options.env), options.python)
-        outcomes[name] = [correctness.run_target(options.python, side.root, t, env, logs, name,
-                                                 options.timeout, _jail(side, hook, views))
-                          for t in tests]
+        outcomes[name] = []
+        for target in tests:
+            if name == ViewName.HEAD:  # what its build or a test planted is not run
+                planted += correctness.restore_harness(side.root, base_snap)
+            outcomes[name].append(correctness.run_target(
+                options.python, side.root, target, env, logs, name, options.timeout,
+                _jail(side, hook, views)))
         result["isolation"] += [o.isolation for o in outcomes[name] if o.isolation]
     timings["correctness"] = time.monotonic() - clock
     at_base, at_head = outcomes[ViewName.BASE], outcomes[ViewName.HEAD]
@@ -447,7 +452,7 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
     edited = sorted(p for p in (head_view.diff.paths if head_view else ())
                     if correctness.is_test_path(p))
     comparison = correctness.compare(at_base, at_head, edited)
-    findings += comparison.findings + correctness.edited_findings(edited, replaced)
+    findings += comparison.findings + correctness.edited_findings(edited, replaced, planted)
     result["head_executed"] = comparison.head_executed
     runners = sorted({o.runner for o in at_head})
     result["runner"] = runners[0] if len(runners) == 1 else "mixed"
