@@ -95,9 +95,14 @@ class BoundedOutput:
         return (text + self.tail.decode("utf-8", "replace")).splitlines()
 
 
+OPTIONAL_PROTECTIONS = ("ipc", "uts", "keyring")
+"""Protections recorded since the jail obtained them (absent from older emit files)."""
+
+
 def unprotected(why: str) -> dict[str, Any]:
     """The protections record of a child that ran with none (or never ran)."""
-    return {"user": False, "network": False, "pid": False, "mount": False, "detail": why}
+    return {"user": False, "network": False, "pid": False, "mount": False, "detail": why,
+            **dict.fromkeys(OPTIONAL_PROTECTIONS, False)}
 
 
 @dataclass
@@ -148,6 +153,7 @@ def _start(run: Run, roots_py: tuple[str, ...], roots_desc: tuple[str, ...], lim
         "parent": os.getpid(), "status_fd": status_w, "namespaces": isolate,
         "limits": limits.rlimits(),
         "hide": hide, "cwd": str(run.workdir), "read_only": read_only,
+        "dev": [],  # a minimal /dev: no tty, console, kvm or disks
         # The revision's tree and rules, when they lie outside this child's scratch folder
         # (a revision built by several children), come back read-only.
         "keep": kept_paths(run.workdir) + [(p, False) for p in read_only[:2]
@@ -222,7 +228,8 @@ def _protections(run: Run) -> dict[str, Any]:
     run.status_fd = None
     try:
         record = json.loads(data.decode().splitlines()[0])
-        return {key: record[key] for key in ("user", "network", "pid", "mount", "detail")}
+        found = {key: record[key] for key in ("user", "network", "pid", "mount", "detail")}
+        return found | {key: bool(record.get(key)) for key in OPTIONAL_PROTECTIONS}
     except (ValueError, IndexError, KeyError, UnicodeDecodeError):
         return unprotected("the sandbox reported nothing: it did not start")
 

@@ -7,16 +7,21 @@ it must import nothing of impact's and nothing an analysed tree could shadow.
 ``sandbox.py run CONFIG -- ARGV...``
     Bounds the resources (never above the hard limits this process inherited), asks the
     kernel to kill it when the parent dies, then, where the OS allows it without
-    privileges, enters new user, mount, PID and network namespaces. A tiny init (PID 1 of
-    the new PID namespace) makes the whole file system read-only except the child's own
-    scratch folder, lays empty read-only tmpfs over the folders that hold secrets and
-    sockets (the user's home, /root, /tmp, /run, the analysed repository ...)
-    and re-exposes what the child needs (its scratch folder, the Python installation)
-    through bind mounts; it then drops every capability and runs ARGV, reaps, and exits
-    with ARGV's status. When the init exits, the kernel kills everything left in its PID
-    namespace: no descendant outlives the child. What it obtained is written once, as a
-    JSON line, to the status descriptor the parent passed (closed before ARGV runs, so the
-    analysed code cannot forge it). SIGTERM to this process ends the whole tree.
+    privileges, enters new user, mount, PID, network, IPC and UTS namespaces (no host
+    SysV IPC or POSIX message queues, a hostname of its own) and a session keyring of its
+    own. A tiny init (PID 1 of the new PID namespace) makes the whole file system
+    read-only except the child's own scratch folders, lays empty read-only tmpfs over the
+    folders that hold secrets and sockets (the user's home, /root, /tmp, /run, the
+    analysed repository ...), gives it a minimal /dev (null, zero, full, random, urandom
+    and the device nodes the caller names, such as a GPU's; no tty, console, kvm or
+    disks) and re-exposes what the child needs (its scratch folder, the Python
+    installation) through bind mounts; it then drops every capability and runs ARGV,
+    reaps, and exits with ARGV's status. When the init exits, the kernel kills everything
+    left in its PID namespace: no descendant outlives the child. What it obtained is
+    written as a JSON line to the status descriptor the parent passed (closed before ARGV
+    runs, so the analysed code cannot forge it), and ARGV's own wait status (its exit
+    code, or the signal that ended it) as a second line once ARGV is gone. SIGTERM to this
+    process ends the whole tree.
 
 ``sandbox.py watch PATH``
     Waits for end of file on stdin (the parent holds the only write end, so this comes
@@ -43,6 +48,8 @@ import sys
 import time
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -51,17 +58,30 @@ MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 LOCKED_FLAGS = tuple((getattr(os, st, 0), ms) for st, ms in (
     ("ST_NOSUID", MS_NOSUID), ("ST_NODEV", MS_NODEV), ("ST_NOEXEC", MS_NOEXEC)))
 LINUX = sys.platform.startswith("linux")  # elsewhere: limits only, and a record saying so
-PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 CAP_VERSION_3 = 0x20080522
-# Tried in order; the first the kernel grants is kept.
+ISOLATED = CLONE_NEWIPC | CLONE_NEWUTS  # no host SysV IPC, message queues or hostname
+# Tried in order; the first the kernel grants is kept. A caller that lets the child reach
+# the network (a package install) has CLONE_NEWNET taken out of each.
 ATTEMPTS = (
+    CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | ISOLATED,
     CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET,
     CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET,
     CLONE_NEWUSER | CLONE_NEWNET,
-    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET,  # a privileged caller without user namespaces
+    # a privileged caller without user namespaces
+    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | ISOLATED,
+    CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET,
     CLONE_NEWNET,
 )
+HOSTNAME = "impact-sandbox"  # the child's own, in its UTS namespace
+# The device nodes every child gets in its minimal /dev (bound from the host's).
+BASIC_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+             "stderr": "/proc/self/fd/2"}
+# keyctl(2), for a session keyring of the child's own (libc has no wrapper for it).
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "ppc64le": 311, "s390x": 280}
+KEYCTL_JOIN_SESSION_KEYRING = 1
 EXIT_SETUP = 111  # the jail could not be set up; ARGV never ran
 HIDDEN_TMPFS = "mode=0755,size=1m"
 
@@ -113,10 +133,20 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int,
 # ---------------------------------------------------------------------------
 
 
-def enter_namespaces() -> tuple[int, str | None]:
+def attempts(network: bool) -> tuple[int, ...]:
+    """ATTEMPTS, less the network namespace where the caller lets the child reach the
+    network (each attempt once, in order)."""
+    if not network:
+        return ATTEMPTS
+    return tuple(dict.fromkeys(flags & ~CLONE_NEWNET for flags in ATTEMPTS if flags
+                               & ~CLONE_NEWNET))
+
+
+def enter_namespaces(network: bool = False) -> tuple[int, str | None]:
     """Unshare the first set of namespaces the kernel grants; (flags, why not more)."""
     refused = None
-    for flags in ATTEMPTS:
+    tried = attempts(network)
+    for flags in tried:
         if flags & CLONE_NEWUSER == 0 and os.geteuid() != 0:
             continue
         uid, gid = os.getuid(), os.getgid()
@@ -127,10 +157,23 @@ def enter_namespaces() -> tuple[int, str | None]:
             _write("/proc/self/setgroups", "deny")
             _write("/proc/self/uid_map", f"{uid} {uid} 1")
             _write("/proc/self/gid_map", f"{gid} {gid} 1")
-        if flags != ATTEMPTS[0]:
+        if flags != tried[0]:
             return flags, f"the kernel refused unprivileged namespaces ({refused})"
         return flags, None
     return 0, f"the kernel refused every namespace ({refused})"
+
+
+def own_keyring() -> str | None:
+    """Join a new, empty session keyring (the parent's keys out of reach); why not."""
+    import platform
+
+    number = SYS_KEYCTL.get(platform.machine())
+    if number is None:
+        return f"no session keyring of its own (keyctl unknown on {platform.machine()})"
+    if _libc.syscall(ctypes.c_long(number), ctypes.c_int(KEYCTL_JOIN_SESSION_KEYRING),
+                     ctypes.c_void_p(None)) < 0:
+        return f"no session keyring of its own ({os.strerror(ctypes.get_errno())})"
+    return None
 
 
 def _write(path: str, text: str) -> None:
@@ -161,6 +204,45 @@ def drop_privileges() -> None:
 # ---------------------------------------------------------------------------
 # The file system
 # ---------------------------------------------------------------------------
+
+
+def _open_devices(wanted: list[str] | None, notes: list[str]) -> list[tuple[str, int]] | None:
+    """Descriptors of the device nodes (or folders of them: /dev/dri) the minimal /dev
+    brings back, taken before anything covers /dev; None keeps the host's /dev."""
+    if wanted is None:
+        return None
+    found = []
+    for path in dict.fromkeys([*BASIC_DEVICES, *wanted]):
+        if not _under(path, "/dev") or ".." in path.split("/"):
+            notes.append(f"not a device path: {path}")
+            continue
+        try:
+            found.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)))
+        except OSError as exc:
+            if path in BASIC_DEVICES or os.path.lexists(path):
+                notes.append(f"no {path} in /dev: {exc.strerror}")
+    return found
+
+
+def minimal_dev(devices: list[tuple[str, int]], *, writable_shm: bool) -> None:
+    """A new /dev holding only `devices` (bound from the host's), the /proc/self/fd
+    links, an empty /dev/shm (writable only when asked) and nothing else: no tty, pts,
+    console, kvm, disks or /dev/mem."""
+    _mount("tmpfs", "/dev", "tmpfs", MS_NOSUID, "mode=0755,size=64k")
+    for path, fd in devices:
+        is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
+        os.makedirs(path if is_dir else os.path.dirname(path), exist_ok=True)
+        if not is_dir:
+            open(path, "a").close()
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        os.close(fd)
+    for name, target in DEV_LINKS.items():
+        os.symlink(target, f"/dev/{name}")
+    os.mkdir("/dev/shm")
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | (0 if writable_shm else
+                                                                 MS_RDONLY),
+           "mode=1777,size=1g" if writable_shm else HIDDEN_TMPFS)
+    remount("/dev", read_only=True)
 
 
 def _unescape(field: str) -> str:
@@ -198,6 +280,7 @@ def confine_filesystem(config: dict, *, new_proc: bool) -> list[str]:
             keeps.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC), writable))
         except OSError as exc:
             notes.append(f"not kept {path}: {exc.strerror}")
+    devices = _open_devices(config.get("dev"), notes)
     failed = []
     for point in mount_points():
         if _under(point, "/proc"):
@@ -232,6 +315,8 @@ def confine_filesystem(config: dict, *, new_proc: bool) -> list[str]:
     for path in hidden:
         if path not in {k[0] for k in keeps}:
             remount(path, read_only=True)
+    if devices is not None:
+        minimal_dev(devices, writable_shm=bool(config.get("shm")))
     try:
         if not new_proc:
             raise OSError(errno.EPERM, "no PID namespace of its own")
@@ -264,6 +349,8 @@ def _parent_gone(lifeline: int) -> bool:
 
 def _exec(argv: list[str], config: dict) -> None:
     try:
+        with contextlib.suppress(OSError):
+            os.close(config["status_fd"])  # the jail's record is not the child's to write
         os.chdir(config["cwd"])
         if LINUX:
             drop_privileges()
@@ -271,6 +358,13 @@ def _exec(argv: list[str], config: dict) -> None:
     except BaseException as exc:  # never fall back into the jail's own code
         os.write(2, f"sandbox: cannot run the child: {exc}\n".encode())
     os._exit(EXIT_SETUP)
+
+
+def _wait_record(code: int) -> str:
+    """ARGV's wait status as the jail's second line: its exit code or its signal."""
+    if os.WIFSIGNALED(code):
+        return json.dumps({"signal": os.WTERMSIG(code)}) + "\n"
+    return json.dumps({"code": _status_of(code)}) + "\n"
 
 
 def _init(config: dict, argv: list[str], record: dict, flags: int, lifeline: int) -> None:
@@ -282,6 +376,15 @@ def _init(config: dict, argv: list[str], record: dict, flags: int, lifeline: int
     if _parent_gone(lifeline):
         os._exit(EXIT_SETUP)
     notes = [record["detail"]] if record["detail"] else []
+    if flags & CLONE_NEWUTS:
+        try:
+            socket_hostname(HOSTNAME)
+        except OSError as exc:
+            notes.append(f"hostname not set: {exc.strerror}")
+    if LINUX:
+        record["keyring"] = (why := own_keyring()) is None
+        if why:
+            notes.append(why)
     if flags & CLONE_NEWNS:
         try:
             notes += confine_filesystem(config, new_proc=bool(flags & CLONE_NEWPID))
@@ -294,9 +397,8 @@ def _init(config: dict, argv: list[str], record: dict, flags: int, lifeline: int
         notes.append("no PID namespace: a daemon the child starts may outlive it")
     record["detail"] = "; ".join(notes) or None
     os.write(config["status_fd"], (json.dumps(record) + "\n").encode())
-    os.close(config["status_fd"])
     if not flags & CLONE_NEWPID:
-        _exec(argv, config)
+        _exec(argv, config)  # the jail's outer process writes the wait status
     child = os.fork()
     if child == 0:
         die_with_parent()  # a PID namespace: Linux
@@ -307,7 +409,15 @@ def _init(config: dict, argv: list[str], record: dict, flags: int, lifeline: int
         except ChildProcessError:
             os._exit(EXIT_SETUP)
         if pid == child:
+            with contextlib.suppress(OSError):
+                os.write(config["status_fd"], _wait_record(code).encode())
             os._exit(_status_of(code))  # the kernel ends the rest of the namespace
+
+
+def socket_hostname(name: str) -> None:
+    """sethostname(2) in the child's own UTS namespace."""
+    data = name.encode()
+    _call("sethostname", data, ctypes.c_size_t(len(data)))
 
 
 class _Terminate(Exception):
@@ -329,11 +439,15 @@ def run(config: dict, argv: list[str]) -> None:
     if not LINUX:
         record["detail"] = f"no namespaces on {sys.platform}"
     elif config["namespaces"]:
-        flags, record["detail"] = enter_namespaces()
+        flags, record["detail"] = enter_namespaces(bool(config.get("network")))
     else:
         record["detail"] = "namespaces turned off by the caller"
     record.update(user=bool(flags & CLONE_NEWUSER), network=bool(flags & CLONE_NEWNET),
-                  pid=bool(flags & CLONE_NEWPID))
+                  pid=bool(flags & CLONE_NEWPID), ipc=bool(flags & CLONE_NEWIPC),
+                  uts=bool(flags & CLONE_NEWUTS), keyring=False)
+    if LINUX:  # the analysed code (this process's child) cannot read this one's descriptors
+        with contextlib.suppress(OSError):
+            _prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     lifeline, keep_alive = os.pipe()
     signal.signal(signal.SIGTERM, _terminate)
     child = -1
@@ -348,8 +462,11 @@ def run(config: dict, argv: list[str]) -> None:
             finally:
                 os._exit(EXIT_SETUP)
         os.close(lifeline)
-        os.close(config["status_fd"])
         _, code = os.waitpid(child, 0)
+        if not flags & CLONE_NEWPID:  # the child ran ARGV itself: this is ARGV's status
+            with contextlib.suppress(OSError):
+                os.write(config["status_fd"], _wait_record(code).encode())
+        os.close(config["status_fd"])
     except _Terminate:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if child > 0:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from emit.child.vocabulary import BuildStatus, RunStatus, TableStatus
+from emit.children import OPTIONAL_PROTECTIONS
 from impact.errors import BadUsage
 from impact.kinds import ViewName
 
@@ -170,6 +171,9 @@ def merge_protections(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     records = list(records)
     merged: dict[str, Any] = {name: all(r[name] for r in records) and bool(records)
                               for name in ("user", "network", "pid", "mount")}
+    for name in OPTIONAL_PROTECTIONS:  # recorded by newer jails only: held only if by each
+        if any(name in r for r in records):
+            merged[name] = all(r.get(name, False) for r in records)
     details = []
     for record in records:
         if record["detail"] and record["detail"] not in details:

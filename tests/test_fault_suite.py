@@ -79,6 +79,8 @@ P = "test_parent_reads.py::"
 V = "test_validate_correctness.py::"
 L = "test_child_limits.py::"
 N = "test_merged_renames.py::"
+VT = "test_validate_trust.py::"
+VC = "test_validate_confine.py::"
 
 CASES: dict[str, Case] = {
     # Read as safe when it is not
@@ -244,6 +246,61 @@ CASES: dict[str, Case] = {
     "validate-abort": Case("os.abort() in a head test reads BLOCK; a FIFO JUnit file is unread",
                            (V + "test_a_head_test_that_aborts_is_a_block",
                             V + "test_a_junit_path_holding_a_fifo_or_a_device_is_unreadable")),
+    # Issue 25: validate runs the head's code confined, with the base's harness
+    "validate-confined": Case(
+        "validate's tests and bench commands write only their side's scratch folder; the "
+        "user's home and impact's caches are hidden; a signal reads as the signal and a "
+        "timeout ends the tree; the GPU's device nodes pass through",
+        (VC + "test_a_confined_command_writes_only_its_scratch_folder",
+         VC + "test_the_users_home_and_impacts_caches_are_hidden",
+         VC + "test_a_signal_reads_as_the_signal_and_a_timeout_ends_the_tree",
+         VC + "test_device_nodes_named_by_the_caller_pass_through",
+         VC + "test_no_network_unless_asked"), needs=("user namespaces",)),
+    "validate-build-confined": Case(
+        "the head's own build script (run by validate's install step) cannot write the "
+        "user's home or impact's caches",
+        (VT + "test_a_head_build_backend_runs_confined",),
+        needs=("user namespaces",), slow=True),
+    "validate-isolation-recorded": Case(
+        "where the kernel refuses namespaces, validate's isolation level says so "
+        "(environment.isolation, never 'scratch-folders')",
+        (VC + "test_without_namespaces_the_level_says_so",
+         VT + "test_isolation_is_recorded_as_the_jail_reported_it"), slow=True),
+    "validate-environment": Case(
+        "validate's tests get a minimal environment: no token, HOME and XDG folders of "
+        "their side's own",
+        (VC + "test_the_environment_is_minimal_and_its_home_is_the_sides",
+         VT + "test_tests_get_a_minimal_environment"), slow=True),
+    "validate-fact-cache": Case(
+        "head code run by validate cannot forge impact's fact cache (another repository's "
+        "break stays BREAKS) or write the user's home",
+        (VT + "test_the_head_cannot_forge_impacts_fact_cache",
+         VT + "test_the_head_cannot_write_the_users_home"),
+        needs=("user namespaces",), slow=True),
+    "validate-harness-from-base": Case(
+        "a head conftest.py, root sitecustomize.py or pytest.ini cannot hide a failing test",
+        (VT + "test_a_head_conftest_that_turns_failures_into_passes_is_not_run",
+         VT + "test_a_root_sitecustomize_cannot_swap_the_package",
+         VT + "test_a_pytest_config_of_the_head_is_not_read",
+         VT + "test_a_conftest_the_head_build_plants_is_not_run"), slow=True),
+    "validate-edited-tests": Case(
+        "a test file the head edits is flagged and is never the only evidence of a pass",
+        (VT + "test_a_head_edited_test_is_never_the_only_evidence",
+         V + "test_a_pass_in_a_head_edited_test_or_beside_an_edited_helper_is_no_evidence"),
+        slow=True),
+    "validate-results-channel": Case(
+        "head code cannot rewrite the results validate reads or the identity hook",
+        (VT + "test_the_results_are_not_the_heads_to_write",
+         VT + "test_the_identity_hook_is_not_head_writable"),
+        needs=("user namespaces",), slow=True),
+    "sandbox-ipc-uts-dev-tty": Case(
+        "the emitter's child sees no host SysV shm, has its own hostname, a minimal /dev "
+        "(no kvm, console or tty) and no terminal",
+        (S + "test_cannot_reach_host_sysv_shared_memory",
+         S + "test_the_child_has_a_hostname_of_its_own",
+         S + "test_a_minimal_dev_without_kvm_console_or_tty",
+         VC + "test_ipc_uts_dev_and_tty_from_inside"),
+        needs=("user namespaces",), slow=True),
     "billion-laughs": Case("a billion-laughs profile or .dvc fails fast and small",
                            (R + "test_billion_laughs_fails_fast_and_small",
                             R + "test_profile_with_an_anchor_or_alias_is_refused",

@@ -29,6 +29,7 @@ import emit
 from emit.children import Limits
 from emit.emitfile import write_emit_file
 from emit.runner import run_emit
+from emit.sandbox import HOSTNAME
 from impact.contracts import validate
 from impact.fixtures import Change, Scenario, build_repository
 from impact.fixtures import edits as e
@@ -110,6 +111,15 @@ def _connect():
     s.sendall(b"hello from the sandbox")
 
 
+def _shm(shmid):
+    import ctypes as _ctypes
+    libc = _ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = _ctypes.c_void_p
+    address = libc.shmat(shmid, None, 0)
+    if address is None or address == 2 ** 64 - 1:
+        raise OSError(_ctypes.get_errno(), "shmat")
+
+
 _secret = []
 _attempt("hooks", lambda: _write({hook!r}))
 _attempt("home", lambda: _write({home_file!r}))
@@ -126,6 +136,12 @@ _attempt("daemon", lambda: _sp.run([_sys.executable, "-c",
     "if os.fork(): os._exit(0)\\ntime.sleep(600)", {marker!r} + "-daemon"], check=True))
 _attempt("pgid", lambda: _sp.Popen([_sys.executable, "-c", "import time; time.sleep(600)",
     {marker!r} + "-pgid"], process_group=0))
+_attempt("host-shm", lambda: _shm({shmid}))
+_attempt("kvm", lambda: open("/dev/kvm", "rb").close())
+_attempt("console", lambda: open("/dev/console", "rb").close())
+_attempt("dev-tty", lambda: open("/dev/tty", "rb").close())
+_seen.append(f"stdin-tty: {{_os.isatty(0)}}")
+_seen.append(f"hostname: {{_socket.gethostname()}}")
 raise RuntimeError("hostile builder: " + "; ".join(_seen) + " " + "".join(_secret))
 """
 
@@ -143,10 +159,14 @@ class HostileRun:
         self.listener.bind(str(root / "s.sock"))
         self.listener.listen(8)
         self.listener.setblocking(False)
+        import ctypes
+
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.shmid = self.libc.shmget(0, 4096, 0o600 | 0o1000)  # the host's, IPC_PRIVATE
 
     def run(self) -> None:
         repo_path = self.root / "repo"
-        code = HOSTILE.format(socket=str(self.root / "s.sock"),
+        code = HOSTILE.format(socket=str(self.root / "s.sock"), shmid=self.shmid,
                               hook=str(repo_path / ".git" / "hooks" / "pre-commit"),
                               home_file=str(self.home / "planted"),
                               package_file=str(self.package_file),
@@ -181,6 +201,7 @@ def attack(request, tmp_path_factory) -> Iterator[HostileRun]:
         kill_all(run.marker)
         run.package_file.unlink(missing_ok=True)
         run.listener.close()
+        run.libc.shmctl(run.shmid, 0, None)  # IPC_RMID
 
 
 @pytest.mark.slow  # the hostile head's emit: children spawned
@@ -243,6 +264,29 @@ def test_cannot_connect_to_a_filesystem_unix_socket(attack) -> None:
 
 
 @pytest.mark.slow  # the hostile head's emit: children spawned
+def test_cannot_reach_host_sysv_shared_memory(attack) -> None:
+    require(attack.document, "ipc")
+    text = attack.emit_file.read_text()
+    assert "host-shm: " in text and "host-shm: ok" not in text
+
+
+@pytest.mark.slow  # the hostile head's emit: children spawned
+def test_the_child_has_a_hostname_of_its_own(attack) -> None:
+    require(attack.document, "uts")
+    text = attack.emit_file.read_text()
+    assert socket.gethostname() != HOSTNAME and f"hostname: {HOSTNAME}" in text
+
+
+@pytest.mark.slow  # the hostile head's emit: children spawned
+def test_a_minimal_dev_without_kvm_console_or_tty(attack) -> None:
+    require(attack.document, "mount")
+    text = attack.emit_file.read_text()
+    for device in ("kvm", "console", "dev-tty"):
+        assert f"{device}: " in text and f"{device}: ok" not in text, device
+    assert "stdin-tty: False" in text
+
+
+@pytest.mark.slow  # the hostile head's emit: children spawned
 def test_no_descendant_survives_the_run(attack) -> None:
     require(attack.document, "pid")
     assert "daemon: ok" in attack.emit_file.read_text()  # it did start them
@@ -283,6 +327,7 @@ RUN_EMIT = """
 import json, resource, sys
 from emit.children import Limits
 from emit.runner import run_emit
+from emit.sandbox import HOSTNAME
 from impact.git import open_views
 from impact.surface import load_surface_map
 views = open_views(sys.argv[1], base="base", head="head")

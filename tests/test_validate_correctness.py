@@ -144,3 +144,22 @@ def test_a_junit_path_holding_a_fifo_or_a_device_is_unreadable(tmp_path: Path) -
     for path in (fifo, device):
         with deadline(5), pytest.raises(OSError):
             parse_junit(path)
+
+
+def test_a_pass_in_a_head_edited_test_or_beside_an_edited_helper_is_no_evidence() -> None:
+    """A test the change edits, or one that imports a helper the change edits, may show a
+    failure but never proves a pass on its own."""
+    def run(case: str) -> Outcome:
+        return Outcome("tests/", "pytest", "r", True, exit=0, stats={"executed": 1},
+                       cases={case: PASSED})
+
+    case = "tests/unit/test_a.py::test_x"
+    for edited in (["tests/unit/test_a.py"], ["tests/helpers.py"], ["tests/unit/util.py"]):
+        result = compare([run(case)], [run(case)], edited)
+        assert result.status == "skip" and "never the only evidence" in result.reason, edited
+    for edited in ([], ["tests/unit/test_b.py"], ["tests/conftest.py"], ["other/util.py"]):
+        assert compare([run(case)], [run(case)], edited).status == "pass", edited
+    failing = Outcome("tests/", "pytest", "r", True, exit=1, stats={"executed": 1},
+                      cases={case: FAILED})
+    blamed = compare([run(case)], [failing], ["tests/unit/test_a.py"])
+    assert blamed.status == "fail"  # an edited test may still show the break

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from impact.safefile import read_regular
+from impact.validate.confine import Jail, confined_run
 
 # The most one runtime-identity record may hold (the test process writes it).
 RECORD_LIMIT_BYTES = 16 << 20
@@ -153,13 +154,18 @@ def read_identity(folder: Path, source_tree: str) -> dict[str, Any] | None:
 
 
 def import_origin(python: str, package: str, env: dict[str, str],
-                  timeout: float = 120.0) -> tuple[str | None, str]:
+                  timeout: float = 120.0, jail: Jail | None = None,
+                  log: Path | None = None) -> tuple[str | None, str]:
     """Where `package` resolves under `env`, found by a child run from '/' (so the cwd is
-    not on sys.path) without importing it (no JIT build runs): (origin, error)."""
+    not on sys.path) without importing it (no JIT build runs): (origin, error). With a
+    `jail` (and a `log` of the parent's for its output) the child runs confined, as
+    every command that starts with a revision's files on its path does."""
     code = ("import importlib.util as u, sys\n"
             f"s = u.find_spec({package!r})\n"
             "print(s.origin if s and s.origin else (list(s.submodule_search_locations)[0] "
             "if s and s.submodule_search_locations else ''))")
+    if jail is not None and log is not None:
+        return _confined_origin([python, "-c", code], env, timeout, jail, log)
     try:
         done = subprocess.run([python, "-c", code], cwd="/", env=env, capture_output=True,
                               text=True, timeout=timeout)
@@ -169,6 +175,21 @@ def import_origin(python: str, package: str, env: dict[str, str],
     if done.returncode != 0 or not origin:
         return None, (done.stderr.strip().splitlines() or ["not found"])[-1]
     return origin, ""
+
+
+def _confined_origin(argv: list[str], env: dict[str, str], timeout: float, jail: Jail,
+                     log: Path) -> tuple[str | None, str]:
+    log.unlink(missing_ok=True)
+    done = confined_run(argv, cwd=Path("/"), env=env, writable=jail.writable, log=log,
+                        timeout=timeout, devices=(), read_only=jail.read_only, hide=jail.hide,
+                        isolate=jail.isolate)
+    try:
+        lines = read_regular(log, limit=1 << 20).decode(errors="replace").strip().splitlines()
+    except OSError as exc:
+        return None, f"its output cannot be read ({exc})"
+    if done.error or done.exit != 0 or not lines:
+        return None, done.error or (lines or ["not found"])[-1]
+    return lines[-1], ""
 
 
 def arch_coverage(arch: str | None, head_executed: int, real_device: bool

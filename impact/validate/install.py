@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from impact.safefile import read_regular
+from impact.validate.confine import Jail, confined_run
 
 LOG_TAIL_LINES = 40
 """How much of a failed build's log's end the report quotes (the whole log stays beside the
@@ -69,6 +70,7 @@ class Installed:
     log_tail: list[str] = field(default_factory=list)
     seconds: float = 0.0
     skipped: str = ""  # why the plan was not carried out (nothing would run)
+    isolation: dict[str, Any] = field(default_factory=dict)  # the jail's record of a build
 
     def to_json(self) -> dict[str, Any]:
         return {"how": str(self.how), "reason": self.reason, "ok": self.ok,
@@ -113,9 +115,11 @@ def plan(root: Path, python_roots: tuple[str, ...], choice: Choice = Choice.AUTO
 
 
 def install(plan_: Plan, root: Path, site: Path, python: str, env: dict[str, str],
-            log: Path, timeout: float) -> Installed:
+            log: Path, timeout: float, jail: Jail | None = None) -> Installed:
     """Carry out `plan_` for the tree at `root`: a build goes into `site` (a folder of
-    this side's own), with its log at `log`."""
+    this side's own), with its log at `log`. With a `jail` the build (the revision's own
+    setup.py or build backend) runs confined (impact/validate/confine.py): no network
+    (nothing is fetched anyway), writable only where the jail says."""
     done = Installed(plan_.how, plan_.reason)
     if plan_.how == How.TREE:
         done.paths = [root]
@@ -137,6 +141,13 @@ def install(plan_: Plan, root: Path, site: Path, python: str, env: dict[str, str
                     "--no-input", "--target", str(site), "."]
     done.log = str(log)
     start = time.monotonic()
+    if jail is not None:
+        _confined_build(done, root, env, log, timeout, jail)
+        done.seconds = time.monotonic() - start
+        done.paths = [site, root]
+        if not done.ok:
+            done.log_tail = _tail(log)
+        return done
     try:
         with log.open("wb") as out:
             finished = subprocess.run(done.command, cwd=root, env=env, stdout=out,
@@ -156,6 +167,21 @@ def install(plan_: Plan, root: Path, site: Path, python: str, env: dict[str, str
     if not done.ok:
         done.log_tail = _tail(log)
     return done
+
+
+def _confined_build(done: Installed, root: Path, env: dict[str, str], log: Path,
+                    timeout: float, jail: Jail) -> None:
+    log.unlink(missing_ok=True)
+    ran = confined_run(done.command, cwd=root, env=env, writable=jail.writable, log=log,
+                       timeout=timeout, devices=jail.devices, read_only=jail.read_only,
+                       hide=jail.hide, network=jail.network, isolate=jail.isolate)
+    done.isolation = ran.isolation
+    if ran.timed_out:
+        done.ok, done.error = False, f"the build ran past {timeout:g}s"
+    elif ran.error:
+        done.ok, done.error = False, f"the build could not start ({ran.error})"
+    elif ran.exit != 0:
+        done.ok, done.error = False, f"the build exited {ran.exit}"
 
 
 def _tail(log: Path) -> list[str]:

@@ -17,13 +17,13 @@ import enum
 import json
 import re
 import statistics
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from impact.kinds import ViewName
 from impact.safefile import read_regular
+from impact.validate.confine import Jail, confined_run
 from impact.validate.verdict import Severity, StageStatus
 
 MIN_THRESHOLD = 0.03
@@ -104,28 +104,31 @@ class BenchRun:
     log: str
     values: dict[str, list[float]]
     error: str = ""
+    isolation: dict[str, Any] = field(default_factory=dict)  # the jail's record
 
 
 def run_bench(command: str, root: Path, env: dict[str, str], log: Path, side: str,
-              timeout: float) -> BenchRun:
-    """One shell command in `root`; its output kept in `log` and parsed."""
-    from impact.validate.correctness import run_group
-
-    start = time.monotonic()
-    with log.open("wb") as out:
-        code = run_group(command, root, env, out, timeout)
-    seconds = time.monotonic() - start
-    if code is None:
-        return BenchRun(side, command, None, seconds, str(log), {},
-                        f"timed out after {timeout:g}s")
+              timeout: float, jail: Jail | None = None) -> BenchRun:
+    """One shell command in `root`, confined by `jail` (impact/validate/confine.py;
+    default: only `root` writable); its output kept in `log` (a folder of the parent's)
+    and parsed."""
+    jail = jail or Jail(writable=(root,))
+    log.unlink(missing_ok=True)
+    done = confined_run(command, cwd=root, env=env, writable=jail.writable, log=log,
+                        timeout=timeout, devices=jail.devices, read_only=jail.read_only,
+                        hide=jail.hide, network=jail.network, isolate=jail.isolate)
+    code, seconds = done.exit, done.seconds
+    if done.error:
+        return BenchRun(side, command, code, seconds, str(log), {}, done.error,
+                        done.isolation)
     error = "" if code == 0 else f"exit {code}"
-    try:  # only as a regular file of a bounded size: the command may have replaced it
+    try:  # only as a regular file of a bounded size
         text = read_regular(log, limit=LOG_LIMIT_BYTES).decode(errors="replace")
     except OSError as exc:
         return BenchRun(side, command, code, seconds, str(log), {},
-                        f"its output cannot be read ({exc})")
+                        f"its output cannot be read ({exc})", done.isolation)
     return BenchRun(side, command, code, seconds, str(log),
-                    parse_bench(text) if code == 0 else {}, error)
+                    parse_bench(text) if code == 0 else {}, error, done.isolation)
 
 
 def log_tail(log: str, lines: int = 20) -> list[str]:

@@ -17,7 +17,7 @@ import socket
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from impact.errors import BadUsage
 from impact.git import BASE_TO_HEAD
 from impact.kinds import ViewName
 from impact.render.words import validate as words
-from impact.validate import correctness, identity, install, materialise, perf
+from impact.validate import confine, correctness, identity, install, materialise, perf
 from impact.validate.claim import Claim, Thresholds, claim_gpu
 from impact.validate.document import SCHEMA_VERSION, clear, finish, write_json
 from impact.validate.gpus import RecordedBackend, detect_backend
@@ -167,20 +167,37 @@ def python_roots(options: Options, plan: dict[str, Any] | None, tree: Any
 def _env(side: materialise.Side, hook: Path, claim: Claim, package: str | None,
          identity_dir: Path, paths: list[Path] | None = None,
          extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "CUDA_VISIBLE_DEVICES",
-                        "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")}
-    env.update(side.caches)
-    env.update(claim.env)
-    env.update(extra or {})
+    """A minimal environment (impact/validate/confine.py): never the user's HOME, XDG
+    folders or tokens; the identity hook first on the path, so no tree shadows it, then
+    `paths` (the side's install, else its tree)."""
+    env = confine.minimal_environment(os.environ, home=side.root.parent / "home",
+                                      extra={**side.caches, **claim.env, **(extra or {})})
     search = [str(p) for p in (paths or [side.root])]
-    env.update({"PYTHONPATH": os.pathsep.join([*search, str(hook)]),
+    env.update({"PYTHONPATH": os.pathsep.join([str(hook), *search]),
                 "PYTHONDONTWRITEBYTECODE": "1", "FLYDSL_AUTOTUNE": "0",
                 identity.IDENTITY_DIR_ENV: str(identity_dir),
                 identity.IDENTITY_PACKAGE_ENV: package or "",
-                identity.HASH_CACHE_ENV: str(hook / "hashes.json")})
+                identity.HASH_CACHE_ENV: str(identity_dir.parent / "hashes.json")})
     identity_dir.mkdir(parents=True, exist_ok=True)
     return env
+
+
+def _with_python(env: dict[str, str], python: str) -> dict[str, str]:
+    """`python` in a test or bench command is the interpreter validate runs (its folder
+    first on PATH), never a shim of the user's home, which the sandbox hides."""
+    exe = shutil.which(python) or python
+    if os.path.isabs(exe):
+        env["PATH"] = os.pathsep.join([os.path.dirname(exe), env.get("PATH", "")])
+    return env
+
+
+def _jail(side: materialise.Side, hook: Path, views: Any) -> confine.Jail:
+    """What one side's commands may touch: only that side's scratch folder is writable
+    (never the hook, the logs or the results); the GPU's device nodes; the analysed
+    repository hidden."""
+    repo = [Path(views.location)] if getattr(views, "location", None) else []
+    return confine.Jail(writable=(side.root.parent,), devices=tuple(confine.gpu_devices()),
+                        read_only=(hook,), hide=tuple(repo))
 
 
 def validate(options: Options) -> dict[str, Any]:
@@ -241,6 +258,11 @@ def validate(options: Options) -> dict[str, Any]:
                                 timings, plan)
         stages.update(result["stages"])
         findings += result["findings"]
+        isolation = confine.isolation_of(result["isolation"])
+        if isolation["level"] in (confine.LEVEL_NONE, confine.LEVEL_PARTIAL):
+            findings.append({"severity": "note", "stage": "correctness",  # never silently
+                             "detail": f"the revisions' tests ran {isolation['level']}: "
+                                       f"{isolation['reason']}"})
         detail = claim.detail()
         detail["seconds"] = round(timings["gpu_claim"], 3)
         if claim.gpu is None:
@@ -280,10 +302,7 @@ def validate(options: Options) -> dict[str, Any]:
                 "gpu": gpu.name if gpu else None,
                 "arch": gpu.arch if gpu else None,
                 "python": {"executable": options.python, "version": platform.python_version()},
-                "isolation": {"level": "scratch-folders",
-                              "reason": "each side written from git objects into its own "
-                                        "folder with fresh JIT and kernel caches; no "
-                                        "container"},
+                "isolation": isolation,
                 "cold_cache": True,
             },
             "test_selection": {
@@ -326,7 +345,8 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
     findings: list[dict[str, Any]] = []
     result: dict[str, Any] = {"stages": stages, "findings": findings, "head_executed": 0,
                               "identity": None, "perf_rows": [], "dirs": {},
-                              "runner": "none", "runner_reason": "no target named"}
+                              "runner": "none", "runner_reason": "no target named",
+                              "isolation": []}
     clock = time.monotonic()
     base_snap = _tip_tree(views)
     sides = {ViewName.BASE: materialise.materialise(ViewName.BASE, base_snap, scratch)}
@@ -335,11 +355,19 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
     result["dirs"] = {name: str(side.root) for name, side in sides.items()}
     timings["materialise"] = time.monotonic() - clock
     hook = identity.install_hook(scratch / "hook")
+    replaced: list[str] = []
+    if ViewName.HEAD in sides:  # the head is tested by the base's harness
+        replaced, unsafe = correctness.harness_from_base(sides[ViewName.HEAD].root, base_snap,
+                                                         merge.tree)
+        if unsafe:
+            sides[ViewName.HEAD] = replace(sides[ViewName.HEAD],
+                                           refused=sides[ViewName.HEAD].refused + tuple(unsafe))
 
     clock = time.monotonic()
     roots, roots_source = python_roots(options, plan, base_snap)
-    installs = _install_sides(options, sides, roots, hook, claim, scratch, findings)
+    installs = _install_sides(options, sides, roots, hook, claim, scratch, findings, views)
     result["installs"] = installs
+    result["isolation"] += [done.isolation for done in installs.values() if done.isolation]
     install_detail = {"python_roots": list(roots), "python_roots_source": roots_source,
                       **{name: done.to_json() for name, done in installs.items()}}
     timings["install"] = time.monotonic() - clock
@@ -369,7 +397,9 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
         for name, side in sides.items():
             env = _env(side, hook, claim, options.package, scratch / name / "probe",
                        installs[name].paths, options.env)
-            origin, error = identity.import_origin(options.python, options.package, env)
+            origin, error = identity.import_origin(options.python, options.package, env,
+                                                   jail=_jail(side, hook, views),
+                                                   log=scratch / f"probe-{name}.log")
             origins[name] = origin
             if origin is None or not _own(origin, side):
                 bad.append(words.import_elsewhere(name, options.package, origin or error,
@@ -401,16 +431,28 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
     outcomes: dict[ViewName, list[correctness.Outcome]] = {}
     logs = scratch / "logs"
     logs.mkdir()
+    correctness.install_harness(logs / "harness", sides[ViewName.BASE].root)
+    planted: list[str] = []
     for name in (ViewName.BASE, ViewName.HEAD):
         side = sides[name]
-        env = _env(side, hook, claim, options.package, scratch / name / "identity",
-                   installs[name].paths, options.env)
-        outcomes[name] = [correctness.run_target(options.python, side.root, t, env, logs, name,
-                                                 options.timeout) for t in tests]
+        env = _with_python(_env(side, hook, claim, options.package,
+                                scratch / name / "identity", installs[name].paths,
+                                options.env), options.python)
+        outcomes[name] = []
+        for target in tests:
+            if name == ViewName.HEAD:  # what its build or a test planted is not run
+                planted += correctness.restore_harness(side.root, base_snap)
+            outcomes[name].append(correctness.run_target(
+                options.python, side.root, target, env, logs, name, options.timeout,
+                _jail(side, hook, views)))
+        result["isolation"] += [o.isolation for o in outcomes[name] if o.isolation]
     timings["correctness"] = time.monotonic() - clock
     at_base, at_head = outcomes[ViewName.BASE], outcomes[ViewName.HEAD]
-    comparison = correctness.compare(at_base, at_head)
-    findings += comparison.findings
+    head_view = views.view(ViewName.HEAD)
+    edited = sorted(p for p in (head_view.diff.paths if head_view else ())
+                    if correctness.is_test_path(p))
+    comparison = correctness.compare(at_base, at_head, edited)
+    findings += comparison.findings + correctness.edited_findings(edited, replaced, planted)
     result["head_executed"] = comparison.head_executed
     runners = sorted({o.runner for o in at_head})
     result["runner"] = runners[0] if len(runners) == 1 else "mixed"
@@ -441,12 +483,14 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
         rounds = []
         for i, name in enumerate(perf.ROUNDS):
             side = sides[name]
-            env = _env(side, hook, claim, options.package, scratch / name / "identity",
-                       installs[name].paths, options.env)
+            env = _with_python(_env(side, hook, claim, options.package,
+                                    scratch / name / "identity", installs[name].paths,
+                                    options.env), options.python)
             for n, command in enumerate(bench):
                 rounds.append(perf.run_bench(command, side.root, env,
                                              logs / f"bench-{i}-{name}-{n}.log", name,
-                                             options.timeout))
+                                             options.timeout, _jail(side, hook, views)))
+        result["isolation"] += [r.isolation for r in rounds if r.isolation]
         status, reason, rows, perf_findings = perf.compare_rounds(rounds)
         findings += perf_findings
         result["perf_rows"] = rows
@@ -466,7 +510,8 @@ def _own(path: str, side: materialise.Side) -> bool:
 
 def _install_sides(options: Options, sides: dict[ViewName, materialise.Side],
                    roots: tuple[str, ...], hook: Path, claim: Claim, scratch: Path,
-                   findings: list[dict[str, Any]]) -> dict[ViewName, install.Installed]:
+                   findings: list[dict[str, Any]], views: Any = None
+                   ) -> dict[ViewName, install.Installed]:
     """Each side made importable its project's way (impact.validate.install). A head that
     does not build where the base does is a blocker; a base that does not build leaves
     nothing to compare against, and both failing is this machine's fact, not the change's
@@ -484,8 +529,9 @@ def _install_sides(options: Options, sides: dict[ViewName, materialise.Side],
             continue
         env = _env(side, hook, claim, None, scratch / name / "build-probe", [side.root],
                    {**_build_env(claim), **options.env})
-        builds[name] = (how, side.root, side.root.parent / "site", options.python, env,
-                        side.root.parent / "install.log", options.timeout)
+        builds[name] = (how, side.root, side.root.parent / "site", options.python,
+                        _with_python(env, options.python), scratch / f"install-{name}.log",
+                        options.timeout, _jail(side, hook, views))
     # The two sides build at once: each into its own folders, from its own tree.
     with ThreadPoolExecutor(max_workers=2) as pool:
         running = {name: pool.submit(install.install, *args) for name, args in builds.items()}
