@@ -59,17 +59,14 @@ def needed_archs(report: dict[str, Any], available: Sequence[str]) -> tuple[list
     arch the library ships), the archs `available` lists (a CI's matrix, the GPUs here)."""
     verdict = report["verdict"]
     if verdict["kind"] != NEEDS_DEVICE:
-        return [], f"the report reads {verdict['kind']}"
+        return [], words.gate_basis_static(verdict["kind"])
     named = [a for a in verdict["archs"] if a != report["surface_map"].get("all_archs",
                                                                           "all-archs")]
     wide = len(named) < len(verdict["archs"]) or not verdict["archs"]
     if wide:
         archs = sorted(set(named) | set(available))
-        return archs, (f"the report needs every arch the map ships ({', '.join(verdict['archs'])})"
-                       f"; this gate requires {', '.join(archs) or 'none'}: "
-                       + ("the archs given (--require-arch or the validations)" if available
-                          else "no arch was given"))
-    return sorted(named), "the archs the report's NEEDS-DEVICE verdict names"
+        return archs, words.gate_basis_wide(verdict["archs"], archs, bool(available))
+    return sorted(named), words.GATE_BASIS_NAMED
 
 
 def matrix(report_path: str, available: Sequence[str]) -> dict[str, Any]:
@@ -149,22 +146,22 @@ def assemble(report: dict[str, Any], report_digest: str,
         verdict = Verdict.PASS
         if not archs:
             verdict = Verdict.INCONCLUSIVE
-            reasons.append("the report needs a device run and no arch was given or present")
+            reasons.append(words.GATE_NO_ARCH)
         for arch in pending:
-            reasons.append(f"no validation on {arch}")
+            reasons.append(words.gate_pending(arch))
         if pending:
             verdict = Verdict.INCONCLUSIVE
         for arch in archs:
             for run in by_arch.get(arch, []):
                 if run["verdict"] != Verdict.PASS:
-                    reasons.append(f"{arch}: {run['verdict']} ({'; '.join(run['reasons'])})")
+                    reasons.append(words.gate_run(arch, run["verdict"], run["reasons"]))
                 if WORST_FIRST.index(Verdict(run["verdict"])) < WORST_FIRST.index(verdict):
                     verdict = Verdict(run["verdict"])
     # Runs on archs the gate did not need still speak: a failure there is not cleared.
     for run in device:
         if run["arch"] in archs or run["verdict"] == Verdict.PASS:
             continue
-        reasons.append(f"{run['arch']}: {run['verdict']} ({'; '.join(run['reasons'])})")
+        reasons.append(words.gate_run(run["arch"], run["verdict"], run["reasons"]))
         if run["verdict"] == Verdict.BLOCK:
             verdict = Verdict.BLOCK
     patches = sorted({d["patch_sha256"] for d in device if d["patch_sha256"]})
@@ -185,8 +182,7 @@ def assemble(report: dict[str, Any], report_digest: str,
         "required_archs": archs,
         "arch_basis": basis,
         "device": sorted(device, key=lambda d: (d["arch"], d["file"])),
-        "pending": [{"arch": a, "command": f"impact validate --from-report REPORT.json "
-                     f"-o validation-{a}.json  # on a GPU of {a}"} for a in pending],
+        "pending": [{"arch": a, "command": words.gate_pending_command(a)} for a in pending],
         "verdict": str(verdict),
         "reasons": reasons,
         "process_exit_code": EXIT_CODES[verdict],

@@ -66,3 +66,36 @@ def gate_reason_static(static: str, breaks: bool = False) -> str:
     if breaks:
         return "the report shows a break statically; no device run can clear it"
     return f"the report reads {static}: no device run is needed"
+
+
+GATE_BASIS_NAMED = "the archs the report's NEEDS-DEVICE verdict names"
+GATE_NO_ARCH = "the report needs a device run and no arch was given or present"
+
+
+def gate_basis_static(static: str) -> str:
+    """Why a gate needs no arch: the report's verdict needs no device."""
+    return f"the report reads {static}"
+
+
+def gate_basis_wide(named: list[str], archs: list[str], given: bool) -> str:
+    """Which archs a gate requires where the report needs every arch the map ships."""
+    source = "the archs given (--require-arch or the validations)" if given \
+        else "no arch was given"
+    return (f"the report needs every arch the map ships ({', '.join(named)}); this gate "
+            f"requires {', '.join(archs) or 'none'}: {source}")
+
+
+def gate_pending(arch: str) -> str:
+    """An arch the gate needs evidence on that no validation covers."""
+    return f"no validation on {arch}"
+
+
+def gate_pending_command(arch: str) -> str:
+    """What would give the evidence a pending arch lacks."""
+    return (f"impact validate --from-report REPORT.json -o validation-{arch}.json  "
+            f"# on a GPU of {arch}")
+
+
+def gate_run(arch: str, verdict: str, reasons: list[str]) -> str:
+    """One validation that did not pass, as a gate's reason."""
+    return f"{arch}: {verdict} ({'; '.join(reasons)})"
