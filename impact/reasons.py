@@ -252,6 +252,7 @@ class Step(enum.StrEnum):
 
     # --- emit fold
     EMIT_FAMILIES_EQUAL = "emit-families-equal"
+    EMIT_BUILDER_EQUAL = "emit-builder-equal"
 
 
 class Refusal(enum.StrEnum):

@@ -360,6 +360,8 @@ STEPS: dict[Step, str] = {
 
     # --- emit fold
     Step.EMIT_FAMILIES_EQUAL: "emit: families importing {module} built equal at base and head",
+    Step.EMIT_BUILDER_EQUAL: ("emit: every shipped variant {module}.{builder} builds has equal "
+                              "arguments, IR and compiler inputs at base and head"),
 }
 
 
