@@ -74,6 +74,9 @@ class FactKind(enum.StrEnum):
     RE_EXPORT = "re-export"
     READS = "reads"
     PARAM = "param"
+    # A `b.param` call the reader cannot place: a name that is not a literal string, or
+    # a call inside a comprehension (declared once per element, in an order of its own).
+    PARAM_UNREAD = "param-unread"
     SIGNATURE_BUILDER = "signature-builder"
     KERNEL_MODULE = "kernel-module"
     KEYWORD_LITERAL = "keyword-literal"

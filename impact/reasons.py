@@ -161,6 +161,7 @@ class Reason(enum.StrEnum):
 
     # --- kernargs: argument by argument (cppread)
     LIST_CONSTRUCT_NOT_READ = "list-construct-not-read"
+    BUILDER_ARGUMENTS_NOT_READ = "builder-arguments-not-read"
     LAUNCH_ARGUMENT_MISPLACED = "launch-argument-misplaced"
     LAUNCH_ARGUMENT_KIND_DIFFERS = "launch-argument-kind-differs"
     UNNAMED_LIST_COUNT_DIFFERS = "unnamed-list-count-differs"
@@ -189,6 +190,7 @@ class Step(enum.StrEnum):
     LAUNCH_ARGUMENT_AT = "launch-argument-at"
     BUILDER_PARAM_AT = "builder-param-at"
     LIST_CONSTRUCT_AT = "list-construct-at"
+    BUILDER_CONSTRUCT_AT = "builder-construct-at"
 
     # --- launch-surface
     PROFILE_REMOVED_WITH_ENTRY = "profile-removed-with-entry"

@@ -27,13 +27,36 @@ ENTRIES = {f"{PROFILE}:kernel_arguments", f"{PROFILE}:positional_launch"}
 Q = '    q = b.param("q_ptr", PtrType(elem), noalias=True, readonly=True, align=16)\n'
 SCALE = '    scale = b.param("scale", F32)\n    batch = b.param("batch", I32)\n'
 
+PTRS = ('    q = b.param("q_ptr", PtrType(elem), noalias=True, readonly=True, align=16)\n'
+        '    k = b.param("k_ptr", PtrType(elem), noalias=True, readonly=True, align=16)\n'
+        '    v = b.param("v_ptr", PtrType(elem), noalias=True, readonly=True, align=16)\n')
+INPUT = 'b.param(n, PtrType(elem), noalias=True, readonly=True, align=16)'
+NAMES = '("q_ptr", "k_ptr", "v_ptr")'
+
+
+def _with_helper(helper: str):
+    """The three input pointers declared by `_inputs(b, elem)`, written as `helper`."""
+    def edit(files):
+        e.replace(DENSE, PTRS, "    q, k, v = _inputs(b, elem)\n")(files)
+        e.replace(DENSE, "def build_attention_dense(",
+                  helper + "\n\ndef build_attention_dense(")(files)
+    return edit
+
+
 REFACTORS = {
     "locals renamed": e.replace(DENSE, SCALE, '    sm_scale = b.param("scale", F32)\n'
                                 '    scale = sm_scale\n    batch = b.param("batch", I32)\n'),
     "keywords reordered": e.replace(DENSE, Q, '    q = b.param("q_ptr", PtrType(elem), '
                                     'align=16, readonly=True, noalias=True)\n'),
     "b.param in a with block": e.replace(DENSE, Q, '    with b.scope("inputs"):\n    ' + Q),
+    "list comprehension": e.replace(DENSE, PTRS, f"    q, k, v = [{INPUT} for n in {NAMES}]\n"),
+    "helper extracted": _with_helper(
+        "def _inputs(b, elem):\n" + PTRS + "    return q, k, v\n"),
+    "helper with a generator": _with_helper(
+        f"def _inputs(b, elem):\n    return tuple({INPUT} for n in {NAMES})\n"),
 }
+# Spellings the static reader cannot place the arguments of: never compared, never BREAKS.
+UNREAD = ("list comprehension", "helper extracted", "helper with a generator")
 
 
 def _repo(build, *edits):
@@ -90,6 +113,17 @@ def test_each_refactor_folds_to_none(build, name: str) -> None:
     doc = report(_repo(build, REFACTORS[name]), run_emit=True)
     assert _entry_rows(doc) == dict.fromkeys(ENTRIES, "inert")
     assert verdict(doc) == "NONE"
+
+
+@pytest.mark.parametrize("name", UNREAD)
+def test_arguments_the_reader_cannot_place_are_never_compared(build, name: str) -> None:
+    """Without an emit file: each copy's row is `changed`, naming the construct; no
+    mismatch (the reader must not take three pointers it cannot see as removed)."""
+    doc = report(_repo(build, REFACTORS[name]))
+    kernargs = [r for r in doc["rows"] if r["contract"] == "kernargs" and r["view"] == "head"]
+    assert kernargs and {r["status"] for r in kernargs} == {"changed"}
+    assert {r["reason"] for r in kernargs} == {"builder-arguments-not-read"}
+    assert verdict(doc) == "NEEDS-DEVICE gfx950"
 
 
 def test_a_helper_host_code_also_runs_keeps_its_rows(build) -> None:

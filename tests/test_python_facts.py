@@ -518,3 +518,30 @@ def test_never_raises(source: str | bytes) -> None:
         if fact.kind == PARSE_FAILURE:
             assert len(facts) == 1
             assert not fact.data["reason"].startswith(INTERNAL_ERROR), fact.data["reason"]
+
+
+@pytest.mark.parametrize(("body", "placed", "unread"), [
+    # literal names, one call each: placed, nothing unread
+    ('q = b.param("q", F32)\n    k = b.param("k", F32)', ["q", "k"], []),
+    # a name that is not a literal, or a call per element of a comprehension: not placed
+    ('q, k = [b.param(n, F32) for n in ("q", "k")]', [], [False]),
+    ('q, k = (b.param("q", F32) for _ in range(1)), 0', [], [False]),
+    ('name = "q"\n    q = b.param(name, F32)', [], [False]),
+])
+def test_param_calls_the_reader_cannot_place(body: str, placed: list[str],
+                                             unread: list[bool]) -> None:
+    """A `b.param` whose place in the argument list the reader cannot settle is a
+    `param-unread` fact, never a `param` fact guessed into the list."""
+    facts = facts_of(f"def build(spec):\n    b = IRBuilder('k')\n    {body}\n"
+                     "    return b.build()\n")
+    assert [f.data["param"] for f in facts if f.kind == "param"] == placed
+    assert [f.data["placed"] for f in facts if f.kind == "param-unread"] == unread
+
+
+def test_param_on_a_builder_passed_in_is_marked() -> None:
+    """A helper declaring arguments on the caller's builder: placed in its own list, and
+    marked `passed_in` so the graph keeps its callers' lists from being compared."""
+    facts = facts_of("def _inputs(b, elem):\n    return b.param('q', PtrType(elem))\n")
+    assert [f.data["param"] for f in facts if f.kind == "param"] == ["q"]
+    (mark,) = [f for f in facts if f.kind == "param-unread"]
+    assert mark.data["passed_in"] and mark.data["placed"]

@@ -30,7 +30,7 @@ from impact.graph import (
 )
 from impact.kinds import SurfaceKind
 from impact.reasons import Reason, Step
-from impact.rows import Hop, Role, Row, Side, Status
+from impact.rows import SETTLED_BY_BUILD, Hop, Role, Row, Side, Status
 
 _POINTER = ("global_buffer", 8)
 _SCALARS = {
@@ -83,6 +83,8 @@ class _Builder:
     path: str
     line: int
     params: tuple[_Param, ...]
+    unread: tuple[Unread, ...] = ()
+    module: str = ""
 
     def candidates(self) -> list[tuple[frozenset[str], tuple[_Param, ...]]]:
         """The argument lists the builder emits, one per set of conditions switched on
@@ -102,7 +104,8 @@ class _Builder:
 
     def raw(self) -> tuple[Any, ...]:
         """Everything the comparison reads of the builder."""
-        return (self.id, tuple((p.name, p.kind, p.guard, p.type_text) for p in self.params))
+        return (self.id, tuple((p.name, p.kind, p.guard, p.type_text) for p in self.params),
+                self.unread)
 
 
 @dataclass(frozen=True)
@@ -176,10 +179,10 @@ def _typed(graph: SymbolGraph, builder: Builder) -> _Builder:
         return _Builder(builder.id, builder.name, builder.path, builder.line, tuple(
             _Param(e.name, _POINTER if e.method == "ptr" else _resolve_type(
                 graph, builder.module, e.type_text or ""), e.guard, builder.line,
-                e.type_text or e.method) for e in builder.signature))
+                e.type_text or e.method) for e in builder.signature), (), builder.module)
     return _Builder(builder.id, builder.name, builder.path, builder.line, tuple(
         _Param(p.name, _resolve_type(graph, builder.module, p.type_text), p.guard, p.line,
-               p.type_text) for p in builder.params))
+               p.type_text) for p in builder.params), builder.unread, builder.module)
 
 
 def _sites(graph: SymbolGraph, prefer: Mapping[str, str]) -> dict[str, _Site]:
@@ -465,6 +468,16 @@ class KernargsCheck(Check):
         roles = (old is None or old.copy() != new.copy(),
                  old is None or old.builder.raw() != new.builder.raw())
         settled = (python_touched or cpp_touched) and any(roles)
+        if new.builder.unread:  # never compare a list the builder side cannot be read of
+            if not settled:
+                return None
+            first = new.builder.unread[0]
+            hops = self._hops(graph, old, new) + [
+                Hop.of(new.builder.path, u.line, Step.BUILDER_CONSTRUCT_AT,
+                       construct=u.construct) for u in new.builder.unread[:3]]
+            return self._make(scope, new, Status.CHANGED, Reason.BUILDER_ARGUMENTS_NOT_READ,
+                              {"construct": first.construct, "line": first.line}, hops,
+                              roles, compared=False)
         if new.dynamic:
             if not settled:
                 return None
@@ -556,9 +569,15 @@ class KernargsCheck(Check):
             Side(builder.path, builder.line, view.name,
                  CHANGED if builder_changed else COUNTERPART, builder.name),
         )
+        # Only the builder moved: an equal build of every variant it ships shows its
+        # arguments are the ones the copy already agreed with.
+        claim = ({SETTLED_BY_BUILD: {"builders": [[builder.module, builder.name]],
+                                     "files": [builder.path]}}
+                 if status == Status.CHANGED and builder_changed and not copy_changed
+                 and builder.module else {})
         return scope.row(site.subject, status, reason,
                          archs=scope.archs_for(builder.path, scope.holding(builder.path)),
                          sides=sides, evidence=tuple(hops),
                          details={"builder_name": builder.name, **values,
                                   "site": str(site.kind), "builder": builder.id,
-                                  "paired": str(site.how), "compared": compared})
+                                  "paired": str(site.how), "compared": compared, **claim})

@@ -89,6 +89,11 @@ class PythonGraph:
                 graph.add_node(node)
                 graph.nodes[node].setdefault("params", []).append(
                     {"line": fact.line, **fact.data})
+            elif fact.kind == FactKind.PARAM_UNREAD:
+                node = symbol_node(module, fact.name)
+                graph.add_node(node)
+                graph.nodes[node].setdefault("unread_params", []).append(
+                    {"line": fact.line, **fact.data})
             elif fact.kind == FactKind.SIGNATURE_BUILDER:
                 node = symbol_node(module, fact.name)
                 graph.add_node(node)

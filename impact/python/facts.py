@@ -34,6 +34,7 @@ ASSIGNMENT = FactKind.ASSIGNMENT
 IMPORT = FactKind.IMPORT
 RE_EXPORT = FactKind.RE_EXPORT
 PARAM = FactKind.PARAM
+PARAM_UNREAD = FactKind.PARAM_UNREAD
 SIGNATURE_BUILDER = FactKind.SIGNATURE_BUILDER
 KERNEL_MODULE = FactKind.KERNEL_MODULE
 KEYWORD_LITERAL = FactKind.KEYWORD_LITERAL
@@ -105,19 +106,29 @@ class _FunctionState:
     calls: list[tuple[ast.Call, str]] = field(default_factory=list)
     bound: dict[str, ast.Call] = field(default_factory=dict)
     reads: set[str] = field(default_factory=set)
+    # Calls written inside a comprehension or generator (run once per element).
+    repeated: set[int] = field(default_factory=set)
+    # The function's own parameter names (a `b.param` on one declares on a caller's builder).
+    arguments: set[str] = field(default_factory=set)
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def _collect(node: ast.AST, state: _FunctionState, guard: str) -> None:
     """Calls, call-bound names and reads of one piece of a function, not entering nested
     defs or classes. A read is a name or dotted name loaded, and (as libcst's expression
     contexts counted them) a name an import or a `global`/`nonlocal` statement spells."""
-    stack = [node]
+    stack = [(node, False)]
     while stack:
-        current = stack.pop()
+        current, repeated = stack.pop()
         if isinstance(current, _SCOPES):
             continue
+        repeated = repeated or isinstance(current, _COMPREHENSIONS)
         if isinstance(current, ast.Call):
             state.calls.append((current, guard))
+            if repeated:
+                state.repeated.add(id(current))
         elif isinstance(current, ast.Assign) and isinstance(current.value, ast.Call):
             for target in current.targets:
                 if isinstance(target, ast.Name):
@@ -140,7 +151,7 @@ def _collect(node: ast.AST, state: _FunctionState, guard: str) -> None:
             state.reads.update(alias.name for alias in current.names if alias.name != "*")
         elif isinstance(current, (ast.Global, ast.Nonlocal)):
             state.reads.update(current.names)
-        stack.extend(reversed(list(ast.iter_child_nodes(current))))
+        stack.extend((child, repeated) for child in reversed(list(ast.iter_child_nodes(current))))
 
 
 def _prefixes(dotted: str) -> list[str]:
@@ -420,6 +431,7 @@ class _Extractor:
         }
         self.facts.append(Fact(FUNCTION, name, line, data))
         state = _FunctionState(name)
+        state.arguments = {p["name"] for p in data["params"]}
         for default in positional_defaults(node.args):
             self.scan(default, [], state)
         self.suite(node.body, [*qual, node.name, "<locals>"], [], [], state)
@@ -428,9 +440,20 @@ class _Extractor:
     def function_facts(self, state: _FunctionState, line: int) -> None:
         self.facts.append(Fact(READS, state.name, line, {"names": sorted(state.reads)}))
         calls = sorted(state.calls, key=lambda item: self.call_position(item[0]))
-        params = [(call, guard) for call, guard in calls if self.is_param_call(call)]
+        params = [(call, guard) for call, guard in calls
+                  if self.is_param_call(call) and id(call) not in state.repeated]
         for index, (call, guard) in enumerate(params):
             self.param_fact(state.name, index, call, guard)
+        for call, _guard in calls:
+            if not self.is_param_like(call):
+                continue
+            assert isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+            passed_in = call.func.value.id in state.arguments
+            if passed_in or id(call) in state.repeated or not self.is_param_call(call):
+                self.facts.append(Fact(PARAM_UNREAD, state.name, self.line(call.func), {
+                    "construct": self._flat(self.text(call))[:120],
+                    "passed_in": passed_in,
+                    "placed": self.is_param_call(call) and id(call) not in state.repeated}))
         bound = state.bound.items()
         builders = {var for var, call in bound if self.calls_name(call, "SignatureBuilder")}
         modules = {var for var, call in bound if self.calls_name(call, "KernelModule")}
@@ -468,11 +491,16 @@ class _Extractor:
             slots.append(positional[i] if i < len(positional) else keyword.get(name))
         return slots[0], slots[1]
 
+    @staticmethod
+    def is_param_like(call: ast.Call) -> bool:
+        """`<name>.param(...)` with arguments: how a builder declares a kernel argument."""
+        func = call.func
+        return (isinstance(func, ast.Attribute) and func.attr == "param"
+                and isinstance(func.value, ast.Name) and bool(call.args or call.keywords))
+
     @classmethod
     def is_param_call(cls, call: ast.Call) -> bool:
-        func = call.func
-        if not (isinstance(func, ast.Attribute) and func.attr == "param"
-                and isinstance(func.value, ast.Name) and (call.args or call.keywords)):
+        if not cls.is_param_like(call):
             return False
         name, _type = cls.param_args(call)
         return name is not None and string_value(name) is not None

@@ -255,6 +255,9 @@ REASONS: dict[Reason, str] = {
     # --- kernargs: argument by argument (cppread)
     Reason.LIST_CONSTRUCT_NOT_READ:
         "list not readable statically ({construct}, line {line}): not compared",
+    Reason.BUILDER_ARGUMENTS_NOT_READ:
+        "the builder's arguments are not readable statically ({construct}, line {line}): "
+        "not compared",
     Reason.LAUNCH_ARGUMENT_MISPLACED:
         "launch() passes '{argument}' as argument {position}, where the builder declares "
         "'{param}'; the builder declares '{argument_param}' as argument {other}",
@@ -285,6 +288,7 @@ STEPS: dict[Step, str] = {
     Step.LAUNCH_ARGUMENT_AT: "launch() passes '{argument}' as argument {position}",
     Step.BUILDER_PARAM_AT: "the builder declares '{param}' as argument {position}",
     Step.LIST_CONSTRUCT_AT: "not read statically: {construct}",
+    Step.BUILDER_CONSTRUCT_AT: "builder argument not read statically: {construct}",
     Step.BUILDER_DECLARES: "{builder_name} declares {always} arguments always, {total} in all",
     Step.VARIANT_BUILDS_IT: "variant {variant} builds it",
 
