@@ -90,6 +90,9 @@ class FactKind(enum.StrEnum):
     PACK_ROW = "pack-row"
     FUNCTION_DEFINITION = "function-definition"
     CONSTANT_DEFINITION = "constant-definition"
+    # A name a file declares without defining it there: a function's prototype (a
+    # header's), a type alias (`using`, `typedef`), a class, a namespace-scope variable.
+    SYMBOL_DECLARATION = "symbol-declaration"
     STRING_LITERAL = "string-literal"
     # CMake
     TARGET_SOURCES = "target-sources"

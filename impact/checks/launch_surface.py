@@ -453,11 +453,33 @@ def _mirror_side(ctx: CheckContext, snapshot: Snapshot, locator: Locator | None)
 def _defines(kind: str, name: str, data: dict[str, Any], symbol: str) -> bool:
     """A function, a named constant or a KernelArgument list named `symbol` (namespaces and
     enclosing classes may prefix it: `ns::Cls::launch` defines `Cls::launch`)."""
-    if kind in (FactKind.FUNCTION_DEFINITION, FactKind.CONSTANT_DEFINITION):
-        return name == symbol or name.endswith("::" + symbol)
+    if kind in (FactKind.FUNCTION_DEFINITION, FactKind.CONSTANT_DEFINITION,
+                FactKind.SYMBOL_DECLARATION):
+        return _qualified_match(name, symbol)
     if kind == FactKind.KERNEL_ARGUMENT_LIST:
         return symbol in (name, str(data.get("function") or ""))
     return False
+
+
+def _qualified_match(name: str, symbol: str) -> bool:
+    """Whether the C++ name `name` (as declared, fully qualified) is `symbol` as a profile
+    spells it: the same name, or its unqualified tail (`ns::Cls::launch` is `Cls::launch`),
+    or `symbol` qualified from the global namespace (`::ns::f`); template arguments aside."""
+    name, symbol = _untemplated(name), _untemplated(symbol).removeprefix("::")
+    return name == symbol or name.endswith("::" + symbol)
+
+
+def _untemplated(name: str) -> str:
+    """`f<T>` as `f`, `Cls<int>::launch` as `Cls::launch` (angle brackets nest)."""
+    out, depth = [], 0
+    for char in name:
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            out.append(char)
+    return "".join(out).replace(" ", "")
 
 
 def _mirror_verdict(old: _Mirror, new: _Mirror, verdict: _Verdict) -> bool:
