@@ -58,6 +58,7 @@ class Reason(enum.StrEnum):
     ARGUMENT_ORDER_DIFFERS = "argument-order-differs"
     ARGUMENT_ADDED_ON_PYTHON_SIDE_ONLY = "argument-added-on-python-side-only"
     ARGUMENT_REMOVED_ON_PYTHON_SIDE_ONLY = "argument-removed-on-python-side-only"
+    ARGUMENT_MADE_CONDITIONAL_ON_PYTHON_SIDE_ONLY = "argument-made-conditional-on-python-side-only"
     ARGUMENT_ADDED_ON_CPP_SIDE_ONLY = "argument-added-on-cpp-side-only"
     ARGUMENT_REMOVED_ON_CPP_SIDE_ONLY = "argument-removed-on-cpp-side-only"
     ARGUMENT_NAMES_DIFFER = "argument-names-differ"

@@ -377,6 +377,32 @@ def _launch_problem(site: _Site, params: tuple[_Param, ...]) -> _Outcome | None:
     return None
 
 
+def _compare(site: _Site, python_changed: bool, cpp_changed: bool) -> _Outcome:
+    if site.kind == _Copy.LIST:
+        return _compare_list(site, python_changed, cpp_changed)
+    if site.kind == _Copy.POSITIONAL:
+        return _compare_positional(site)
+    return _compare_launch(site)
+
+
+def _made_conditional(old: _Site | None, new: _Site) -> _Param | None:
+    """A parameter the builder declared on every path at the base and now only under a
+    condition, while the copy, which agreed with the base's builder, stayed as it was: the
+    copy still passes the slot when the condition is off (a loop is no condition here: it
+    is left to the other readings)."""
+    if old is None or old.builder.id != new.builder.id or old.copy() != new.copy():
+        return None
+    if new.dynamic or old.dynamic or new.builder.unread or old.builder.unread:
+        return None
+    always = {p.name for p in old.builder.always}
+    for param in new.builder.params:
+        if param.name in always and param.guard != ALWAYS and "loop:" not in param.guard:
+            if _compare(old, False, False).status == _Verdict.AGREE:
+                return param
+            return None
+    return None
+
+
 # -------------------------------------------------------------------------- the check
 
 
@@ -478,6 +504,13 @@ class KernargsCheck(Check):
             return self._make(scope, new, Status.CHANGED, Reason.BUILDER_ARGUMENTS_NOT_READ,
                               {"construct": first.construct, "line": first.line}, hops,
                               roles, compared=False)
+        made = _made_conditional(old, new) if settled else None
+        if made is not None:
+            param = made
+            return self._make(scope, new, Status.MISMATCH,
+                              Reason.ARGUMENT_MADE_CONDITIONAL_ON_PYTHON_SIDE_ONLY,
+                              {"param": param.name, "guard": param.guard},
+                              self._hops(graph, old, new), roles)
         if new.dynamic:
             if not settled:
                 return None
@@ -492,12 +525,7 @@ class KernargsCheck(Check):
                                   roles, compared=False)
             return self._make(scope, new, Status.CHANGED, Reason.LIST_BUILT_BY_HELPER_CALLS,
                               {}, self._hops(graph, old, new), roles, compared=False)
-        if new.kind == _Copy.LIST:
-            outcome = _compare_list(new, python_touched, cpp_touched)
-        elif new.kind == _Copy.POSITIONAL:
-            outcome = _compare_positional(new)
-        else:
-            outcome = _compare_launch(new)
+        outcome = _compare(new, python_touched, cpp_touched)
         hops = self._hops(graph, old, new) + outcome.hops
         if outcome.status == _Verdict.MISMATCH:
             values = dict(outcome.values)

@@ -80,6 +80,9 @@ REASONS: dict[Reason, str] = {
         "argument order differs",
     Reason.ARGUMENT_ADDED_ON_PYTHON_SIDE_ONLY:
         "argument added on the Python side only: {names}",
+    Reason.ARGUMENT_MADE_CONDITIONAL_ON_PYTHON_SIDE_ONLY:
+        "the builder now declares '{param}' only if {guard}; the copy still passes it on "
+        "every path",
     Reason.ARGUMENT_REMOVED_ON_PYTHON_SIDE_ONLY:
         "argument removed on the Python side only: {names}",
     Reason.ARGUMENT_ADDED_ON_CPP_SIDE_ONLY:
