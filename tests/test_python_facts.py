@@ -545,3 +545,14 @@ def test_param_on_a_builder_passed_in_is_marked() -> None:
     assert [f.data["param"] for f in facts if f.kind == "param"] == ["q"]
     (mark,) = [f for f in facts if f.kind == "param-unread"]
     assert mark.data["passed_in"] and mark.data["placed"]
+
+
+@pytest.mark.parametrize(("body", "type_text"), [
+    ("ptr = ir.PtrType(elem)\n    b.param('x', ptr)", "ir.PtrType(elem)"),
+    # bound twice, or a parameter of the function: the name as written, left to resolve
+    ("ptr = ir.PtrType(elem)\n    ptr = other(elem)\n    b.param('x', ptr)", "ptr"),
+    ("b.param('x', elem)", "elem"),
+])
+def test_a_type_through_a_local_bound_once_is_its_call(body: str, type_text: str) -> None:
+    facts = facts_of(f"def build(spec, elem):\n    b = IRBuilder('k')\n    {body}\n")
+    assert [f.data["type"] for f in facts if f.kind == "param"] == [type_text]

@@ -110,6 +110,9 @@ class _FunctionState:
     repeated: set[int] = field(default_factory=set)
     # The function's own parameter names (a `b.param` on one declares on a caller's builder).
     arguments: set[str] = field(default_factory=set)
+    # How many times each local name is stored to (a type read through a local is read only
+    # when the local is bound once, to a call).
+    stores: dict[str, int] = field(default_factory=dict)
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -136,6 +139,8 @@ def _collect(node: ast.AST, state: _FunctionState, guard: str) -> None:
         elif isinstance(current, ast.Name):
             if isinstance(current.ctx, ast.Load):
                 state.reads.add(current.id)
+            else:
+                state.stores[current.id] = state.stores.get(current.id, 0) + 1
             continue
         elif isinstance(current, ast.Attribute):
             if isinstance(current.ctx, ast.Load):
@@ -443,7 +448,7 @@ class _Extractor:
         params = [(call, guard) for call, guard in calls
                   if self.is_param_call(call) and id(call) not in state.repeated]
         for index, (call, guard) in enumerate(params):
-            self.param_fact(state.name, index, call, guard)
+            self.param_fact(state.name, index, call, guard, state)
         for call, _guard in calls:
             if not self.is_param_like(call):
                 continue
@@ -531,9 +536,15 @@ class _Extractor:
     def positional(call: ast.Call) -> list[ast.expr]:
         return [arg for arg in call.args if not isinstance(arg, ast.Starred)]
 
-    def param_fact(self, function: str, index: int, call: ast.Call, guard: str) -> None:
+    def param_fact(self, function: str, index: int, call: ast.Call, guard: str,
+                   state: _FunctionState | None = None) -> None:
         name_node, type_node = self.param_args(call)
         assert name_node is not None
+        if (state is not None and isinstance(type_node, ast.Name)
+                and type_node.id not in state.arguments
+                and state.stores.get(type_node.id) == 1 and type_node.id in state.bound):
+            # `ptr = ir.PtrType(elem)` once, then `b.param("x", ptr)`: the call is the type.
+            type_node = state.bound[type_node.id]
         param = string_value(name_node)
         attrs = {arg.arg: self.bare_text(arg.value)
                  for arg in call.keywords if arg.arg and arg.arg not in ("name", "type")}
