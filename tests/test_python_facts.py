@@ -556,3 +556,20 @@ def test_param_on_a_builder_passed_in_is_marked() -> None:
 def test_a_type_through_a_local_bound_once_is_its_call(body: str, type_text: str) -> None:
     facts = facts_of(f"def build(spec, elem):\n    b = IRBuilder('k')\n    {body}\n")
     assert [f.data["type"] for f in facts if f.kind == "param"] == [type_text]
+
+
+@pytest.mark.parametrize(("body", "placed"), [
+    # one b.param per literal name, nothing that can skip one: unrolled in order
+    ('for d in ("n", "h"):\n        out.append(b.param(d, I32))', ["n", "h"]),
+    # a condition, a break, a name not literal, two declarations: left unread
+    ('for d in ("n", "h"):\n        if d:\n            b.param(d, I32)', []),
+    ('for d in ("n", "h"):\n        b.param(d, I32)\n        break', []),
+    ('for d in (N, "h"):\n        b.param(d, I32)', []),
+    ('for d in ("n", "h"):\n        b.param(d, I32)\n        b.param("x" + d, I32)', []),
+])
+def test_a_loop_over_literal_names_is_unrolled(body: str, placed: list[str]) -> None:
+    facts = facts_of(f"def build(spec):\n    b = IRBuilder('k')\n    out = []\n    {body}\n")
+    params = sorted((f for f in facts if f.kind == "param"), key=lambda f: f.data["index"])
+    assert [f.data["param"] for f in params] == placed
+    assert [f.data["guard"] for f in params] == ["always"] * len(placed)
+    assert bool([f for f in facts if f.kind == "param-unread"]) == (not placed)

@@ -437,13 +437,18 @@ class KernargsCheck(Check):
         Breaks: head adds `dropout_seed = b.param("dropout_seed", I32)` to
         build_attention_dense() but not to attentionDenseKernelSignature(), the test pin or
         launch() (`mismatch`); head swaps `batch` and `seqlen_q` in launch() (`mismatch`
-        naming both positions). Does not break: head adds it to all three (`changed`: the
+        naming both positions); head moves `seqlen_kv` under `if spec.varlen:` while every
+        copy still passes it (`mismatch`: the copy passes a slot the kernel may not have).
+        Does not break: head adds it to all three (`changed`: the
         ABI changed consistently and needs a device run); an argument added under
         `if spec.use_sinks:` that the lists leave out (`changed`).
 
     When it says changed instead:
         A copy that agrees with the builder only when its conditional arguments are off; a
-        builder parameter whose type cannot be resolved; a list the reader could not
+        builder whose arguments cannot be placed (a `b.param` whose name is not a literal,
+        one per element of a comprehension, a helper declaring on a builder passed to it;
+        a loop over literal names is read, one argument per name), whose lists are never
+        compared; a builder parameter whose type cannot be resolved; a list the reader could not
         settle statically (grown in a loop or under a condition, a value from a runtime
         parameter, a call to a function it cannot see), which is not compared and whose
         row names the construct and its line; a builder the list restated at the base

@@ -113,6 +113,9 @@ class _FunctionState:
     # How many times each local name is stored to (a type read through a local is read only
     # when the local is bound once, to a call).
     stores: dict[str, int] = field(default_factory=dict)
+    # A `b.param(name, ...)` that is the one declaration of a `for name in ("a", "b"):`
+    # loop over literal strings: the names it declares, in order, and the guard outside it.
+    unrolled: dict[int, tuple[list[str], str]] = field(default_factory=dict)
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -266,6 +269,8 @@ class _Extractor:
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             self.scan(stmt.iter, guard, func)
             self.scan(stmt.target, guard, func)
+            if func is not None:
+                self.unroll(stmt, guard, func)
             loop = f"{self.text(stmt.target)} in {self.text(stmt.iter)}"
             self.suite(stmt.body, qual, [*scope, f"for {loop}"], [*guard, f"loop: {loop}"], func)
             if stmt.orelse:
@@ -284,6 +289,30 @@ class _Extractor:
                 self.suite(case.body, qual, [*scope, cond], [*guard, cond], func)
         else:
             self.small(stmt, qual, scope, guard, func)
+
+    def unroll(self, stmt: ast.For | ast.AsyncFor, guard: list[str],
+               func: _FunctionState) -> None:
+        """A loop over a literal tuple or list of strings whose body declares exactly one
+        argument, named by the loop variable, and can leave no element out (no `break`,
+        `continue`, `return`, `raise`, no condition around the call, no `else`): the
+        argument is declared once per string, in order. Anything else stays unread."""
+        target, items = stmt.target, stmt.iter
+        if not isinstance(target, ast.Name) or not isinstance(items, (ast.Tuple, ast.List)):
+            return
+        names = [string_value(item) for item in items.elts]
+        if not names or any(n is None for n in names) or stmt.orelse:
+            return
+        inside = [n for body in stmt.body for n in walk(body)]
+        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise, ast.If,
+                              ast.IfExp, ast.Try, ast.While, ast.For, ast.Match,
+                              *_COMPREHENSIONS, *_SCOPES)) for n in inside):
+            return
+        calls = [n for n in inside if isinstance(n, ast.Call) and self.is_param_like(n)]
+        if len(calls) != 1:
+            return
+        name_node, _type = self.param_args(calls[0])
+        if isinstance(name_node, ast.Name) and name_node.id == target.id:
+            func.unrolled[id(calls[0])] = ([str(n) for n in names], _join_guard(guard))
 
     def with_items(self, stmt: ast.With | ast.AsyncWith) -> list[str]:
         """Each item as libcst wrote it: what follows it up to the next item (its comma)
@@ -445,12 +474,20 @@ class _Extractor:
     def function_facts(self, state: _FunctionState, line: int) -> None:
         self.facts.append(Fact(READS, state.name, line, {"names": sorted(state.reads)}))
         calls = sorted(state.calls, key=lambda item: self.call_position(item[0]))
-        params = [(call, guard) for call, guard in calls
-                  if self.is_param_call(call) and id(call) not in state.repeated]
-        for index, (call, guard) in enumerate(params):
-            self.param_fact(state.name, index, call, guard, state)
+        params: list[tuple[ast.Call, str, str | None]] = []
+        for call, guard in calls:
+            if id(call) in state.repeated:
+                continue
+            if id(call) in state.unrolled:
+                names, outer = state.unrolled[id(call)]
+                params.extend((call, outer, name) for name in names)
+            elif self.is_param_call(call):
+                params.append((call, guard, None))
+        for index, (call, guard, name) in enumerate(params):
+            self.param_fact(state.name, index, call, guard, state, name)
         for call, _guard in calls:
-            if not self.is_param_like(call):
+            if not self.is_param_like(call) or (
+                    id(call) in state.unrolled and id(call) not in state.repeated):
                 continue
             assert isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
             passed_in = call.func.value.id in state.arguments
@@ -537,7 +574,7 @@ class _Extractor:
         return [arg for arg in call.args if not isinstance(arg, ast.Starred)]
 
     def param_fact(self, function: str, index: int, call: ast.Call, guard: str,
-                   state: _FunctionState | None = None) -> None:
+                   state: _FunctionState | None = None, unrolled: str | None = None) -> None:
         name_node, type_node = self.param_args(call)
         assert name_node is not None
         if (state is not None and isinstance(type_node, ast.Name)
@@ -545,7 +582,7 @@ class _Extractor:
                 and state.stores.get(type_node.id) == 1 and type_node.id in state.bound):
             # `ptr = ir.PtrType(elem)` once, then `b.param("x", ptr)`: the call is the type.
             type_node = state.bound[type_node.id]
-        param = string_value(name_node)
+        param = unrolled if unrolled is not None else string_value(name_node)
         attrs = {arg.arg: self.bare_text(arg.value)
                  for arg in call.keywords if arg.arg and arg.arg not in ("name", "type")}
         data = {
