@@ -17,7 +17,7 @@ from impact.checks import charged_finding
 from impact.checks.base import CheckContext
 from impact.kinds import SurfaceKind, ViewName
 from impact.reasons import Reason, Step
-from impact.rows import Hop, Row, Status
+from impact.rows import SETTLED_BY_BUILD, Hop, Row, Status
 
 
 def _family_key(family: dict[str, Any]) -> str:
@@ -68,6 +68,23 @@ class _Emit:
         return all(_sound(base[k]) and _sound(head[k]) and _variants(base[k]) == _variants(head[k])
                    for k in head)
 
+    def built_by(self, result: dict[str, Any], module: str, builder: str) -> dict[str, Any]:
+        return {_family_key(f): f for f in result.get("families", [])
+                if f.get("source") == module and f.get("builder") == builder}
+
+    def proves_builder(self, module: str, builder: str) -> bool:
+        """Every family that `builder` of `module` builds (each arch and launch) built
+        soundly at both revisions, with the same variants, each with equal arguments, IR
+        digest and compiler inputs. A builder no family builds proves nothing."""
+        if not self.clean:
+            return False
+        base = self.built_by(self.base, module, builder)
+        head = self.built_by(self.head, module, builder)
+        if not head or set(base) != set(head):
+            return False
+        return all(_sound(base[k]) and _sound(head[k]) and _variants(base[k]) == _variants(head[k])
+                   for k in head)
+
 
 def _target_touched_shipped(ctx: CheckContext) -> bool:
     """Whether the target tip changed a descriptor or a shipped-closure module since the base:
@@ -90,15 +107,47 @@ def _target_touched_shipped(ctx: CheckContext) -> bool:
 
 def fold(rows: Iterable[Row], document: dict[str, Any], ctx: CheckContext) -> list[Row]:
     """The rows with every provably unchanged shipped-module row turned inert."""
-    rows = list(rows)
     emit = _Emit(document)
-    blockers = ctx.declarations.fold_blockers
-    host_side = {side.file for r in rows if r.contract in blockers for side in r.sides}
     merged_blocked = _target_touched_shipped(ctx)
-    out = []
-    for row in rows:
-        out.append(_fold_row(row, emit, ctx, host_side, merged_blocked))
-    return out
+    # A row whose check says an equal build settles it goes first: once settled, it no
+    # longer keeps its files from folding.
+    rows = [_settle(row, emit, ctx, merged_blocked) for row in rows]
+    blockers = ctx.declarations.fold_blockers
+    host_side = {side.file for r in rows if r.contract in blockers and r.status != Status.INERT
+                 for side in r.sides}
+    return [_fold_row(row, emit, ctx, host_side, merged_blocked) for row in rows]
+
+
+def _settle(row: Row, emit: _Emit, ctx: CheckContext, merged_blocked: bool) -> Row:
+    """The row inert when its check claimed that an equal build settles it
+    (`impact.rows.SETTLED_BY_BUILD`) and every builder it names built equal; else as it was."""
+    claim = row.details.get(SETTLED_BY_BUILD)
+    if row.status != Status.CHANGED or not isinstance(claim, dict):
+        return row
+    builders = [tuple(pair) for pair in claim.get("builders") or []]
+    files = [str(f) for f in claim.get("files") or []]
+    if not builders or not files or any(len(pair) != 2 for pair in builders):
+        return row
+    if any(ctx.surface.conventions.runs_after_lowering(f) for f in files):
+        return row
+    if not all(emit.proves_builder(str(module), str(name)) for module, name in builders):
+        return row
+    if row.view == ViewName.MERGED and not _merged_as_head(ctx, files, merged_blocked):
+        return row
+    hops = tuple(Hop.of(files[0], 0, Step.EMIT_BUILDER_EQUAL, module=module, builder=name)
+                 for module, name in builders)
+    return replace(row, status=Status.INERT, reason=Reason.FOLDED_EQUAL_BUILD,
+                   evidence=(*row.evidence, *hops))
+
+
+def _merged_as_head(ctx: CheckContext, paths: Iterable[str], merged_blocked: bool) -> bool:
+    """Whether the merged view holds each of `paths` as the head does, and the target tip
+    touched nothing shipped: only then does the head's build speak for the merge."""
+    merged = ctx.views.view(ViewName.MERGED)
+    if merged is None or merged.new is None or merged_blocked:
+        return False
+    return all(path in merged.new and path in ctx.views.head
+               and merged.new[path] == ctx.views.head[path] for path in paths)
 
 
 def _fold_row(row: Row, emit: _Emit, ctx: CheckContext, host_side: set[str],
@@ -114,13 +163,8 @@ def _fold_row(row: Row, emit: _Emit, ctx: CheckContext, host_side: set[str],
     module = ctx.module_of(path)
     if module is None or not emit.proves_equal(module):
         return row
-    if row.view == ViewName.MERGED:
-        merged = ctx.views.view(ViewName.MERGED)
-        if merged is None or merged.new is None or merged_blocked:
-            return row
-        if path not in merged.new or path not in ctx.views.head or (
-                merged.new[path] != ctx.views.head[path]):
-            return row
+    if row.view == ViewName.MERGED and not _merged_as_head(ctx, (path,), merged_blocked):
+        return row
     return replace(row, status=Status.INERT, reason=Reason.FOLDED_EQUAL_BUILD,
                    evidence=(*row.evidence, Hop.of(path, 0, Step.EMIT_FAMILIES_EQUAL,
                                                    module=module)))

@@ -74,6 +74,9 @@ class FactKind(enum.StrEnum):
     RE_EXPORT = "re-export"
     READS = "reads"
     PARAM = "param"
+    # A `b.param` call the reader cannot place: a name that is not a literal string, or
+    # a call inside a comprehension (declared once per element, in an order of its own).
+    PARAM_UNREAD = "param-unread"
     SIGNATURE_BUILDER = "signature-builder"
     KERNEL_MODULE = "kernel-module"
     KEYWORD_LITERAL = "keyword-literal"
@@ -87,6 +90,9 @@ class FactKind(enum.StrEnum):
     PACK_ROW = "pack-row"
     FUNCTION_DEFINITION = "function-definition"
     CONSTANT_DEFINITION = "constant-definition"
+    # A name a file declares without defining it there: a function's prototype (a
+    # header's), a type alias (`using`, `typedef`), a class, a namespace-scope variable.
+    SYMBOL_DECLARATION = "symbol-declaration"
     STRING_LITERAL = "string-literal"
     # CMake
     TARGET_SOURCES = "target-sources"

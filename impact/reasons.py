@@ -58,6 +58,7 @@ class Reason(enum.StrEnum):
     ARGUMENT_ORDER_DIFFERS = "argument-order-differs"
     ARGUMENT_ADDED_ON_PYTHON_SIDE_ONLY = "argument-added-on-python-side-only"
     ARGUMENT_REMOVED_ON_PYTHON_SIDE_ONLY = "argument-removed-on-python-side-only"
+    ARGUMENT_MADE_CONDITIONAL_ON_PYTHON_SIDE_ONLY = "argument-made-conditional-on-python-side-only"
     ARGUMENT_ADDED_ON_CPP_SIDE_ONLY = "argument-added-on-cpp-side-only"
     ARGUMENT_REMOVED_ON_CPP_SIDE_ONLY = "argument-removed-on-cpp-side-only"
     ARGUMENT_NAMES_DIFFER = "argument-names-differ"
@@ -161,6 +162,7 @@ class Reason(enum.StrEnum):
 
     # --- kernargs: argument by argument (cppread)
     LIST_CONSTRUCT_NOT_READ = "list-construct-not-read"
+    BUILDER_ARGUMENTS_NOT_READ = "builder-arguments-not-read"
     LAUNCH_ARGUMENT_MISPLACED = "launch-argument-misplaced"
     LAUNCH_ARGUMENT_KIND_DIFFERS = "launch-argument-kind-differs"
     UNNAMED_LIST_COUNT_DIFFERS = "unnamed-list-count-differs"
@@ -189,6 +191,7 @@ class Step(enum.StrEnum):
     LAUNCH_ARGUMENT_AT = "launch-argument-at"
     BUILDER_PARAM_AT = "builder-param-at"
     LIST_CONSTRUCT_AT = "list-construct-at"
+    BUILDER_CONSTRUCT_AT = "builder-construct-at"
 
     # --- launch-surface
     PROFILE_REMOVED_WITH_ENTRY = "profile-removed-with-entry"
@@ -252,6 +255,7 @@ class Step(enum.StrEnum):
 
     # --- emit fold
     EMIT_FAMILIES_EQUAL = "emit-families-equal"
+    EMIT_BUILDER_EQUAL = "emit-builder-equal"
 
 
 class Refusal(enum.StrEnum):

@@ -56,6 +56,14 @@ class Lane(enum.StrEnum):
     NONE = "NONE"
 
 
+# The `details` key of a `changed` row a check says an equal build settles: a list of
+# [module, builder] pairs (every builder through which what the row compares can run) and
+# the files whose code it compares, under "files". The emit fold (impact/fold.py) turns
+# such a row inert only when every shipped family of each builder built equal at both
+# revisions; a check that is unsure writes no claim.
+SETTLED_BY_BUILD = "settled_by_build"
+
+
 @dataclass(frozen=True, order=True)
 class Side:
     """One site of a contract: where, at which revision, and whether the change touched it."""

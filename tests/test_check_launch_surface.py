@@ -235,3 +235,53 @@ def test_an_edited_entry_makes_the_break_it_names_the_changes() -> None:
     assert roles[P950] == roles[e.GFX950_DENSE] == "changed"
     assert roles[GEOMETRY950] == "counterpart"
     assert charged(grid).preexisting is False
+
+
+_DEFINED = "inline Gfx950AttentionDenseLaunch gfx950AttentionDenseGeometry(std::int64_t blockM,"
+_RENAMED = "inline Gfx950AttentionDenseLaunch geometryImpl(std::int64_t blockM,"
+_END = "} // namespace hip_kernel_provider::ingestor"
+MIRROR_SPELLINGS = {
+    # the definition renamed, the profile's name kept by each spelling C++ allows
+    "a prototype in the header": "Gfx950AttentionDenseLaunch gfx950AttentionDenseGeometry("
+                                 "std::int64_t blockM, std::int64_t seqlenQ, "
+                                 "std::int64_t headsQ, std::int64_t batch);\n",
+    "a using alias": "using gfx950AttentionDenseGeometry = Gfx950AttentionDenseLaunch;\n",
+    "a function pointer": "constexpr auto gfx950AttentionDenseGeometry = &geometryImpl;\n",
+    "a template": "template <typename T>\ninline T gfx950AttentionDenseGeometry(T blockM) "
+                  "{ return blockM; }\n",
+    "a class": "struct gfx950AttentionDenseGeometry { int order; };\n",
+}
+
+
+@pytest.mark.parametrize("spelling", list(MIRROR_SPELLINGS))
+def test_a_mirror_under_another_spelling_is_found(spelling: str) -> None:
+    """The mirror the profile names exists, spelled another way: the row says the mirror
+    changed (a device run settles it), never that its symbol is missing."""
+    rows = check_rows(CHECK, on_tree(Change("spelled", edits=(
+        e.replace(GEOMETRY950, _DEFINED, _RENAMED),
+        e.replace(GEOMETRY950, _END, MIRROR_SPELLINGS[spelling] + _END)))))
+    grid = next(r for r in rows if r.subject == GRID)
+    assert grid.status == "changed" and "mirror-symbol-missing" not in grid.details["reasons"]
+
+
+@pytest.mark.parametrize("named", ["::hip_kernel_provider::ingestor::gfx950AttentionDenseGeometry",
+                                   "ingestor::gfx950AttentionDenseGeometry<int>"])
+def test_a_profile_naming_the_mirror_qualified_finds_it(named: str) -> None:
+    profile = f"{CONFIGS}/gfx950_attention_dense.profile.yaml"
+    rows = check_rows(CHECK, on_tree(Change("qualified", edits=(e.replace(
+        profile, "Gfx950AttentionDenseGeometry.hpp:gfx950AttentionDenseGeometry\n    kmd_fields: "
+        "[block_m]\n    guard: none\n    test: dnn-providers/hip-kernel-provider/src/tests/"
+        "engines/kernel_ingestor_engine/packs/TestGfx950AttentionDenseGeometry.cpp\n  - name: "
+        "launch_block", f"Gfx950AttentionDenseGeometry.hpp:{named}\n    kmd_fields: "
+        "[block_m]\n    guard: none\n    test: dnn-providers/hip-kernel-provider/src/tests/"
+        "engines/kernel_ingestor_engine/packs/TestGfx950AttentionDenseGeometry.cpp\n  - name: "
+        "launch_block"),))))
+    grid = next(r for r in rows if r.subject == GRID)
+    assert "mirror-symbol-missing" not in grid.details["reasons"]
+
+
+def test_a_mirror_gone_in_every_spelling_is_still_missing() -> None:
+    rows = check_rows(CHECK, on_tree(Change("gone", edits=(
+        e.replace(GEOMETRY950, _DEFINED, _RENAMED),))))
+    grid = next(r for r in rows if r.subject == GRID)
+    assert grid.status == "mismatch" and grid.reason == "mirror-symbol-missing"

@@ -518,3 +518,58 @@ def test_never_raises(source: str | bytes) -> None:
         if fact.kind == PARSE_FAILURE:
             assert len(facts) == 1
             assert not fact.data["reason"].startswith(INTERNAL_ERROR), fact.data["reason"]
+
+
+@pytest.mark.parametrize(("body", "placed", "unread"), [
+    # literal names, one call each: placed, nothing unread
+    ('q = b.param("q", F32)\n    k = b.param("k", F32)', ["q", "k"], []),
+    # a name that is not a literal, or a call per element of a comprehension: not placed
+    ('q, k = [b.param(n, F32) for n in ("q", "k")]', [], [False]),
+    ('q, k = (b.param("q", F32) for _ in range(1)), 0', [], [False]),
+    ('name = "q"\n    q = b.param(name, F32)', [], [False]),
+])
+def test_param_calls_the_reader_cannot_place(body: str, placed: list[str],
+                                             unread: list[bool]) -> None:
+    """A `b.param` whose place in the argument list the reader cannot settle is a
+    `param-unread` fact, never a `param` fact guessed into the list."""
+    facts = facts_of(f"def build(spec):\n    b = IRBuilder('k')\n    {body}\n"
+                     "    return b.build()\n")
+    assert [f.data["param"] for f in facts if f.kind == "param"] == placed
+    assert [f.data["placed"] for f in facts if f.kind == "param-unread"] == unread
+
+
+def test_param_on_a_builder_passed_in_is_marked() -> None:
+    """A helper declaring arguments on the caller's builder: placed in its own list, and
+    marked `passed_in` so the graph keeps its callers' lists from being compared."""
+    facts = facts_of("def _inputs(b, elem):\n    return b.param('q', PtrType(elem))\n")
+    assert [f.data["param"] for f in facts if f.kind == "param"] == ["q"]
+    (mark,) = [f for f in facts if f.kind == "param-unread"]
+    assert mark.data["passed_in"] and mark.data["placed"]
+
+
+@pytest.mark.parametrize(("body", "type_text"), [
+    ("ptr = ir.PtrType(elem)\n    b.param('x', ptr)", "ir.PtrType(elem)"),
+    # bound twice, or a parameter of the function: the name as written, left to resolve
+    ("ptr = ir.PtrType(elem)\n    ptr = other(elem)\n    b.param('x', ptr)", "ptr"),
+    ("b.param('x', elem)", "elem"),
+])
+def test_a_type_through_a_local_bound_once_is_its_call(body: str, type_text: str) -> None:
+    facts = facts_of(f"def build(spec, elem):\n    b = IRBuilder('k')\n    {body}\n")
+    assert [f.data["type"] for f in facts if f.kind == "param"] == [type_text]
+
+
+@pytest.mark.parametrize(("body", "placed"), [
+    # one b.param per literal name, nothing that can skip one: unrolled in order
+    ('for d in ("n", "h"):\n        out.append(b.param(d, I32))', ["n", "h"]),
+    # a condition, a break, a name not literal, two declarations: left unread
+    ('for d in ("n", "h"):\n        if d:\n            b.param(d, I32)', []),
+    ('for d in ("n", "h"):\n        b.param(d, I32)\n        break', []),
+    ('for d in (N, "h"):\n        b.param(d, I32)', []),
+    ('for d in ("n", "h"):\n        b.param(d, I32)\n        b.param("x" + d, I32)', []),
+])
+def test_a_loop_over_literal_names_is_unrolled(body: str, placed: list[str]) -> None:
+    facts = facts_of(f"def build(spec):\n    b = IRBuilder('k')\n    out = []\n    {body}\n")
+    params = sorted((f for f in facts if f.kind == "param"), key=lambda f: f.data["index"])
+    assert [f.data["param"] for f in params] == placed
+    assert [f.data["guard"] for f in params] == ["always"] * len(placed)
+    assert bool([f for f in facts if f.kind == "param-unread"]) == (not placed)

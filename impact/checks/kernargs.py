@@ -30,7 +30,7 @@ from impact.graph import (
 )
 from impact.kinds import SurfaceKind
 from impact.reasons import Reason, Step
-from impact.rows import Hop, Role, Row, Side, Status
+from impact.rows import SETTLED_BY_BUILD, Hop, Role, Row, Side, Status
 
 _POINTER = ("global_buffer", 8)
 _SCALARS = {
@@ -83,6 +83,8 @@ class _Builder:
     path: str
     line: int
     params: tuple[_Param, ...]
+    unread: tuple[Unread, ...] = ()
+    module: str = ""
 
     def candidates(self) -> list[tuple[frozenset[str], tuple[_Param, ...]]]:
         """The argument lists the builder emits, one per set of conditions switched on
@@ -102,7 +104,8 @@ class _Builder:
 
     def raw(self) -> tuple[Any, ...]:
         """Everything the comparison reads of the builder."""
-        return (self.id, tuple((p.name, p.kind, p.guard, p.type_text) for p in self.params))
+        return (self.id, tuple((p.name, p.kind, p.guard, p.type_text) for p in self.params),
+                self.unread)
 
 
 @dataclass(frozen=True)
@@ -176,10 +179,10 @@ def _typed(graph: SymbolGraph, builder: Builder) -> _Builder:
         return _Builder(builder.id, builder.name, builder.path, builder.line, tuple(
             _Param(e.name, _POINTER if e.method == "ptr" else _resolve_type(
                 graph, builder.module, e.type_text or ""), e.guard, builder.line,
-                e.type_text or e.method) for e in builder.signature))
+                e.type_text or e.method) for e in builder.signature), (), builder.module)
     return _Builder(builder.id, builder.name, builder.path, builder.line, tuple(
         _Param(p.name, _resolve_type(graph, builder.module, p.type_text), p.guard, p.line,
-               p.type_text) for p in builder.params))
+               p.type_text) for p in builder.params), builder.unread, builder.module)
 
 
 def _sites(graph: SymbolGraph, prefer: Mapping[str, str]) -> dict[str, _Site]:
@@ -374,6 +377,32 @@ def _launch_problem(site: _Site, params: tuple[_Param, ...]) -> _Outcome | None:
     return None
 
 
+def _compare(site: _Site, python_changed: bool, cpp_changed: bool) -> _Outcome:
+    if site.kind == _Copy.LIST:
+        return _compare_list(site, python_changed, cpp_changed)
+    if site.kind == _Copy.POSITIONAL:
+        return _compare_positional(site)
+    return _compare_launch(site)
+
+
+def _made_conditional(old: _Site | None, new: _Site) -> _Param | None:
+    """A parameter the builder declared on every path at the base and now only under a
+    condition, while the copy, which agreed with the base's builder, stayed as it was: the
+    copy still passes the slot when the condition is off (a loop is no condition here: it
+    is left to the other readings)."""
+    if old is None or old.builder.id != new.builder.id or old.copy() != new.copy():
+        return None
+    if new.dynamic or old.dynamic or new.builder.unread or old.builder.unread:
+        return None
+    always = {p.name for p in old.builder.always}
+    for param in new.builder.params:
+        if param.name in always and param.guard != ALWAYS and "loop:" not in param.guard:
+            if _compare(old, False, False).status == _Verdict.AGREE:
+                return param
+            return None
+    return None
+
+
 # -------------------------------------------------------------------------- the check
 
 
@@ -408,13 +437,18 @@ class KernargsCheck(Check):
         Breaks: head adds `dropout_seed = b.param("dropout_seed", I32)` to
         build_attention_dense() but not to attentionDenseKernelSignature(), the test pin or
         launch() (`mismatch`); head swaps `batch` and `seqlen_q` in launch() (`mismatch`
-        naming both positions). Does not break: head adds it to all three (`changed`: the
+        naming both positions); head moves `seqlen_kv` under `if spec.varlen:` while every
+        copy still passes it (`mismatch`: the copy passes a slot the kernel may not have).
+        Does not break: head adds it to all three (`changed`: the
         ABI changed consistently and needs a device run); an argument added under
         `if spec.use_sinks:` that the lists leave out (`changed`).
 
     When it says changed instead:
         A copy that agrees with the builder only when its conditional arguments are off; a
-        builder parameter whose type cannot be resolved; a list the reader could not
+        builder whose arguments cannot be placed (a `b.param` whose name is not a literal,
+        one per element of a comprehension, a helper declaring on a builder passed to it;
+        a loop over literal names is read, one argument per name), whose lists are never
+        compared; a builder parameter whose type cannot be resolved; a list the reader could not
         settle statically (grown in a loop or under a condition, a value from a runtime
         parameter, a call to a function it cannot see), which is not compared and whose
         row names the construct and its line; a builder the list restated at the base
@@ -465,6 +499,23 @@ class KernargsCheck(Check):
         roles = (old is None or old.copy() != new.copy(),
                  old is None or old.builder.raw() != new.builder.raw())
         settled = (python_touched or cpp_touched) and any(roles)
+        if new.builder.unread:  # never compare a list the builder side cannot be read of
+            if not settled:
+                return None
+            first = new.builder.unread[0]
+            hops = self._hops(graph, old, new) + [
+                Hop.of(new.builder.path, u.line, Step.BUILDER_CONSTRUCT_AT,
+                       construct=u.construct) for u in new.builder.unread[:3]]
+            return self._make(scope, new, Status.CHANGED, Reason.BUILDER_ARGUMENTS_NOT_READ,
+                              {"construct": first.construct, "line": first.line}, hops,
+                              roles, compared=False)
+        made = _made_conditional(old, new) if settled else None
+        if made is not None:
+            param = made
+            return self._make(scope, new, Status.MISMATCH,
+                              Reason.ARGUMENT_MADE_CONDITIONAL_ON_PYTHON_SIDE_ONLY,
+                              {"param": param.name, "guard": param.guard},
+                              self._hops(graph, old, new), roles)
         if new.dynamic:
             if not settled:
                 return None
@@ -479,12 +530,7 @@ class KernargsCheck(Check):
                                   roles, compared=False)
             return self._make(scope, new, Status.CHANGED, Reason.LIST_BUILT_BY_HELPER_CALLS,
                               {}, self._hops(graph, old, new), roles, compared=False)
-        if new.kind == _Copy.LIST:
-            outcome = _compare_list(new, python_touched, cpp_touched)
-        elif new.kind == _Copy.POSITIONAL:
-            outcome = _compare_positional(new)
-        else:
-            outcome = _compare_launch(new)
+        outcome = _compare(new, python_touched, cpp_touched)
         hops = self._hops(graph, old, new) + outcome.hops
         if outcome.status == _Verdict.MISMATCH:
             values = dict(outcome.values)
@@ -556,9 +602,15 @@ class KernargsCheck(Check):
             Side(builder.path, builder.line, view.name,
                  CHANGED if builder_changed else COUNTERPART, builder.name),
         )
+        # Only the builder moved: an equal build of every variant it ships shows its
+        # arguments are the ones the copy already agreed with.
+        claim = ({SETTLED_BY_BUILD: {"builders": [[builder.module, builder.name]],
+                                     "files": [builder.path]}}
+                 if status == Status.CHANGED and builder_changed and not copy_changed
+                 and builder.module else {})
         return scope.row(site.subject, status, reason,
                          archs=scope.archs_for(builder.path, scope.holding(builder.path)),
                          sides=sides, evidence=tuple(hops),
                          details={"builder_name": builder.name, **values,
                                   "site": str(site.kind), "builder": builder.id,
-                                  "paired": str(site.how), "compared": compared})
+                                  "paired": str(site.how), "compared": compared, **claim})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 from impact.checks.base import CheckContext
@@ -18,7 +19,7 @@ from impact.git import Snapshot
 from impact.graph import LaunchSurfaceEntry, Locator, SymbolGraph
 from impact.kinds import FactKind, SurfaceKind, ViewName
 from impact.reasons import Reason, Step
-from impact.rows import Hop, Role, Row, Side, Status
+from impact.rows import SETTLED_BY_BUILD, Hop, Role, Row, Side, Status
 
 Entry = LaunchSurfaceEntry
 _Key = tuple[str, str]  # (module, qualname) of a definition; (path, "") for a whole module
@@ -215,6 +216,10 @@ class LaunchSurfaceCheck(Check):
         if edited:
             sides.append(Side(profile, new_entry.line, revision, Role.CHANGED, name))
         anchor = py_new.file or mirror_new.file or profile
+        claim = None
+        if status == Status.CHANGED and not verdict.breaks and not edited and (
+                not mirror_changed) and set(verdict.changes) <= _HOST_ONLY:
+            claim = _build_claim(ctx, old, new, py_old, py_new)
         return scope.row(
             f"{profile}:{name}", status, reason, archs=scope.archs_for(anchor),
             sides=tuple(sides), evidence=tuple(verdict.hops),
@@ -232,8 +237,79 @@ class LaunchSurfaceCheck(Check):
                 "mirror_locator": _raw(mirror_new) if mirror_new.state != _NONE else None,
                 "mirror_symbol": mirror_new.symbol,
                 "mirror_failure": mirror_new.failure or None,
+                **({SETTLED_BY_BUILD: claim} if claim else {}),
             },
         )
+
+
+# The reasons of a row on which only the Python half moved: what an equal build may settle.
+_HOST_ONLY = frozenset({Reason.HOST_SIDE_CHANGED_MIRROR_MUST_RESTATE,
+                        Reason.HOST_SIDE_CHANGED_NO_MIRROR})
+
+
+def _changed_definitions(ctx: CheckContext, old: Snapshot, new: Snapshot, py_old: _Python,
+                         py_new: _Python) -> set[_Key] | None:
+    """The definitions whose digest differs between the revisions, as the row compared
+    them; None when the change is not one of definitions (a whole module whose top-level
+    statements moved, say)."""
+    if py_old.state != _OK or py_new.state != _OK:
+        return None
+    if py_new.symbol:
+        keys = set()
+        for old_map, new_map in ((py_old.defs, py_new.defs), (py_old.reached, py_new.reached)):
+            keys |= {k for k in set(old_map) | set(new_map) if old_map.get(k) != new_map.get(k)}
+        return keys or None
+    changed: set[_Key] = set()
+    for snapshot, other in ((old, new), (new, old)):
+        graph, other_graph = ctx.graph(snapshot).python, ctx.graph(other).python
+        module = graph.module_at(py_new.file)
+        other_module = other_graph.module_at(py_new.file)
+        if module is None or other_module != module:
+            return None
+        theirs = {d.name: _digests(d) for d in other_graph.definitions(module)}
+        for definition in graph.definitions(module):
+            if theirs.get(definition.name) != _digests(definition):
+                changed.add((module, definition.name))
+    return changed or None
+
+
+def _digests(definition: Any) -> tuple[Any, ...]:
+    """A definition's content at every site, its lines aside (code above it may move it)."""
+    return (definition.kind, *sorted(str(site.digest) for site in definition.sites))
+
+
+def _ships(descriptors: Any, node: str) -> bool:
+    """Whether a shipped variant builds with the definition `node`."""
+    return bool(descriptors.variants_building(node))
+
+
+def _build_claim(ctx: CheckContext, old: Snapshot, new: Snapshot, py_old: _Python,
+                 py_new: _Python) -> dict[str, Any] | None:
+    """What an equal build must prove for this row to settle: every definition through
+    which a changed definition can run (`PythonGraph.entry_points`), as [module, name]
+    pairs, and the files of the changed definitions. None when a changed definition runs
+    through something that is not a definition (nothing could answer for it)."""
+    keys = _changed_definitions(ctx, old, new, py_old, py_new)
+    if not keys:
+        return None
+    builders: set[tuple[str, str]] = set()
+    files: set[str] = set()
+    for snapshot in (old, new):
+        symbols = ctx.graph(snapshot)
+        graph = symbols.python
+        builds = partial(_ships, symbols.descriptors)
+        for module, name in keys:
+            definition = graph.definition(module, name)
+            if definition is None:
+                continue
+            roots = graph.entry_points(definition, builds)
+            if roots is None:
+                return None
+            files.add(definition.path)
+            builders |= {(root.module, root.name) for root in roots}
+    if not builders:
+        return None
+    return {"builders": [list(b) for b in sorted(builders)], "files": sorted(files)}
 
 
 def _role(changed: bool) -> str:
@@ -377,11 +453,33 @@ def _mirror_side(ctx: CheckContext, snapshot: Snapshot, locator: Locator | None)
 def _defines(kind: str, name: str, data: dict[str, Any], symbol: str) -> bool:
     """A function, a named constant or a KernelArgument list named `symbol` (namespaces and
     enclosing classes may prefix it: `ns::Cls::launch` defines `Cls::launch`)."""
-    if kind in (FactKind.FUNCTION_DEFINITION, FactKind.CONSTANT_DEFINITION):
-        return name == symbol or name.endswith("::" + symbol)
+    if kind in (FactKind.FUNCTION_DEFINITION, FactKind.CONSTANT_DEFINITION,
+                FactKind.SYMBOL_DECLARATION):
+        return _qualified_match(name, symbol)
     if kind == FactKind.KERNEL_ARGUMENT_LIST:
         return symbol in (name, str(data.get("function") or ""))
     return False
+
+
+def _qualified_match(name: str, symbol: str) -> bool:
+    """Whether the C++ name `name` (as declared, fully qualified) is `symbol` as a profile
+    spells it: the same name, or its unqualified tail (`ns::Cls::launch` is `Cls::launch`),
+    or `symbol` qualified from the global namespace (`::ns::f`); template arguments aside."""
+    name, symbol = _untemplated(name), _untemplated(symbol).removeprefix("::")
+    return name == symbol or name.endswith("::" + symbol)
+
+
+def _untemplated(name: str) -> str:
+    """`f<T>` as `f`, `Cls<int>::launch` as `Cls::launch` (angle brackets nest)."""
+    out, depth = [], 0
+    for char in name:
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            out.append(char)
+    return "".join(out).replace(" ", "")
 
 
 def _mirror_verdict(old: _Mirror, new: _Mirror, verdict: _Verdict) -> bool:

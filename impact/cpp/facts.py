@@ -43,6 +43,7 @@ INCLUDE = FactKind.INCLUDE
 PACK_ROW = FactKind.PACK_ROW
 FUNCTION_DEFINITION = FactKind.FUNCTION_DEFINITION
 CONSTANT_DEFINITION = FactKind.CONSTANT_DEFINITION
+SYMBOL_DECLARATION = FactKind.SYMBOL_DECLARATION
 
 _METADATA_METHODS = {"getIntMetadata", "getStringMetadata"}
 _GEOMETRY_METHODS = {"setGridSize", "setBlockSize"}
@@ -182,6 +183,8 @@ class _Walker:
             return
         if node_type in CLASS_TYPES and node.child_by_field_name("body"):
             name_node = node.child_by_field_name("name")
+            if name_node is not None:
+                self.declared(scope, self.text(name_node), node)
             inner = scope.with_class(self.text(name_node) if name_node else "")
             saved_class, self.class_node = self.class_node, node
             try:
@@ -198,6 +201,17 @@ class _Walker:
                 self.facts.append(Fact(STRING_LITERAL, value, line_of(node),
                                        {"function": scope.function}))
             return
+        if node_type == "using_declaration":  # `using ns::gfx950Grid;` names it here too
+            target = next((c for c in node.named_children
+                           if c.type in ("qualified_identifier", "identifier")), None)
+            if target is not None:
+                self.declared(scope, self.text(target).split("::")[-1], node)
+        if node_type in ("alias_declaration", "type_definition"):
+            names = ([node.child_by_field_name("name")] if node_type == "alias_declaration"
+                     else node.children_by_field_name("declarator"))
+            for name_node in names:
+                if name_node is not None:
+                    self.declared(scope, self.text(name_node), node)
         if node_type in ("declaration", "field_declaration"):
             self.declaration(node, scope)
         elif node_type == "call_expression":
@@ -321,6 +335,16 @@ class _Walker:
 
     # -- declarations ------------------------------------------------------------------
 
+    def declared(self, scope: _Scope, name: str, node: tree_sitter.Node) -> None:
+        """A `symbol-declaration` fact for `name`, qualified as a definition would be,
+        made outside any function (a mirror may be named by its prototype or its alias)."""
+        if scope.function is not None or not name or node.has_error:
+            return
+        qualified = "::".join([n for n in scope.namespaces if n] + list(scope.classes)
+                              + [p.strip() for p in name.split("::")])
+        self.facts.append(Fact(SYMBOL_DECLARATION, qualified, line_of(node),
+                               {"namespace": scope.namespace}))
+
     def declaration(self, node: tree_sitter.Node, scope: _Scope) -> None:
         type_node = node.child_by_field_name("type")
         type_text = self.text(type_node) if type_node else ""
@@ -346,6 +370,7 @@ class _Walker:
             if name_node is None:
                 continue
             name = self.text(name_node)
+            self.declared(scope, name, node)
             if "constexpr" in specifiers and value is not None and not node.has_error:
                 string = self.string_value(value)
                 if string is not None and _is_string_type(type_text, declarator):

@@ -139,8 +139,23 @@ class KernelGraph:
             line = int(sites[0]["line"]) if sites else int(params[0].line if params else 0)
             found[node] = Builder(node, str(data.get("module") or node.split(":", 2)[1]),
                                   str(data.get("name") or node.split(":", 2)[2]),
-                                  str(data.get("path") or ""), line, params, signature)
+                                  str(data.get("path") or ""), line, params, signature,
+                                  self._unread(node))
         return found
+
+    def _unread(self, node: str) -> tuple[Unread, ...]:
+        """What keeps the builder `node`'s arguments from being read (`Builder.unread`):
+        its own `b.param` calls the reader cannot place, and every definition it reaches
+        that declares arguments on a builder passed to it or that the reader cannot place."""
+        graph = self.nodes.graph
+        found = [Unread(int(u["line"]), str(u.get("construct")))
+                 for u in graph.nodes[node].get("unread_params") or [] if not u.get("placed")]
+        for other in sorted(self.python.reach(node)):
+            for u in graph.nodes[other].get("unread_params") or []:
+                if u.get("passed_in") or not u.get("placed"):
+                    found.append(Unread(int(u["line"]), f"{other.split(':', 2)[-1]}: "
+                                                        f"{u.get('construct')}"))
+        return tuple(found)
 
     # ------------------------------------------------------------- list pairing
     def _declared_pairs(self) -> dict[tuple[str, str], str]:

@@ -11,7 +11,7 @@ reaches).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -88,6 +88,11 @@ class PythonGraph:
                 node = symbol_node(module, str(fact.data["function"]))
                 graph.add_node(node)
                 graph.nodes[node].setdefault("params", []).append(
+                    {"line": fact.line, **fact.data})
+            elif fact.kind == FactKind.PARAM_UNREAD:
+                node = symbol_node(module, fact.name)
+                graph.add_node(node)
+                graph.nodes[node].setdefault("unread_params", []).append(
                     {"line": fact.line, **fact.data})
             elif fact.kind == FactKind.SIGNATURE_BUILDER:
                 node = symbol_node(module, fact.name)
@@ -352,6 +357,32 @@ class PythonGraph:
                     seen.add(nxt)
                     todo.append(nxt)
         return seen
+
+    def entry_points(self, definition: Definition,
+                     stop: Callable[[str], bool] = lambda _node: False,
+                     ) -> list[Definition] | None:
+        """The definitions through which `definition` can run: those that reach it by name
+        (itself included) and that no definition reads in turn, the climb ending at a node
+        `stop` names (a builder the descriptors ship, say: what calls it is that builder's
+        concern). None when something that is not a definition of this graph reads one of
+        them (an import binding it in a module's own code): what runs it is then not a
+        definition, so no caller of it can answer for it."""
+        seen, todo, roots = {definition.id}, deque([definition.id]), set()
+        while todo:
+            current = todo.popleft()
+            if stop(current):
+                roots.add(current)
+                continue
+            readers = self.nodes.edges_of(current, NAME_EDGES, reverse=True) - {current}
+            if any(not self._is_definition(r) for r in readers):
+                return None
+            if not readers:
+                roots.add(current)
+            for reader in readers - seen:
+                seen.add(reader)
+                todo.append(reader)
+        found = (self._definition(n) for n in sorted(roots))
+        return [d for d in found if d is not None]
 
     def reached(self, definition: Definition) -> list[Definition]:
         """Every definition `definition` reaches by name in the repository (not itself)."""

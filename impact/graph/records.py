@@ -66,6 +66,10 @@ class Builder:
     line: int
     params: tuple[Param, ...] = ()
     signature: tuple[SignatureEntry, ...] = ()
+    # What keeps its argument list from being read: a `b.param` whose name is not a
+    # literal or that runs per element of a comprehension, or a helper it reaches that
+    # declares arguments on a builder passed to it. A list with any is never compared.
+    unread: tuple[Unread, ...] = ()
 
     @property
     def uses_param(self) -> bool:

@@ -34,6 +34,7 @@ ASSIGNMENT = FactKind.ASSIGNMENT
 IMPORT = FactKind.IMPORT
 RE_EXPORT = FactKind.RE_EXPORT
 PARAM = FactKind.PARAM
+PARAM_UNREAD = FactKind.PARAM_UNREAD
 SIGNATURE_BUILDER = FactKind.SIGNATURE_BUILDER
 KERNEL_MODULE = FactKind.KERNEL_MODULE
 KEYWORD_LITERAL = FactKind.KEYWORD_LITERAL
@@ -105,19 +106,35 @@ class _FunctionState:
     calls: list[tuple[ast.Call, str]] = field(default_factory=list)
     bound: dict[str, ast.Call] = field(default_factory=dict)
     reads: set[str] = field(default_factory=set)
+    # Calls written inside a comprehension or generator (run once per element).
+    repeated: set[int] = field(default_factory=set)
+    # The function's own parameter names (a `b.param` on one declares on a caller's builder).
+    arguments: set[str] = field(default_factory=set)
+    # How many times each local name is stored to (a type read through a local is read only
+    # when the local is bound once, to a call).
+    stores: dict[str, int] = field(default_factory=dict)
+    # A `b.param(name, ...)` that is the one declaration of a `for name in ("a", "b"):`
+    # loop over literal strings: the names it declares, in order, and the guard outside it.
+    unrolled: dict[int, tuple[list[str], str]] = field(default_factory=dict)
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def _collect(node: ast.AST, state: _FunctionState, guard: str) -> None:
     """Calls, call-bound names and reads of one piece of a function, not entering nested
     defs or classes. A read is a name or dotted name loaded, and (as libcst's expression
     contexts counted them) a name an import or a `global`/`nonlocal` statement spells."""
-    stack = [node]
+    stack = [(node, False)]
     while stack:
-        current = stack.pop()
+        current, repeated = stack.pop()
         if isinstance(current, _SCOPES):
             continue
+        repeated = repeated or isinstance(current, _COMPREHENSIONS)
         if isinstance(current, ast.Call):
             state.calls.append((current, guard))
+            if repeated:
+                state.repeated.add(id(current))
         elif isinstance(current, ast.Assign) and isinstance(current.value, ast.Call):
             for target in current.targets:
                 if isinstance(target, ast.Name):
@@ -125,6 +142,8 @@ def _collect(node: ast.AST, state: _FunctionState, guard: str) -> None:
         elif isinstance(current, ast.Name):
             if isinstance(current.ctx, ast.Load):
                 state.reads.add(current.id)
+            else:
+                state.stores[current.id] = state.stores.get(current.id, 0) + 1
             continue
         elif isinstance(current, ast.Attribute):
             if isinstance(current.ctx, ast.Load):
@@ -140,7 +159,7 @@ def _collect(node: ast.AST, state: _FunctionState, guard: str) -> None:
             state.reads.update(alias.name for alias in current.names if alias.name != "*")
         elif isinstance(current, (ast.Global, ast.Nonlocal)):
             state.reads.update(current.names)
-        stack.extend(reversed(list(ast.iter_child_nodes(current))))
+        stack.extend((child, repeated) for child in reversed(list(ast.iter_child_nodes(current))))
 
 
 def _prefixes(dotted: str) -> list[str]:
@@ -250,6 +269,8 @@ class _Extractor:
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             self.scan(stmt.iter, guard, func)
             self.scan(stmt.target, guard, func)
+            if func is not None:
+                self.unroll(stmt, guard, func)
             loop = f"{self.text(stmt.target)} in {self.text(stmt.iter)}"
             self.suite(stmt.body, qual, [*scope, f"for {loop}"], [*guard, f"loop: {loop}"], func)
             if stmt.orelse:
@@ -268,6 +289,30 @@ class _Extractor:
                 self.suite(case.body, qual, [*scope, cond], [*guard, cond], func)
         else:
             self.small(stmt, qual, scope, guard, func)
+
+    def unroll(self, stmt: ast.For | ast.AsyncFor, guard: list[str],
+               func: _FunctionState) -> None:
+        """A loop over a literal tuple or list of strings whose body declares exactly one
+        argument, named by the loop variable, and can leave no element out (no `break`,
+        `continue`, `return`, `raise`, no condition around the call, no `else`): the
+        argument is declared once per string, in order. Anything else stays unread."""
+        target, items = stmt.target, stmt.iter
+        if not isinstance(target, ast.Name) or not isinstance(items, (ast.Tuple, ast.List)):
+            return
+        names = [string_value(item) for item in items.elts]
+        if not names or any(n is None for n in names) or stmt.orelse:
+            return
+        inside = [n for body in stmt.body for n in walk(body)]
+        if any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise, ast.If,
+                              ast.IfExp, ast.Try, ast.While, ast.For, ast.Match,
+                              *_COMPREHENSIONS, *_SCOPES)) for n in inside):
+            return
+        calls = [n for n in inside if isinstance(n, ast.Call) and self.is_param_like(n)]
+        if len(calls) != 1:
+            return
+        name_node, _type = self.param_args(calls[0])
+        if isinstance(name_node, ast.Name) and name_node.id == target.id:
+            func.unrolled[id(calls[0])] = ([str(n) for n in names], _join_guard(guard))
 
     def with_items(self, stmt: ast.With | ast.AsyncWith) -> list[str]:
         """Each item as libcst wrote it: what follows it up to the next item (its comma)
@@ -420,6 +465,7 @@ class _Extractor:
         }
         self.facts.append(Fact(FUNCTION, name, line, data))
         state = _FunctionState(name)
+        state.arguments = {p["name"] for p in data["params"]}
         for default in positional_defaults(node.args):
             self.scan(default, [], state)
         self.suite(node.body, [*qual, node.name, "<locals>"], [], [], state)
@@ -428,9 +474,28 @@ class _Extractor:
     def function_facts(self, state: _FunctionState, line: int) -> None:
         self.facts.append(Fact(READS, state.name, line, {"names": sorted(state.reads)}))
         calls = sorted(state.calls, key=lambda item: self.call_position(item[0]))
-        params = [(call, guard) for call, guard in calls if self.is_param_call(call)]
-        for index, (call, guard) in enumerate(params):
-            self.param_fact(state.name, index, call, guard)
+        params: list[tuple[ast.Call, str, str | None]] = []
+        for call, guard in calls:
+            if id(call) in state.repeated:
+                continue
+            if id(call) in state.unrolled:
+                names, outer = state.unrolled[id(call)]
+                params.extend((call, outer, name) for name in names)
+            elif self.is_param_call(call):
+                params.append((call, guard, None))
+        for index, (call, guard, name) in enumerate(params):
+            self.param_fact(state.name, index, call, guard, state, name)
+        for call, _guard in calls:
+            if not self.is_param_like(call) or (
+                    id(call) in state.unrolled and id(call) not in state.repeated):
+                continue
+            assert isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+            passed_in = call.func.value.id in state.arguments
+            if passed_in or id(call) in state.repeated or not self.is_param_call(call):
+                self.facts.append(Fact(PARAM_UNREAD, state.name, self.line(call.func), {
+                    "construct": self._flat(self.text(call))[:120],
+                    "passed_in": passed_in,
+                    "placed": self.is_param_call(call) and id(call) not in state.repeated}))
         bound = state.bound.items()
         builders = {var for var, call in bound if self.calls_name(call, "SignatureBuilder")}
         modules = {var for var, call in bound if self.calls_name(call, "KernelModule")}
@@ -468,11 +533,16 @@ class _Extractor:
             slots.append(positional[i] if i < len(positional) else keyword.get(name))
         return slots[0], slots[1]
 
+    @staticmethod
+    def is_param_like(call: ast.Call) -> bool:
+        """`<name>.param(...)` with arguments: how a builder declares a kernel argument."""
+        func = call.func
+        return (isinstance(func, ast.Attribute) and func.attr == "param"
+                and isinstance(func.value, ast.Name) and bool(call.args or call.keywords))
+
     @classmethod
     def is_param_call(cls, call: ast.Call) -> bool:
-        func = call.func
-        if not (isinstance(func, ast.Attribute) and func.attr == "param"
-                and isinstance(func.value, ast.Name) and (call.args or call.keywords)):
+        if not cls.is_param_like(call):
             return False
         name, _type = cls.param_args(call)
         return name is not None and string_value(name) is not None
@@ -503,10 +573,16 @@ class _Extractor:
     def positional(call: ast.Call) -> list[ast.expr]:
         return [arg for arg in call.args if not isinstance(arg, ast.Starred)]
 
-    def param_fact(self, function: str, index: int, call: ast.Call, guard: str) -> None:
+    def param_fact(self, function: str, index: int, call: ast.Call, guard: str,
+                   state: _FunctionState | None = None, unrolled: str | None = None) -> None:
         name_node, type_node = self.param_args(call)
         assert name_node is not None
-        param = string_value(name_node)
+        if (state is not None and isinstance(type_node, ast.Name)
+                and type_node.id not in state.arguments
+                and state.stores.get(type_node.id) == 1 and type_node.id in state.bound):
+            # `ptr = ir.PtrType(elem)` once, then `b.param("x", ptr)`: the call is the type.
+            type_node = state.bound[type_node.id]
+        param = unrolled if unrolled is not None else string_value(name_node)
         attrs = {arg.arg: self.bare_text(arg.value)
                  for arg in call.keywords if arg.arg and arg.arg not in ("name", "type")}
         data = {

@@ -80,6 +80,9 @@ REASONS: dict[Reason, str] = {
         "argument order differs",
     Reason.ARGUMENT_ADDED_ON_PYTHON_SIDE_ONLY:
         "argument added on the Python side only: {names}",
+    Reason.ARGUMENT_MADE_CONDITIONAL_ON_PYTHON_SIDE_ONLY:
+        "the builder now declares '{param}' only if {guard}; the copy still passes it on "
+        "every path",
     Reason.ARGUMENT_REMOVED_ON_PYTHON_SIDE_ONLY:
         "argument removed on the Python side only: {names}",
     Reason.ARGUMENT_ADDED_ON_CPP_SIDE_ONLY:
@@ -255,6 +258,9 @@ REASONS: dict[Reason, str] = {
     # --- kernargs: argument by argument (cppread)
     Reason.LIST_CONSTRUCT_NOT_READ:
         "list not readable statically ({construct}, line {line}): not compared",
+    Reason.BUILDER_ARGUMENTS_NOT_READ:
+        "the builder's arguments are not readable statically ({construct}, line {line}): "
+        "not compared",
     Reason.LAUNCH_ARGUMENT_MISPLACED:
         "launch() passes '{argument}' as argument {position}, where the builder declares "
         "'{param}'; the builder declares '{argument_param}' as argument {other}",
@@ -285,6 +291,7 @@ STEPS: dict[Step, str] = {
     Step.LAUNCH_ARGUMENT_AT: "launch() passes '{argument}' as argument {position}",
     Step.BUILDER_PARAM_AT: "the builder declares '{param}' as argument {position}",
     Step.LIST_CONSTRUCT_AT: "not read statically: {construct}",
+    Step.BUILDER_CONSTRUCT_AT: "builder argument not read statically: {construct}",
     Step.BUILDER_DECLARES: "{builder_name} declares {always} arguments always, {total} in all",
     Step.VARIANT_BUILDS_IT: "variant {variant} builds it",
 
@@ -360,6 +367,8 @@ STEPS: dict[Step, str] = {
 
     # --- emit fold
     Step.EMIT_FAMILIES_EQUAL: "emit: families importing {module} built equal at base and head",
+    Step.EMIT_BUILDER_EQUAL: ("emit: every shipped variant {module}.{builder} builds has equal "
+                              "arguments, IR and compiler inputs at base and head"),
 }
 
 
