@@ -16,6 +16,10 @@ from dulwich.repo import Repo
 from impact.fixtures import BuiltRepository, Scenario, build_repository
 from impact.git import Views
 from impact.session import Session
+from impact.validate import gpus
+
+SAMPLES = Path(__file__).parent / "data" / "gpu_samples"
+"""Recorded GPU samples: the documented test seam that stands in for a device."""
 
 
 def add_orphan_branch(repo: BuiltRepository, other: BuiltRepository, name: str = "orphan") -> None:
@@ -78,3 +82,17 @@ def fresh_session() -> Iterator[Session]:
 def build(tmp_path: Path) -> Build:
     """Build a scenario into a fresh folder under tmp_path (or in memory, `in_memory`)."""
     return Build(tmp_path)
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Validate's GPU backends replaced by recorded samples of two idle H200s."""
+    monkeypatch.setenv(gpus.RECORDED_SAMPLES_ENV, str(SAMPLES / "idle.json"))
+
+
+@pytest.fixture
+def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine where every GPU backend fails to load."""
+    monkeypatch.delenv(gpus.RECORDED_SAMPLES_ENV, raising=False)
+    for name in ("_nvml", "_amdsmi", "_amd_smi_cli", "_rocm_smi"):
+        monkeypatch.setattr(gpus, name, lambda n=name: (None, f"{n}: hidden by the test"))

@@ -11,7 +11,6 @@ import shlex
 from pathlib import Path
 
 import jsonschema
-import pytest
 import yaml
 from harness import refusal
 
@@ -19,7 +18,6 @@ from impact import gate
 from impact.cli import build_parser, main
 from impact.contracts import load_schema
 from impact.fixtures.scenario import Change, Scenario, build_repository
-from impact.validate import gpus
 
 SAMPLES = Path(__file__).parent / "data" / "gpu_samples"
 WORKFLOW = Path(__file__).parent.parent / "docs" / "examples" / "impact-gate.yml"
@@ -62,18 +60,6 @@ def _gate(tmp_path: Path, repo, *extra: str) -> tuple[int, dict, str]:
     jsonschema.Draft202012Validator(load_schema("gate.schema.json")).validate(doc)
     assert doc["process_exit_code"] == code
     return code, doc, str(out)
-
-
-@pytest.fixture
-def recorded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(gpus.RECORDED_SAMPLES_ENV, str(SAMPLES / "idle.json"))
-
-
-@pytest.fixture
-def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(gpus.RECORDED_SAMPLES_ENV, raising=False)
-    for name in ("_nvml", "_amdsmi", "_amd_smi_cli", "_rocm_smi"):
-        monkeypatch.setattr(gpus, name, lambda n=name: (None, f"{n}: hidden by the test"))
 
 
 def test_a_device_failure_blocks_the_gate_with_both_sides_of_the_evidence(

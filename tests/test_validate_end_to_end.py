@@ -19,7 +19,6 @@ from harness import refusal, rendered
 
 from impact.contracts import load_schema
 from impact.fixtures.scenario import Change, Scenario, build_repository
-from impact.validate import gpus
 from impact.validate.run import Options, validate
 
 SAMPLES = Path(__file__).parent / "data" / "gpu_samples"
@@ -75,18 +74,6 @@ def _validate(tmp_path: Path, repo, *, tests=("tests/test_add.py",),
         document)
     assert document["process_exit_code"] == code
     return code, document
-
-
-@pytest.fixture
-def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(gpus.RECORDED_SAMPLES_ENV, raising=False)
-    for name in ("_nvml", "_amdsmi", "_amd_smi_cli", "_rocm_smi"):
-        monkeypatch.setattr(gpus, name, lambda n=name: (None, f"{n}: hidden by the test"))
-
-
-@pytest.fixture
-def recorded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(gpus.RECORDED_SAMPLES_ENV, str(SAMPLES / "idle.json"))
 
 
 CONSISTENT = {"pkg/add.py": "COST_US = 10.0\n\ndef add(a, b):\n    return b + a\n"}

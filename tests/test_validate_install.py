@@ -18,7 +18,7 @@ import pytest
 
 from impact.contracts import load_schema
 from impact.fixtures.scenario import Change, Scenario, build_repository
-from impact.validate import gpus, install
+from impact.validate import install
 from impact.validate.run import Options, validate
 
 SAMPLES = Path(__file__).parent / "data" / "gpu_samples"
@@ -100,11 +100,6 @@ BUILT_BASE = {
 
 BROKEN_ADD = {"src/pkg/add.py": "def add(a, b):\n    return a - b\n"}
 SAME_ADD = {"src/pkg/add.py": "def add(a, b):\n    return b + a\n"}
-
-
-@pytest.fixture
-def recorded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(gpus.RECORDED_SAMPLES_ENV, str(SAMPLES / "idle.json"))
 
 
 def _validate(tmp_path: Path, base: dict, head: dict, delete: tuple[str, ...] = (),
@@ -227,10 +222,7 @@ def test_env_reaches_the_build(tmp_path: Path, recorded) -> None:
     assert doc["findings"] == [] and doc["verdict"] == "INCONCLUSIVE"
 
 
-def test_without_a_gpu_nothing_is_built(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.delenv(gpus.RECORDED_SAMPLES_ENV, raising=False)
-    for name in ("_nvml", "_amdsmi", "_amd_smi_cli", "_rocm_smi"):
-        monkeypatch.setattr(gpus, name, lambda n=name: (None, f"{n}: hidden by the test"))
+def test_without_a_gpu_nothing_is_built(tmp_path: Path, no_gpu) -> None:
     doc = _validate(tmp_path, {**BUILT_BASE, "BROKEN_BUILD": ""}, SAME_ADD)
     compat = doc["stages"]["runtime_compat"]
     assert compat["status"] == "skip" and "no GPU" in compat["reason"]

@@ -81,11 +81,6 @@ def _blocked(doc: dict) -> bool:
         for f in doc["findings"])
 
 
-@pytest.fixture
-def recorded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(gpus.RECORDED_SAMPLES_ENV, str(SAMPLES / "idle.json"))
-
-
 # --- the harness comes from the base --------------------------------------------------------
 
 PASS_EVERYTHING = """import pytest

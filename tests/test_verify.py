@@ -31,13 +31,6 @@ def _artifact(path: Path) -> dict:
     return doc
 
 
-@pytest.fixture
-def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(gpus.RECORDED_SAMPLES_ENV, raising=False)
-    for name in ("_nvml", "_amdsmi", "_amd_smi_cli", "_rocm_smi"):
-        monkeypatch.setattr(gpus, name, lambda n=name: (None, f"{n}: hidden by the test"))
-
-
 def test_no_gpu_is_inconclusive_and_runs_nothing(tmp_path: Path, no_gpu) -> None:
     out = tmp_path / "verify.json"
     marker = tmp_path / "ran"
