@@ -18,7 +18,7 @@ import pytest
 
 from impact.contracts import load_schema
 from impact.fixtures.scenario import Change, Scenario, build_repository
-from impact.validate import install
+from impact.validate import install, logtail
 from impact.validate.run import Options, validate
 
 SAMPLES = Path(__file__).parent / "data" / "gpu_samples"
@@ -56,6 +56,8 @@ NAME, VERSION = "pkg", "1.0"
 
 def _files():
     for folder, _, names in os.walk("src/pkg"):
+        if "__init__.py" not in names:  # as setuptools' find with namespaces = false
+            continue
         for name in sorted(names):
             if name.endswith(".py"):
                 path = os.path.join(folder, name)
@@ -120,9 +122,28 @@ def test_a_failed_builds_first_errors_are_quoted_with_its_end(tmp_path: Path) ->
     log = tmp_path / "install.log"
     log.write_text("\n".join(["csrc/a.cu(12): error: no instance of constructor"]
                              + [f"line {i}" for i in range(100)]) + "\n")
-    tail = install._tail(log)
+    tail = logtail.tail(log)
     assert tail[0].startswith("csrc/a.cu(12): error") and tail[-1] == "line 99"
-    assert len(tail) == 2 + install.LOG_TAIL_LINES
+    assert len(tail) == 2 + logtail.TAIL_LINES
+
+
+def test_a_log_that_is_a_link_is_named_not_followed(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("token\n")
+    (tmp_path / "install.log").symlink_to(secret)
+    [line] = logtail.tail(tmp_path / "install.log")
+    assert line.startswith("(the log could not be read") and "token" not in line
+
+
+def test_the_modules_a_build_left_out_are_named(tmp_path: Path) -> None:
+    for path in ("tree/src/pkg/__init__.py", "tree/src/pkg/ops/__init__.py",
+                 "tree/src/pkg/ops/extra/emb.py", "site/pkg/__init__.py",
+                 "site/pkg/ops/__init__.py"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("")
+    missing, total = install.unshipped_modules(tmp_path / "tree", tmp_path / "site", "pkg")
+    assert (missing, total) == (["ops/extra/emb.py"], 3)
+    assert install.unshipped_modules(tmp_path / "tree", tmp_path / "site", "other") == ([], 0)
 
 
 def test_the_plan_prefers_named_roots_then_packaging_then_the_tree(tmp_path: Path) -> None:
@@ -245,3 +266,32 @@ def test_without_a_gpu_the_cli_says_what_to_add(tmp_path: Path) -> None:
     assert done.stdout.startswith("Validation: INCONCLUSIVE")
     assert "perf is skip" in done.stdout and "add `bench = [" in done.stdout
     assert "--bench CMD" in done.stdout
+
+
+LEFT_OUT = {"src/pkg/extra/emb.py": "def emb():\n    return 1\n",
+            "src/pkg/__init__.py": "BUILT = False\nfrom pkg.add import add\n"
+                                   "from pkg.extra.emb import emb\n"}
+
+
+@pytest.mark.slow  # pip builds both sides
+def test_a_build_that_leaves_out_a_module_says_so_and_blames_no_one(tmp_path: Path,
+                                                                    recorded) -> None:
+    doc = _validate(tmp_path, {**BUILT_BASE, **LEFT_OUT}, SAME_ADD)
+    install_detail = doc["stages"]["runtime_compat"]["detail"]["install"]
+    for side in ("base", "head"):
+        assert install_detail[side]["unshipped"] == ["extra/emb.py"]
+        run = doc["stages"]["correctness"]["detail"][side][0]
+        assert any("No module named 'pkg.extra'" in line for line in run["log_tail"]), run
+    notes = [f["detail"] for f in doc["findings"] if f["severity"] == "note"]
+    assert len(notes) == 2 and all("leaves out 1 of the tree's 3" in n for n in notes)
+    assert not [f for f in doc["findings"] if f["severity"] == "blocker"]
+    assert doc["verdict"] == "INCONCLUSIVE"
+
+
+@pytest.mark.slow  # pip builds both sides
+def test_a_head_whose_build_drops_a_module_is_blocked(tmp_path: Path, recorded) -> None:
+    base = {**BUILT_BASE, "src/pkg/extra/__init__.py": "", **LEFT_OUT}
+    doc = _validate(tmp_path, base, SAME_ADD, delete=("src/pkg/extra/__init__.py",))
+    [blocker] = [f for f in doc["findings"] if f["severity"] == "blocker"]
+    assert "no longer ships 1 module(s)" in blocker["detail"], blocker
+    assert "extra/emb.py" in blocker["detail"] and doc["verdict"] == "BLOCK"

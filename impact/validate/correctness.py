@@ -30,6 +30,7 @@ from typing import Any
 
 from impact.git import Snapshot
 from impact.safefile import read_regular, unsafe_tree_path
+from impact.validate import logtail
 from impact.validate.confine import Jail, confined_run
 from impact.validate.verdict import Severity, StageStatus
 
@@ -92,6 +93,7 @@ class Outcome:
     log: str = ""
     error: str = ""
     isolation: dict[str, Any] = field(default_factory=dict)  # the jail's record
+    log_tail: list[str] = field(default_factory=list)  # a failed run's log, quoted
 
     @property
     def executed(self) -> int:
@@ -101,7 +103,14 @@ class Outcome:
         return {"target": self.target, "runner": self.runner, "runner_reason": self.runner_reason,
                 "present": self.present, "exit": self.exit, "timed_out": self.timed_out,
                 "seconds": round(self.seconds, 3), "stats": self.stats, "log": self.log,
-                "error": self.error or None}
+                "error": self.error or None,
+                **({"log_tail": self.log_tail} if self.log_tail else {})}
+
+    @property
+    def failed(self) -> bool:
+        """A run whose log says why: it errored, timed out, or a test failed."""
+        return bool(self.error or self.timed_out or self.stats.get("failures")
+                    or self.stats.get("errors"))
 
 
 def choose_runner(root: Path, target: str) -> tuple[str, str]:
@@ -318,6 +327,7 @@ def run_target(python: str, root: Path, target: str, env: dict[str, str], logs: 
     outcome.log = str(log)
     if done.error:
         outcome.error = done.error
+        outcome.log_tail = logtail.tail(log, 30)
         return outcome
     if runner == "pytest":
         try:
@@ -329,6 +339,8 @@ def run_target(python: str, root: Path, target: str, env: dict[str, str], logs: 
         outcome.stats = {"tests": 1, "failures": 0 if ok else 1, "errors": 0, "skipped": 0,
                          "executed": 1}
         outcome.cases = {target: PASSED if ok else FAILED}
+    if outcome.failed:  # the log says why; the report quotes it, the log itself goes away
+        outcome.log_tail = logtail.tail(log, 30)
     return outcome
 
 

@@ -20,15 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from impact.safefile import read_regular
+from impact.validate import logtail
 from impact.validate.confine import Jail, confined_run
-
-LOG_TAIL_LINES = 40
-"""How much of a failed build's log's end the report quotes (the whole log stays beside the
-side under --keep)."""
-LOG_LIMIT_BYTES = 64 << 20
-ERROR_LINES = 10
-"""How many of a failed build's first lines naming an error the report quotes too."""
 
 
 class How(enum.StrEnum):
@@ -71,12 +64,16 @@ class Installed:
     seconds: float = 0.0
     skipped: str = ""  # why the plan was not carried out (nothing would run)
     isolation: dict[str, Any] = field(default_factory=dict)  # the jail's record of a build
+    unshipped: list[str] = field(default_factory=list)  # the package's modules the build left out
+    package_modules: int = 0  # how many modules the tree's package folder holds
 
     def to_json(self) -> dict[str, Any]:
         return {"how": str(self.how), "reason": self.reason, "ok": self.ok,
                 "error": self.error or None, "paths": [str(p) for p in self.paths],
                 "command": self.command, "log": self.log, "log_tail": self.log_tail,
-                "seconds": round(self.seconds, 3), "skipped": self.skipped or None}
+                "seconds": round(self.seconds, 3), "skipped": self.skipped or None,
+                **({"unshipped": self.unshipped, "package_modules": self.package_modules}
+                   if self.package_modules else {})}
 
 
 def packaging_file(root: Path) -> str | None:
@@ -146,7 +143,7 @@ def install(plan_: Plan, root: Path, site: Path, python: str, env: dict[str, str
         done.seconds = time.monotonic() - start
         done.paths = [site, root]
         if not done.ok:
-            done.log_tail = _tail(log)
+            done.log_tail = logtail.tail(log)
         return done
     try:
         with log.open("wb") as out:
@@ -165,7 +162,7 @@ def install(plan_: Plan, root: Path, site: Path, python: str, env: dict[str, str
     done.seconds = time.monotonic() - start
     done.paths = [site, root]  # the built package first; the tree for its test helpers
     if not done.ok:
-        done.log_tail = _tail(log)
+        done.log_tail = logtail.tail(log)
     return done
 
 
@@ -184,14 +181,19 @@ def _confined_build(done: Installed, root: Path, env: dict[str, str], log: Path,
         done.ok, done.error = False, f"the build exited {ran.exit}"
 
 
-def _tail(log: Path) -> list[str]:
-    """The last lines of a build log, read as a bounded regular file."""
-    try:
-        data = read_regular(log, limit=LOG_LIMIT_BYTES)
-    except OSError as exc:  # Unreadable too: a link, a FIFO, a log past the limit
-        return [f"(the log could not be read: {exc})"]
-    lines = data.decode("utf-8", "replace").splitlines()
-    tail = lines[-LOG_TAIL_LINES:]
-    # A compiler's first errors sit far above the build tool's closing traceback.
-    first = [line for line in lines[:-LOG_TAIL_LINES] if "error" in line.lower()][:ERROR_LINES]
-    return [*first, *(["…"] if first else []), *tail]
+def unshipped_modules(tree: Path, site: Path, package: str,
+                      roots: tuple[str, ...] = ()) -> tuple[list[str], int]:
+    """The package's modules the tree holds that its build did not install, and how many
+    the tree holds: (missing, total), both as paths under the package's folder. Nothing
+    is known (([], 0)) when the package is not a folder in the tree under a root."""
+    for root in (*roots, "src", ""):
+        folder = tree / root / package if root else tree / package
+        if folder.is_dir() and not folder.is_symlink():
+            break
+    else:
+        return [], 0
+    built = site / package
+    mine = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.py")
+                  if p.is_file() and not p.is_symlink())
+    missing = [m for m in mine if not (built / m).is_file()]
+    return missing, len(mine)

@@ -131,15 +131,6 @@ def run_bench(command: str, root: Path, env: dict[str, str], log: Path, side: st
                     parse_bench(text) if code == 0 else {}, error, done.isolation)
 
 
-def log_tail(log: str, lines: int = 20) -> list[str]:
-    """The last lines of a failed round's output, so the report says why it failed."""
-    try:
-        text = read_regular(log, limit=LOG_LIMIT_BYTES).decode(errors="replace")
-    except OSError as exc:
-        return [f"(the log could not be read: {exc})"]
-    return text.splitlines()[-lines:]
-
-
 def compare_rounds(rounds: list[BenchRun]) -> tuple[str, str, list[dict[str, Any]],
                                                      list[dict[str, str]]]:
     """The perf stage from the A/B/A rounds of one or more commands: (status, reason,

@@ -27,7 +27,7 @@ from impact.errors import BadUsage
 from impact.git import BASE_TO_HEAD
 from impact.kinds import ViewName
 from impact.render.words import validate as words
-from impact.validate import confine, correctness, identity, install, materialise, perf
+from impact.validate import confine, correctness, identity, install, logtail, materialise, perf
 from impact.validate.claim import Claim, Thresholds, claim_gpu
 from impact.validate.document import SCHEMA_VERSION, clear, finish, write_json
 from impact.validate.gpus import RecordedBackend, detect_backend
@@ -497,7 +497,7 @@ def _run_sides(options: Options, views: Any, merge: materialise.MergeSim, claim:
         stages["perf"] = _stage(status, reason, rounds=[
             {"side": r.side, "command": r.command, "exit": r.exit,
              "seconds": round(r.seconds, 3), "error": r.error or None,
-             **({"log_tail": perf.log_tail(r.log)} if r.error else {})} for r in rounds])
+             **({"log_tail": logtail.tail(r.log, 20)} if r.error else {})} for r in rounds])
     timings["perf"] = time.monotonic() - clock
     return result
 
@@ -541,7 +541,36 @@ def _install_sides(options: Options, sides: dict[ViewName, materialise.Side],
     if head is not None and not head.ok and base.ok:
         findings.append({"severity": Severity.BLOCKER, "stage": "runtime_compat",
                          "detail": words.install_failed(ViewName.HEAD, head)})
+    if options.package:
+        findings += _unshipped(options.package, sides, done, roots)
     return done
+
+
+def _unshipped(package: str, sides: dict[ViewName, materialise.Side],
+               done: dict[ViewName, install.Installed], roots: tuple[str, ...]
+               ) -> list[dict[str, Any]]:
+    """A build is checked against its own tree: every module of the package's folder must
+    have been installed. Tests of a build that left one out fail on import for a reason the
+    project's packaging owns, so the report says so; a head whose build drops modules the
+    base's build ships is a packaging regression, a blocker."""
+    found: list[dict[str, Any]] = []
+    for name, side in sides.items():
+        built = done[name]
+        if built.how != install.How.BUILD or not built.ok or built.skipped:
+            continue
+        built.unshipped, built.package_modules = install.unshipped_modules(
+            side.root, side.root.parent / "site", package, roots)
+        if built.unshipped:
+            found.append({"severity": Severity.NOTE, "stage": "runtime_compat",
+                          "detail": words.build_leaves_out(name, package, built.unshipped,
+                                                           built.package_modules)})
+    head, base = done.get(ViewName.HEAD), done[ViewName.BASE]
+    if head is not None and base.how == head.how == install.How.BUILD and base.package_modules:
+        dropped = sorted(set(head.unshipped) - set(base.unshipped))
+        if dropped:
+            found.append({"severity": Severity.BLOCKER, "stage": "runtime_compat",
+                          "detail": words.build_drops_modules(package, dropped)})
+    return found
 
 
 def _build_env(claim: Claim) -> dict[str, str]:

@@ -99,3 +99,26 @@ def gate_pending_command(arch: str) -> str:
 def gate_run(arch: str, verdict: str, reasons: list[str]) -> str:
     """One validation that did not pass, as a gate's reason."""
     return f"{arch}: {verdict} ({'; '.join(reasons)})"
+
+
+def log_unreadable(exc: OSError) -> str:
+    """Where a log's tail would be: why it could not be read."""
+    return f"(the log could not be read: {exc})"
+
+
+def build_leaves_out(side: str, package: str, missing: list[str], total: int) -> str:
+    """A build that installed without some of the package's own modules: tests of the build
+    that import them fail, and the fault is the project's packaging, not its code."""
+    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    return (f"{side}'s build of {package} leaves out {len(missing)} of the tree's "
+            f"{total} module(s) of the package ({shown}): the project's packaging does not "
+            "ship them (a folder without __init__.py under `namespaces = false`, or a "
+            "package list that misses it); `--install roots` tests the tree as it is")
+
+
+def build_drops_modules(package: str, missing: list[str]) -> str:
+    """A head whose build no longer ships modules the base's build did: a packaging
+    regression users who install the package would meet."""
+    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    return (f"the head's build of {package} no longer ships {len(missing)} module(s) the "
+            f"base's build does ({shown})")
