@@ -37,6 +37,7 @@ class Reason(enum.StrEnum):
 
     # --- kernargs
     RESTATED_BUILDER_GONE = "restated-builder-gone"
+    BUILDER_NOT_FOUND = "builder-not-found"
     LIST_BUILT_BY_HELPER_CALLS = "list-built-by-helper-calls"
     LIST_ARGUMENT_TYPE_UNKNOWN = "list-argument-type-unknown"
     BUILDER_PARAM_TYPE_UNRESOLVED = "builder-param-type-unresolved"
@@ -184,6 +185,8 @@ class Step(enum.StrEnum):
     BUILDER_PARAM_NOW_UNDER = "builder-param-now-under"
     BUILDER_PARAM_REMOVED = "builder-param-removed"
     COPY_PAIRED_WITH = "copy-paired-with"
+    COPY_NOT_PAIRED = "copy-not-paired"
+    ONLY_OTHER_ARCH_BUILDER = "only-other-arch-builder"
     LIST_HAS_ENTRIES = "list-has-entries"
     LAUNCH_PASSES = "launch-passes"
     BUILDER_DECLARES = "builder-declares"

@@ -7,7 +7,8 @@ Maintainers: builds its nodes (`cpp:`, `cpplist:`, `launch:`) and edges (`includ
 `contains`, `declares-symbol`) into the shared graph of `core.py` from C++ facts only.
 Every copy of an argument list is paired with its builder here, by the rules of
 `pairing.py`, and nowhere else: declared by a profile, else equal names, else (given
-`prefer`) the builder it restated at the base, else the closest b.param builder.
+`prefer`) the builder it restated at the base, else the closest b.param builder; by
+names (equal or closest) never a builder whose path names another arch than the copy's.
 Asks the Python domain where a builder's module is and what a function reaches, and
 the descriptor domain for the shipped variants' kpack signatures.
 """
@@ -29,6 +30,7 @@ from impact.graph.pairing import (
     launch_by_list,
     launch_by_names,
     launch_closest,
+    of_arch,
 )
 from impact.graph.python import PythonGraph
 from impact.graph.records import (
@@ -176,13 +178,13 @@ class KernelGraph:
             tuple[str, str], str], preferred: str | None) -> Pairing:
         """A list's builder: declared, else equal names (a b.param builder either way);
         else the one preferred (as at the base) while it is readable; else the closest."""
-        builders = self.param_builders()
+        builders = of_arch(key[0], self.param_builders())
         if key in declared:
             found = self.builder(declared[key])
             if found is not None and found.uses_param:
                 return Pairing(found, PairedBy.DECLARED)
         else:
-            exact = equal_names(names, list(self._builders.values()))
+            exact = equal_names(names, of_arch(key[0], list(self._builders.values())))
             if exact is not None and exact.uses_param:
                 return Pairing(exact, PairedBy.NAMES)
         if preferred is not None:
@@ -194,7 +196,10 @@ class KernelGraph:
                 # Its builder's file no longer parses: pairing it with some other builder
                 # would invent a disagreement. The surface row reports the file as changed.
                 return Pairing(None, PairedBy.BUILDER_UNREADABLE)
-        return Pairing(closest(names, builders), PairedBy.CLOSEST)
+        near = closest(names, builders)
+        if near is None and closest(names, self.param_builders()) is not None:
+            return Pairing(None, PairedBy.OTHER_ARCH_ONLY)
+        return Pairing(near, PairedBy.CLOSEST)
 
     def _node_module(self, node: str) -> str:
         data = self.nodes.data(node)
@@ -282,7 +287,8 @@ class KernelGraph:
                                          len(peers), sorted(lists[path], key=lambda a: a.line),
                                          names)
             elif pairing.builder is None:
-                pairing = self._pair_listless_launch(f"{path}:{data['label']}", names, prefer)
+                pairing = self._pair_listless_launch(path, f"{path}:{data['label']}", names,
+                                                     prefer)
             found.append(LaunchCall(node, path, str(data["label"]), str(data.get("function")),
                                     str(data.get("class")), str(data.get("receiver") or ""),
                                     int(data.get("line") or 0),
@@ -291,20 +297,25 @@ class KernelGraph:
                                     tuple(str(p) for p in data.get("launch_parameters") or [])))
         return found
 
-    def _pair_listless_launch(self, subject: str, names: list[str | None],
+    def _pair_listless_launch(self, path: str, subject: str, names: list[str | None],
                               prefer: Mapping[str, str]) -> Pairing:
         """A launch() in a pack that keeps no KernelArgument list (the older era): the
         builder it passed at the base while that still declares arguments; else the
         builder (or signature factory) whose names it passes; else the closest b.param
-        builder by names."""
+        builder by names. Never, by names, a builder of another arch (`of_arch`)."""
         preferred = self.builder(prefer.get(subject))
         if preferred is not None:
             return Pairing(preferred, PairedBy.AS_AT_BASE)
-        exact = launch_by_names(names, list(self._builders.values()))
+        exact = launch_by_names(names, of_arch(path, list(self._builders.values())))
         if exact is not None:
             return Pairing(exact, PairedBy.NAMES)
-        near = launch_closest(names, self.param_builders())
-        return Pairing(near, PairedBy.CLOSEST) if near is not None else Pairing(None)
+        near = launch_closest(names, of_arch(path, self.param_builders()))
+        if near is not None:
+            return Pairing(near, PairedBy.CLOSEST)
+        if (launch_by_names(names, list(self._builders.values())) is not None
+                or launch_closest(names, self.param_builders()) is not None):
+            return Pairing(None, PairedBy.OTHER_ARCH_ONLY)
+        return Pairing(None)
 
     # ------------------------------------------------ kpack and AOT signatures
     def kpack_signatures(self, prefer: Mapping[str, str] | None = None) -> list[KpackSignature]:
@@ -326,7 +337,8 @@ class KernelGraph:
                 subject = f"{variant.path}:kpack-signature:{variant.name}"
                 preferred = next((b for b in builders if b.id == prefer.get(subject)), None)
                 pairing = (Pairing(preferred, PairedBy.BASE_PAIRING) if preferred is not None
-                           else Pairing(closest([e.name for e in entries], builders),
+                           else Pairing(closest([e.name for e in entries],
+                                                of_arch(variant.path, builders)),
                                         PairedBy.CLOSEST_NAMES))
                 if pairing.builder is None:
                     continue

@@ -13,6 +13,25 @@ from impact.graph.records import ArgList, Builder, PairedBy, Pairing
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _GENERIC_WORDS = {"launcher", "launch", "signature", "kernel", "args", "arguments", "list"}
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# `gfx950`, `gfx90a`, and `Gfx950` in a C++ file name, but not `Gfx950C` of `Gfx950ConvFwd`.
+PATH_ARCH = re.compile(r"[Gg]fx[0-9]+(?:[a-z](?![a-z]))?")
+
+
+def path_archs(path: str) -> frozenset[str]:
+    """The GPU architectures a path names (`kernels/gfx942/...`, `Gfx950...Native.cpp`)."""
+    return frozenset(m.group(0).lower() for m in PATH_ARCH.finditer(path))
+
+
+def same_arch(copy_path: str, builder_path: str) -> bool:
+    """Whether a copy may restate a builder as far as their paths go: unless both name
+    architectures and none in common (a gfx950 pack never restates a gfx942 builder)."""
+    mine, theirs = path_archs(copy_path), path_archs(builder_path)
+    return not mine or not theirs or bool(mine & theirs)
+
+
+def of_arch(copy_path: str, builders: list[Builder]) -> list[Builder]:
+    """The builders a copy at `copy_path` may be paired with by names (`same_arch`)."""
+    return [b for b in builders if same_arch(copy_path, b.path)]
 
 
 def name_forms(name: str | None) -> frozenset[str]:

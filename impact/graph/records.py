@@ -31,6 +31,7 @@ class PairedBy(enum.StrEnum):
     CLOSEST_NAMES = "closest names"     # a kpack signature: the closest b.param builder
     PRODUCER = "producer"               # an AOT kernel: the builder its producer calls
     SAME_SHAPE = "same kinds and sizes"  # a list with no names: the named list it equals
+    OTHER_ARCH_ONLY = "only another arch's builder"  # not paired: none of its own arch fits
     NONE = ""                           # not paired
 
 

@@ -51,6 +51,9 @@ REASONS: dict[Reason, str] = {
 
     # --- kernargs
     Reason.RESTATED_BUILDER_GONE: "the builder this list restated ({builder_name}) is gone",
+    Reason.BUILDER_NOT_FOUND:
+        "builder not found for this {site} ({symbol}): its arguments are compared with no "
+        "builder",
     Reason.LIST_BUILT_BY_HELPER_CALLS: "list built by helper calls: not compared",
     Reason.LIST_ARGUMENT_TYPE_UNKNOWN:
         "type of '{argument}' is not one impact knows: kind and size not compared",
@@ -286,6 +289,9 @@ STEPS: dict[Step, str] = {
     Step.BUILDER_PARAM_NOW_UNDER: "b.param '{param}' now under {guard}",
     Step.BUILDER_PARAM_REMOVED: "b.param '{param}' removed",
     Step.COPY_PAIRED_WITH: "paired with {builder_name} ({how})",
+    Step.COPY_NOT_PAIRED: "the {site} {symbol} pairs with no builder",
+    Step.ONLY_OTHER_ARCH_BUILDER:
+        "only a builder of another arch shares its names: not paired across archs",
     Step.LIST_HAS_ENTRIES: "KernelArgument list has {count} entries",
     Step.LAUNCH_PASSES: "launch() passes {count} arguments",
     Step.LAUNCH_ARGUMENT_AT: "launch() passes '{argument}' as argument {position}",
