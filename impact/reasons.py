@@ -31,6 +31,10 @@ class Reason(enum.StrEnum):
     GENERATED_HEADER_WITHOUT_SOURCE = "generated-header-without-source"
     CONTENT_CHANGED = "content-changed"
 
+    # --- metadata-field
+    FIELD_NOT_IN_KMD = "field-not-in-kmd"
+    METADATA_FIELD_NOT_READ = "metadata-field-not-read"
+
     # --- conflict
     MERGED_VIEW_NOT_COMPUTED = "merged-view-not-computed"
     SURFACE_FILES_CONFLICT = "surface-files-conflict"
@@ -186,6 +190,9 @@ class Step(enum.StrEnum):
     BUILDER_PARAM_REMOVED = "builder-param-removed"
     COPY_PAIRED_WITH = "copy-paired-with"
     COPY_NOT_PAIRED = "copy-not-paired"
+    PACK_READS_FIELD = "pack-reads-field"
+    KMD_DECLARES_NO_FIELD = "kmd-declares-no-field"
+    PACK_READS_UNSETTLED_FIELD = "pack-reads-unsettled-field"
     ONLY_OTHER_ARCH_BUILDER = "only-other-arch-builder"
     LIST_HAS_ENTRIES = "list-has-entries"
     LAUNCH_PASSES = "launch-passes"

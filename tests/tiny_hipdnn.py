@@ -91,3 +91,61 @@ public:
 }};
 }} // namespace
 """
+
+
+DESC = ("dnn-providers/hip-kernel-provider/src/engines/kernel_ingestor_engine/descriptors/rocKE/"
+        "gfx950_attention_dense/gfx950_attention_dense")
+KMD, UED, UHD = DESC + ".kmd.json", DESC + ".ued.json", DESC + ".uhd.json"
+KMD_ID, UHD_ID = "5ee07e60-3ca8-4126-9e2f-50002e56953f", "fdd1435f-05f2-4934-a89f-021a622572c5"
+SYMBOL = "hipkernel.gfx950_attention_dense.graph_match"
+
+
+def kmd(fields=("dtype", "head_size", "block_m"), ident=KMD_ID):
+    body = ",\n".join(f'    {{"name": "{f}", "type": "{"string" if f == "dtype" else "int"}"}}'
+                      for f in fields)
+    return (f'{{\n  "version": "1.0",\n  "id": "{ident}",\n  "name": "fields",\n'
+            f'  "fields": [\n{body}\n  ]\n}}\n')
+
+
+def ued(metadata=KMD_ID, heuristic=UHD_ID, knobs=("head_size", "block_m")):
+    listed = ", ".join(f'"{k}"' for k in knobs)
+    return (f'{{\n  "version": "1.0",\n  "id": "4159a8b6-84b4-4495-9ea9-5cfd2abfd3ca",\n'
+            f'  "name": "hipkernel:Gfx950AttentionDense",\n  "sdk_version": "1.0.0",\n'
+            f'  "graph_match": {{"native": "{SYMBOL}"}},\n  "metadata": "{metadata}",\n'
+            f'  "heuristic": "{heuristic}",\n  "knobs": [{listed}]\n}}\n')
+
+
+def uhd(ident=UHD_ID):
+    return (f'{{\n  "version": "1.0",\n  "id": "{ident}",\n  "name": "selector",\n'
+            f'  "kind": "native",\n  "payload": "hipkernel.gfx950_attention_dense.score"\n}}\n')
+
+
+MATCHER = f"""#include <optional>
+
+namespace
+{{
+constexpr std::string_view GRAPH_MATCHER_SYMBOL = "{SYMBOL}";
+constexpr std::string_view DTYPE_FIELD = "dtype";
+constexpr std::string_view HEAD_SIZE_FIELD = "head_size";
+constexpr std::string_view BLOCK_M_FIELD = "block_m";
+
+std::optional<int64_t> integerMetadata(const KernelDefinition& kernel, std::string_view field)
+{{
+    const auto it = kernel.metadata.find(std::string(field));
+    if(it == kernel.metadata.end())
+    {{
+        return std::nullopt;
+    }}
+    return std::get<int64_t>(it->second);
+}}
+
+bool kernelMatches(const KernelDefinition& kernel, const Problem& problem)
+{{
+    const auto intField
+        = [&kernel](std::string_view field) {{ return kernel.getIntMetadata(std::string(field)); }};
+    return kernel.getStringMetadata(std::string(DTYPE_FIELD)) == problem.dtype
+           && intField(HEAD_SIZE_FIELD) == problem.headSize
+           && integerMetadata(kernel, BLOCK_M_FIELD).has_value();
+}}
+}} // namespace
+"""

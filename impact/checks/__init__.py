@@ -23,6 +23,7 @@ from impact.checks.extension_build import ExtensionBuildCheck
 from impact.checks.generated_header import GeneratedHeaderCheck
 from impact.checks.kernargs import KernargsCheck
 from impact.checks.launch_surface import LaunchSurfaceCheck
+from impact.checks.metadata_field import MetadataFieldCheck
 from impact.checks.removed_symbol import RemovedSymbolCheck
 from impact.checks.sdk_header import SdkHeaderCheck
 from impact.checks.surface import SurfaceCheck
@@ -45,6 +46,7 @@ REGISTRY: tuple[Check, ...] = (
     LaunchSurfaceCheck(),
     RemovedSymbolCheck(),
     DescriptorSymbolCheck(),
+    MetadataFieldCheck(),
     VariantSetCheck(),
     BindingsCheck(),
     ExtensionBuildCheck(),

@@ -22,8 +22,8 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
-from impact.graph.core import Nodes, module_name_for, symbol_node
-from impact.graph.descriptors import DescriptorGraph
+from impact.graph.core import Nodes, module_name_for, symbol_node, text_or_none
+from impact.graph.descriptors import DescriptorGraph, family_key
 from impact.graph.pairing import (
     closest,
     equal_names,
@@ -43,13 +43,14 @@ from impact.graph.records import (
     LaunchArgument,
     LaunchCall,
     ListEntry,
+    MetadataRead,
     PairedBy,
     Pairing,
     Param,
     SignatureEntry,
     Unread,
 )
-from impact.kinds import FactKind, Language, LaunchKind
+from impact.kinds import DescriptorType, FactKind, Language, LaunchKind
 
 CPP_FILE = "cpp-file"  # the node kind of a C++ file
 
@@ -62,6 +63,8 @@ class KernelGraph:
         self.python = python
         self.descriptors = descriptors
         self._paired_lists: dict[frozenset[tuple[str, str]], list[ArgList]] = {}
+        self._reads: list[MetadataRead] = []
+        self._strings: dict[str, set[str]] = {}  # path -> the constexpr strings it declares
         self._build()
 
     def _build(self) -> None:
@@ -90,10 +93,42 @@ class KernelGraph:
                     graph.add_node(child, kind=FactKind.LAUNCH_CALL, path=path,
                                    line=fact.line, label=fact.name, **fact.data)
                     edge(node, child, "contains")
+                elif fact.kind == FactKind.METADATA_READ:
+                    data = fact.data
+                    self._reads.append(MetadataRead(
+                        path, fact.line, text_or_none(data.get("field")),
+                        text_or_none(data.get("field_constant")), text_or_none(data.get("via")),
+                        text_or_none(data.get("construct")), text_or_none(data.get("function"))))
                 elif fact.kind == FactKind.CONSTEXPR_STRING:
                     value = str(fact.data.get("value"))
+                    self._strings.setdefault(path, set()).add(value)
                     if f"symbol:{value}" in graph:
                         edge(node, f"symbol:{value}", "declares-symbol", line=fact.line)
+
+    # ------------------------------------------------------------ metadata reads
+    def metadata_reads(self, path: str | None = None) -> list[MetadataRead]:
+        """The KMD metadata reads of the C++ files (of `path`, when given), by file, line."""
+        return sorted((r for r in self._reads if path is None or r.path == path),
+                      key=lambda r: (r.path, r.line, r.field or "", r.construct or ""))
+
+    def kmds_read(self, path: str) -> tuple[list[str], str]:
+        """The KMD files whose fields the pack `path` reads, and how they were found: the
+        KMDs whose id is the `metadata` of a UED naming a symbol the pack declares
+        ("engine"); else those whose file is named for the pack's family ("family")."""
+        declared = self._strings.get(path, set())
+        ids = {e.metadata for e in self.descriptors.engines()
+               if e.metadata and declared & set(e.symbols)}
+        kmds = sorted({d.path for d in self.descriptors.descriptor_ids()
+                       if d.type == DescriptorType.KMD and d.id in ids})
+        if kmds:
+            return kmds, "engine"
+        suffix = self.nodes.surface.conventions.pack_suffix
+        stem = posixpath.basename(path)
+        key = family_key(stem.removesuffix(suffix) if suffix else stem.split(".")[0])
+        kmds = sorted({d.path for d in self.descriptors.descriptor_ids()
+                       if d.type == DescriptorType.KMD
+                       and family_key(posixpath.basename(d.path).split(".")[0]) == key})
+        return kmds, "family" if kmds else ""
 
     def include_closure(self, paths: Iterable[str]) -> set[str]:
         """Every C++ file `paths` include, directly or not (the paths themselves too)."""

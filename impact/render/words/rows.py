@@ -45,6 +45,12 @@ REASONS: dict[Reason, str] = {
     Reason.GENERATED_HEADER_WITHOUT_SOURCE: "generated header edited without its schema or flags",
     Reason.CONTENT_CHANGED: "content changed",
 
+    # --- metadata-field
+    Reason.FIELD_NOT_IN_KMD:
+        "the matcher reads metadata field '{field}', which the KMD does not declare",
+    Reason.METADATA_FIELD_NOT_READ:
+        "a metadata read whose field could not be settled ({construct}, line {line})",
+
     # --- conflict
     Reason.MERGED_VIEW_NOT_COMPUTED: "merged view not computed: {why}",
     Reason.SURFACE_FILES_CONFLICT: "{count} surface file(s) conflict with the target tip",
@@ -289,6 +295,9 @@ STEPS: dict[Step, str] = {
     Step.BUILDER_PARAM_NOW_UNDER: "b.param '{param}' now under {guard}",
     Step.BUILDER_PARAM_REMOVED: "b.param '{param}' removed",
     Step.COPY_PAIRED_WITH: "paired with {builder_name} ({how})",
+    Step.PACK_READS_FIELD: "the pack reads metadata field '{field}' ({via})",
+    Step.KMD_DECLARES_NO_FIELD: "the KMD (found by {how}) declares no field '{field}'",
+    Step.PACK_READS_UNSETTLED_FIELD: "the pack reads a metadata field through {construct}",
     Step.COPY_NOT_PAIRED: "the {site} {symbol} pairs with no builder",
     Step.ONLY_OTHER_ARCH_BUILDER:
         "only a builder of another arch shares its names: not paired across archs",
