@@ -31,6 +31,11 @@ class Reason(enum.StrEnum):
     GENERATED_HEADER_WITHOUT_SOURCE = "generated-header-without-source"
     CONTENT_CHANGED = "content-changed"
 
+    # --- pack-launch
+    PACK_LAUNCH_COUNT_DIFFERS = "pack-launch-count-differs"
+    PACK_LAUNCH_ARGUMENT_MISPLACED = "pack-launch-argument-misplaced"
+    PACK_LAUNCH_ARGUMENT_KIND_DIFFERS = "pack-launch-argument-kind-differs"
+
     # --- metadata-field
     FIELD_NOT_IN_KMD = "field-not-in-kmd"
     METADATA_FIELD_NOT_READ = "metadata-field-not-read"
@@ -191,6 +196,7 @@ class Step(enum.StrEnum):
     COPY_PAIRED_WITH = "copy-paired-with"
     COPY_NOT_PAIRED = "copy-not-paired"
     PACK_READS_FIELD = "pack-reads-field"
+    LIST_ENTRY_AT = "list-entry-at"
     KMD_DECLARES_NO_FIELD = "kmd-declares-no-field"
     PACK_READS_UNSETTLED_FIELD = "pack-reads-unsettled-field"
     ONLY_OTHER_ARCH_BUILDER = "only-other-arch-builder"

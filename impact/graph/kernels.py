@@ -30,6 +30,7 @@ from impact.graph.pairing import (
     launch_by_list,
     launch_by_names,
     launch_closest,
+    list_for_launch,
     of_arch,
 )
 from impact.graph.python import PythonGraph
@@ -330,6 +331,26 @@ class KernelGraph:
                                     tuple(str(a) for a in data.get("arguments", [])), pairing,
                                     arguments,
                                     tuple(str(p) for p in data.get("launch_parameters") or [])))
+        return found
+
+    def launches_with_own_list(self, prefer: Mapping[str, str] | None = None
+                               ) -> list[tuple[LaunchCall, ArgList]]:
+        """Each launch() that pairs with no builder, with the KernelArgument list of its own
+        pack that it passes (`list_for_launch`), where that list pairs with no builder
+        either: the two copies the pack keeps of one argument list, to compare together."""
+        lists: dict[str, list[ArgList]] = {}
+        for arglist in self.argument_lists(prefer):
+            if arglist.pairing.builder is None and arglist.entries:
+                lists.setdefault(arglist.path, []).append(arglist)
+        calls = [c for c in self.launch_calls(prefer) if c.pairing.builder is None]
+        found = []
+        for call in calls:
+            own = sorted(lists.get(call.path, []), key=lambda a: a.line)
+            peers = [c for c in calls if c.path == call.path]
+            chosen = list_for_launch(call.receiver, peers.index(call), len(peers), own,
+                                     [a.name for a in call.kernel_arguments])
+            if chosen is not None:
+                found.append((call, chosen))
         return found
 
     def _pair_listless_launch(self, path: str, subject: str, names: list[str | None],

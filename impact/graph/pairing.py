@@ -181,3 +181,24 @@ def launch_by_list(receiver: str, position: int, launches: int, lists: list[ArgL
     if launches == len(lists):
         return Pairing(lists[position].pairing.builder, PairedBy.PACK_ORDER)
     return Pairing(None)
+
+
+def list_for_launch(receiver: str, position: int, launches: int, lists: list[ArgList],
+                    names: list[str | None]) -> ArgList | None:
+    """The list of its own pack a launch() passes when no builder pairs with either:
+    the only list; else the one whose names it passes (under `name_forms`, in order);
+    else the one its launcher is named for (segment with segment); else the list in the
+    same position when there are as many launches as lists; else none."""
+    if len(lists) <= 1:
+        return lists[0] if lists else None
+    for arglist in lists:
+        wanted = [e.name for e in arglist.entries]
+        if len(wanted) == len(names) and all(
+                n is not None and same_name(n, w) for n, w in zip(names, wanted, strict=True)):
+            return arglist
+    words = _words(receiver)
+    scored = sorted(((len(words & _words(a.name)), -i) for i, a in enumerate(lists)),
+                    reverse=True)
+    if scored[0][0] > 0 and scored[1][0] < scored[0][0]:
+        return lists[-scored[0][1]]
+    return lists[position] if launches == len(lists) else None

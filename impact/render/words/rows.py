@@ -45,6 +45,16 @@ REASONS: dict[Reason, str] = {
     Reason.GENERATED_HEADER_WITHOUT_SOURCE: "generated header edited without its schema or flags",
     Reason.CONTENT_CHANGED: "content changed",
 
+    # --- pack-launch
+    Reason.PACK_LAUNCH_COUNT_DIFFERS:
+        "launch() passes {count} arguments, the pack's own list ({list}) declares {entries}",
+    Reason.PACK_LAUNCH_ARGUMENT_MISPLACED:
+        "launch() passes '{argument}' as argument {position}, where the pack's own list "
+        "({list}) declares '{entry}'; the list declares it as argument {declared_at}",
+    Reason.PACK_LAUNCH_ARGUMENT_KIND_DIFFERS:
+        "launch() passes '{argument}' ({kind}/{size}) as argument {position}, where the "
+        "pack's own list ({list}) declares '{entry}' as {entry_kind}/{entry_size}",
+
     # --- metadata-field
     Reason.FIELD_NOT_IN_KMD:
         "the matcher reads metadata field '{field}', which the KMD does not declare",
@@ -295,6 +305,7 @@ STEPS: dict[Step, str] = {
     Step.BUILDER_PARAM_NOW_UNDER: "b.param '{param}' now under {guard}",
     Step.BUILDER_PARAM_REMOVED: "b.param '{param}' removed",
     Step.COPY_PAIRED_WITH: "paired with {builder_name} ({how})",
+    Step.LIST_ENTRY_AT: "the list declares '{entry}' as argument {position}",
     Step.PACK_READS_FIELD: "the pack reads metadata field '{field}' ({via})",
     Step.KMD_DECLARES_NO_FIELD: "the KMD (found by {how}) declares no field '{field}'",
     Step.PACK_READS_UNSETTLED_FIELD: "the pack reads a metadata field through {construct}",
