@@ -16,12 +16,10 @@ import re
 from typing import Protocol
 
 from impact.git import Snapshot, Views
-from impact.graph import DescriptorGraph, SymbolGraph, descriptor_type, family_key
+from impact.graph import PATH_ARCH, DescriptorGraph, SymbolGraph, descriptor_type, family_key
 from impact.kinds import DescriptorType
 from impact.surface import SurfaceMap
 
-# `gfx950`, `gfx90a`, and `Gfx950` in a C++ file name, but not `Gfx950C` of `Gfx950ConvFwd`.
-PATH_ARCH = re.compile(r"[Gg]fx[0-9]+(?:[a-z](?![a-z]))?")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _LEADING_ARCH = re.compile(r"^(gfx[0-9]+[a-z]?)(?:_|$)")
 

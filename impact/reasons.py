@@ -31,12 +31,22 @@ class Reason(enum.StrEnum):
     GENERATED_HEADER_WITHOUT_SOURCE = "generated-header-without-source"
     CONTENT_CHANGED = "content-changed"
 
+    # --- pack-launch
+    PACK_LAUNCH_COUNT_DIFFERS = "pack-launch-count-differs"
+    PACK_LAUNCH_ARGUMENT_MISPLACED = "pack-launch-argument-misplaced"
+    PACK_LAUNCH_ARGUMENT_KIND_DIFFERS = "pack-launch-argument-kind-differs"
+
+    # --- metadata-field
+    FIELD_NOT_IN_KMD = "field-not-in-kmd"
+    METADATA_FIELD_NOT_READ = "metadata-field-not-read"
+
     # --- conflict
     MERGED_VIEW_NOT_COMPUTED = "merged-view-not-computed"
     SURFACE_FILES_CONFLICT = "surface-files-conflict"
 
     # --- kernargs
     RESTATED_BUILDER_GONE = "restated-builder-gone"
+    BUILDER_NOT_FOUND = "builder-not-found"
     LIST_BUILT_BY_HELPER_CALLS = "list-built-by-helper-calls"
     LIST_ARGUMENT_TYPE_UNKNOWN = "list-argument-type-unknown"
     BUILDER_PARAM_TYPE_UNRESOLVED = "builder-param-type-unresolved"
@@ -184,6 +194,12 @@ class Step(enum.StrEnum):
     BUILDER_PARAM_NOW_UNDER = "builder-param-now-under"
     BUILDER_PARAM_REMOVED = "builder-param-removed"
     COPY_PAIRED_WITH = "copy-paired-with"
+    COPY_NOT_PAIRED = "copy-not-paired"
+    PACK_READS_FIELD = "pack-reads-field"
+    LIST_ENTRY_AT = "list-entry-at"
+    KMD_DECLARES_NO_FIELD = "kmd-declares-no-field"
+    PACK_READS_UNSETTLED_FIELD = "pack-reads-unsettled-field"
+    ONLY_OTHER_ARCH_BUILDER = "only-other-arch-builder"
     LIST_HAS_ENTRIES = "list-has-entries"
     LAUNCH_PASSES = "launch-passes"
     BUILDER_DECLARES = "builder-declares"

@@ -23,6 +23,8 @@ from impact.checks.extension_build import ExtensionBuildCheck
 from impact.checks.generated_header import GeneratedHeaderCheck
 from impact.checks.kernargs import KernargsCheck
 from impact.checks.launch_surface import LaunchSurfaceCheck
+from impact.checks.metadata_field import MetadataFieldCheck
+from impact.checks.pack_launch import PackLaunchCheck
 from impact.checks.removed_symbol import RemovedSymbolCheck
 from impact.checks.sdk_header import SdkHeaderCheck
 from impact.checks.surface import SurfaceCheck
@@ -42,9 +44,11 @@ REGISTRY: tuple[Check, ...] = (
     GeneratedHeaderCheck(),
     SdkHeaderCheck(),
     KernargsCheck(),
+    PackLaunchCheck(),
     LaunchSurfaceCheck(),
     RemovedSymbolCheck(),
     DescriptorSymbolCheck(),
+    MetadataFieldCheck(),
     VariantSetCheck(),
     BindingsCheck(),
     ExtensionBuildCheck(),

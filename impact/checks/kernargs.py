@@ -224,6 +224,37 @@ def _sites(graph: SymbolGraph, prefer: Mapping[str, str]) -> dict[str, _Site]:
     return sites
 
 
+@dataclass(frozen=True)
+class _Unpaired:
+    """A list or launch() the graph paired with no builder, and what it passes."""
+
+    subject: str
+    kind: _Copy
+    path: str
+    line: int
+    symbol: str
+    how: PairedBy
+    own: tuple[Any, ...]
+
+
+def _unpaired_copies(graph: SymbolGraph, prefer: Mapping[str, str]) -> dict[str, _Unpaired]:
+    """Every C++ list and launch() in `graph` with no builder, by subject."""
+    found = {}
+    for arglist in graph.kernels.argument_lists(prefer):
+        if arglist.pairing.builder is None:
+            found[arglist.subject] = _Unpaired(
+                arglist.subject, _Copy.LIST, arglist.path, arglist.line, arglist.name,
+                arglist.pairing.how, (tuple((e.kind, e.size, e.name) for e in arglist.entries),
+                                      arglist.dynamic))
+    for call in graph.kernels.launch_calls(prefer):
+        if call.pairing.builder is None:
+            found[call.subject] = _Unpaired(
+                call.subject, _Copy.LAUNCH, call.path, call.line, call.receiver,
+                call.pairing.how, (call.arguments, tuple((a.name, a.kind, a.size)
+                                                         for a in call.kernel_arguments)))
+    return found
+
+
 # ------------------------------------------------------------------------ comparing
 
 
@@ -489,6 +520,31 @@ class KernargsCheck(Check):
                     (e.kind, e.size, e.name) for e in old.entries) or still.dynamic != old.dynamic
                 yield self._make(scope, old, Status.CHANGED, Reason.RESTATED_BUILDER_GONE,
                                  {}, [], (list_changed, True), compared=False)
+        yield from self._unpaired(scope, old_graph, new_graph, prefer,
+                                  set(old_sites) | set(new_sites))
+
+    def _unpaired(self, scope: Scope, old_graph: SymbolGraph, new_graph: SymbolGraph,
+                  prefer: Mapping[str, str], paired: set[str]) -> Iterator[Row]:
+        """A list or launch() that pairs with no builder (none at all, or only one of
+        another arch), new in this view or itself changed: `changed`, naming it; its
+        arguments were compared with nothing (fail closed, never a guessed pairing)."""
+        before = _unpaired_copies(old_graph, {})
+        for subject, copy in sorted(_unpaired_copies(new_graph, prefer).items()):
+            if subject in paired or copy.path not in scope.changed:
+                continue
+            if subject in before and before[subject].own == copy.own:
+                continue  # the copy did not move: the surface check reports the file
+            hops = [Hop.of(copy.path, copy.line, Step.COPY_NOT_PAIRED, site=str(copy.kind),
+                           symbol=copy.symbol)]
+            if copy.how == PairedBy.OTHER_ARCH_ONLY:
+                hops.append(Hop.of(copy.path, copy.line, Step.ONLY_OTHER_ARCH_BUILDER))
+            yield scope.row(copy.subject, Status.CHANGED, Reason.BUILDER_NOT_FOUND,
+                            archs=scope.archs_for(copy.path, scope.holding(copy.path)),
+                            sides=(Side(copy.path, copy.line, scope.view.name, CHANGED,
+                                        copy.symbol),),
+                            evidence=tuple(hops),
+                            details={"site": str(copy.kind), "symbol": copy.symbol,
+                                     "paired": str(copy.how), "compared": False})
 
     def _row(self, scope: Scope, graph: SymbolGraph, old: _Site | None, new: _Site,
              touched: frozenset[str]) -> Row | None:

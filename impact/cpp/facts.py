@@ -9,6 +9,7 @@ its clean parts showed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import tree_sitter
@@ -16,6 +17,7 @@ import tree_sitter
 from impact.cpp.arglists import ArgLists, ListRead, mentions_element
 from impact.cpp.launches import LaunchReader
 from impact.cpp.literals import string_value
+from impact.cpp.metadata import MetadataReads
 from impact.cpp.scaffold import (
     CLASS_TYPES,
     closing_fact,
@@ -37,7 +39,6 @@ STRING_LITERAL = FactKind.STRING_LITERAL
 KERNEL_ARGUMENT_LIST = FactKind.KERNEL_ARGUMENT_LIST
 LAUNCH_CALL = FactKind.LAUNCH_CALL
 CONSTEXPR_STRING = FactKind.CONSTEXPR_STRING
-METADATA_READ = FactKind.METADATA_READ
 GEOMETRY_CALL = FactKind.GEOMETRY_CALL
 INCLUDE = FactKind.INCLUDE
 PACK_ROW = FactKind.PACK_ROW
@@ -45,7 +46,7 @@ FUNCTION_DEFINITION = FactKind.FUNCTION_DEFINITION
 CONSTANT_DEFINITION = FactKind.CONSTANT_DEFINITION
 SYMBOL_DECLARATION = FactKind.SYMBOL_DECLARATION
 
-_METADATA_METHODS = {"getIntMetadata", "getStringMetadata"}
+_DEFINED_STRING = re.compile(r'^\s*"([^"\\]*)"\s*$')
 _GEOMETRY_METHODS = {"setGridSize", "setBlockSize"}
 
 
@@ -120,7 +121,7 @@ class _Walker:
         self.pack_array = pack_array
         self.facts: list[Fact] = []
         self.lists: dict[tuple[str | None, str], _ArgList] = {}
-        self.metadata: list[tuple[tree_sitter.Node, str, _Scope, str | None, str | None]] = []
+        self.metadata = MetadataReads(source)
         self.constants: dict[str, str] = {}
         self.values = Values(source, root)
         self.arglists = ArgLists(self.values)
@@ -132,23 +133,7 @@ class _Walker:
         return node_text(node, self.source)
 
     def finish(self) -> list[Fact]:
-        for node, method, scope, literal, constant in self.metadata:
-            value = literal
-            if constant is not None:
-                value = self.constants.get(constant.split("::")[-1])
-            self.facts.append(
-                Fact(
-                    METADATA_READ,
-                    value or constant or "",
-                    line_of(node),
-                    {
-                        "method": method,
-                        "function": scope.function,
-                        "field": value,
-                        "field_constant": constant,
-                    },
-                )
-            )
+        self.facts.extend(self.metadata.facts(self.constants))
         for arglist in self.lists.values():
             if arglist.helper is not None and arglist.helper in self.arglists.helpers_used:
                 continue  # a helper another list is built from: read as part of that list
@@ -212,6 +197,12 @@ class _Walker:
             for name_node in names:
                 if name_node is not None:
                     self.declared(scope, self.text(name_node), node)
+        if node_type == "preproc_def":  # `#define FIELD "name"`: a string constant too
+            name_node, value_node = (node.child_by_field_name("name"),
+                                     node.child_by_field_name("value"))
+            literal = _DEFINED_STRING.match(self.text(value_node)) if value_node else None
+            if name_node is not None and literal is not None:
+                self.constants.setdefault(self.text(name_node), literal.group(1))
         if node_type in ("declaration", "field_declaration"):
             self.declaration(node, scope)
         elif node_type == "call_expression":
@@ -386,6 +377,11 @@ class _Walker:
                             },
                         )
                     )
+            elif ("const" in specifiers and value is not None and not node.has_error
+                  and _is_string_type(type_text, declarator)):
+                string = self.string_value(value)  # `static const std::string F = "x";`
+                if string is not None:
+                    self.constants.setdefault(name, string)
             if (scope.function is None and value is not None
                     and specifiers & {"constexpr", "const"}
                     and not _isfunction_declarator(declarator)):
@@ -479,13 +475,8 @@ class _Walker:
                     },
                 )
             )
-        elif method in _METADATA_METHODS and args:
-            literal = self.string_value(args[0])
-            constant = None
-            if literal is None and args[0].type in ("identifier", "qualified_identifier"):
-                constant = texts[0]
-            if literal is not None or constant is not None:
-                self.metadata.append((node, method, scope, literal, constant))
+        else:
+            self.metadata.call(node, function, args, scope.function)
 
     # -- literals ----------------------------------------------------------------------
 

@@ -29,17 +29,17 @@ from impact.graph.call_binding import Binding, LayerParam, Signature, pybind_sig
 from impact.graph.core import DEFINITION_KINDS, module_node, symbol_node
 from impact.graph.descriptors import DescriptorGraph, descriptor_type, family_key
 from impact.graph.kernels import KernelGraph
-from impact.graph.pairing import abbreviates, name_forms, same_name
+from impact.graph.pairing import PATH_ARCH, abbreviates, name_forms, path_archs, same_name
 from impact.graph.python import PythonGraph
 from impact.graph.records import *  # noqa: F403
 from impact.graph.records import __all__ as _records
 from impact.graph.symbols import SymbolGraph, build_graph
 
-__all__ = [*_records, *_binding_records, "DEFINITION_KINDS", "OP_KINDS", "Binding",
+__all__ = [*_records, *_binding_records, "DEFINITION_KINDS", "OP_KINDS", "PATH_ARCH", "Binding",
            "BindingsGraph", "BuildFileFailure", "BuildStep", "BuildsGraph", "Copies",
            "DescriptorGraph", "ExtensionModule", "KernelGraph", "LayerParam", "PrebuildEdit",
            "PythonGraph", "Reach", "Rename", "RenamedAlike", "Route", "Signature",
            "SymbolGraph", "Unresolved", "abbreviates", "build_graph", "covering_map",
            "descriptor_type", "family_key", "forwarded_words", "module_node", "name_forms",
-           "prebuild_edits", "pybind_signature", "reach_of_change", "renamed_alike",
+           "path_archs", "prebuild_edits", "pybind_signature", "reach_of_change", "renamed_alike",
            "routes", "same_name", "symbol_node", "takes"]

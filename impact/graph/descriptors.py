@@ -21,8 +21,11 @@ from impact.facts import Fact
 from impact.graph.core import Nodes, module_node, symbol_node, text_or_none
 from impact.graph.python import PythonGraph
 from impact.graph.records import (
+    DescriptorId,
+    Engine,
     Family,
     Kdp,
+    KmdField,
     LaunchSurfaceEntry,
     Locator,
     Variant,
@@ -61,6 +64,9 @@ class DescriptorGraph:
         # In fact order per file, repeats kept: what a family resolution walks.
         self._declared: dict[str, list[Kdp | Variant]] = {}
         self._failures: dict[str, tuple[int, str]] = {}  # path -> its first parse failure
+        self._ids: list[DescriptorId] = []
+        self._kmd_fields: list[KmdField] = []
+        self._engines: list[tuple[str, Fact]] = []
         for language in (Language.JSON, Language.YAML):
             for path, facts in nodes.files(language):
                 file_node = f"descriptor:{path}"
@@ -104,6 +110,13 @@ class DescriptorGraph:
             graph.add_node(node, kind=FactKind.LAUNCH_SURFACE, path=path, line=fact.line,
                            **fact.data)
             edge(file_node, node, "contains")
+        elif fact.kind == FactKind.DESCRIPTOR and fact.name != path:
+            self._ids.append(DescriptorId(path, str(fact.data.get("type") or ""), fact.name))
+        elif fact.kind == FactKind.KMD_FIELD:
+            self._kmd_fields.append(KmdField(path, fact.line, fact.name,
+                                             text_or_none(fact.data.get("kmd"))))
+        elif fact.kind == FactKind.ENGINE:
+            self._engines.append((path, fact))
         elif fact.kind == FactKind.PARSE_FAILURE and path not in self._failures:
             self._failures[path] = (fact.line, str(fact.data.get("reason", "")))
 
@@ -210,6 +223,31 @@ class DescriptorGraph:
         """Architectures that ship `module`: every arch when the packer reaches it, else
         those of the variants whose imports reach it."""
         return set(self._archs_by_module.get(module, ()))
+
+    # ------------------------------------------ ids, KMD fields and engines' references
+    def descriptor_ids(self) -> list[DescriptorId]:
+        """Every descriptor file's own id (a file with none has no entry), by path."""
+        return sorted(self._ids, key=lambda d: (d.path, d.id))
+
+    def kmd_fields(self, path: str | None = None) -> list[KmdField]:
+        """The fields the KMDs declare (those of the KMD file `path`, when given)."""
+        return [f for f in sorted(self._kmd_fields, key=lambda f: (f.path, f.line, f.name))
+                if path is None or f.path == path]
+
+    def engines(self) -> list[Engine]:
+        """Every UED's engine, with the ids, knobs and symbols it names, by path."""
+        found = []
+        for path, fact in self._engines:
+            data = fact.data
+            symbols = sorted(
+                str(self.nodes.graph.nodes[n].get("value") or n.removeprefix("symbol:"))
+                for n in self.nodes.edges_of(f"descriptor:{path}", {"names-symbol"}))
+            knobs = data.get("knobs") if isinstance(data.get("knobs"), list) else []
+            found.append(Engine(path, fact.line, fact.name, text_or_none(data.get("id")),
+                                text_or_none(data.get("metadata")),
+                                text_or_none(data.get("heuristic")),
+                                tuple(str(k) for k in knobs), tuple(symbols)))
+        return sorted(found, key=lambda e: (e.path, e.name))
 
     # ------------------------------------------------- launch surfaces and symbols
     def launch_surfaces(self) -> list[LaunchSurfaceEntry]:

@@ -7,7 +7,8 @@ Maintainers: builds its nodes (`cpp:`, `cpplist:`, `launch:`) and edges (`includ
 `contains`, `declares-symbol`) into the shared graph of `core.py` from C++ facts only.
 Every copy of an argument list is paired with its builder here, by the rules of
 `pairing.py`, and nowhere else: declared by a profile, else equal names, else (given
-`prefer`) the builder it restated at the base, else the closest b.param builder.
+`prefer`) the builder it restated at the base, else the closest b.param builder; by
+names (equal or closest) never a builder whose path names another arch than the copy's.
 Asks the Python domain where a builder's module is and what a function reaches, and
 the descriptor domain for the shipped variants' kpack signatures.
 """
@@ -21,14 +22,16 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
-from impact.graph.core import Nodes, module_name_for, symbol_node
-from impact.graph.descriptors import DescriptorGraph
+from impact.graph.core import Nodes, module_name_for, symbol_node, text_or_none
+from impact.graph.descriptors import DescriptorGraph, family_key
 from impact.graph.pairing import (
     closest,
     equal_names,
     launch_by_list,
     launch_by_names,
     launch_closest,
+    list_for_launch,
+    of_arch,
 )
 from impact.graph.python import PythonGraph
 from impact.graph.records import (
@@ -41,13 +44,14 @@ from impact.graph.records import (
     LaunchArgument,
     LaunchCall,
     ListEntry,
+    MetadataRead,
     PairedBy,
     Pairing,
     Param,
     SignatureEntry,
     Unread,
 )
-from impact.kinds import FactKind, Language, LaunchKind
+from impact.kinds import DescriptorType, FactKind, Language, LaunchKind
 
 CPP_FILE = "cpp-file"  # the node kind of a C++ file
 
@@ -60,6 +64,8 @@ class KernelGraph:
         self.python = python
         self.descriptors = descriptors
         self._paired_lists: dict[frozenset[tuple[str, str]], list[ArgList]] = {}
+        self._reads: list[MetadataRead] = []
+        self._strings: dict[str, set[str]] = {}  # path -> the constexpr strings it declares
         self._build()
 
     def _build(self) -> None:
@@ -88,10 +94,42 @@ class KernelGraph:
                     graph.add_node(child, kind=FactKind.LAUNCH_CALL, path=path,
                                    line=fact.line, label=fact.name, **fact.data)
                     edge(node, child, "contains")
+                elif fact.kind == FactKind.METADATA_READ:
+                    data = fact.data
+                    self._reads.append(MetadataRead(
+                        path, fact.line, text_or_none(data.get("field")),
+                        text_or_none(data.get("field_constant")), text_or_none(data.get("via")),
+                        text_or_none(data.get("construct")), text_or_none(data.get("function"))))
                 elif fact.kind == FactKind.CONSTEXPR_STRING:
                     value = str(fact.data.get("value"))
+                    self._strings.setdefault(path, set()).add(value)
                     if f"symbol:{value}" in graph:
                         edge(node, f"symbol:{value}", "declares-symbol", line=fact.line)
+
+    # ------------------------------------------------------------ metadata reads
+    def metadata_reads(self, path: str | None = None) -> list[MetadataRead]:
+        """The KMD metadata reads of the C++ files (of `path`, when given), by file, line."""
+        return sorted((r for r in self._reads if path is None or r.path == path),
+                      key=lambda r: (r.path, r.line, r.field or "", r.construct or ""))
+
+    def kmds_read(self, path: str) -> tuple[list[str], str]:
+        """The KMD files whose fields the pack `path` reads, and how they were found: the
+        KMDs whose id is the `metadata` of a UED naming a symbol the pack declares
+        ("engine"); else those whose file is named for the pack's family ("family")."""
+        declared = self._strings.get(path, set())
+        ids = {e.metadata for e in self.descriptors.engines()
+               if e.metadata and declared & set(e.symbols)}
+        kmds = sorted({d.path for d in self.descriptors.descriptor_ids()
+                       if d.type == DescriptorType.KMD and d.id in ids})
+        if kmds:
+            return kmds, "engine"
+        suffix = self.nodes.surface.conventions.pack_suffix
+        stem = posixpath.basename(path)
+        key = family_key(stem.removesuffix(suffix) if suffix else stem.split(".")[0])
+        kmds = sorted({d.path for d in self.descriptors.descriptor_ids()
+                       if d.type == DescriptorType.KMD
+                       and family_key(posixpath.basename(d.path).split(".")[0]) == key})
+        return kmds, "family" if kmds else ""
 
     def include_closure(self, paths: Iterable[str]) -> set[str]:
         """Every C++ file `paths` include, directly or not (the paths themselves too)."""
@@ -176,13 +214,13 @@ class KernelGraph:
             tuple[str, str], str], preferred: str | None) -> Pairing:
         """A list's builder: declared, else equal names (a b.param builder either way);
         else the one preferred (as at the base) while it is readable; else the closest."""
-        builders = self.param_builders()
+        builders = of_arch(key[0], self.param_builders())
         if key in declared:
             found = self.builder(declared[key])
             if found is not None and found.uses_param:
                 return Pairing(found, PairedBy.DECLARED)
         else:
-            exact = equal_names(names, list(self._builders.values()))
+            exact = equal_names(names, of_arch(key[0], list(self._builders.values())))
             if exact is not None and exact.uses_param:
                 return Pairing(exact, PairedBy.NAMES)
         if preferred is not None:
@@ -194,7 +232,10 @@ class KernelGraph:
                 # Its builder's file no longer parses: pairing it with some other builder
                 # would invent a disagreement. The surface row reports the file as changed.
                 return Pairing(None, PairedBy.BUILDER_UNREADABLE)
-        return Pairing(closest(names, builders), PairedBy.CLOSEST)
+        near = closest(names, builders)
+        if near is None and closest(names, self.param_builders()) is not None:
+            return Pairing(None, PairedBy.OTHER_ARCH_ONLY)
+        return Pairing(near, PairedBy.CLOSEST)
 
     def _node_module(self, node: str) -> str:
         data = self.nodes.data(node)
@@ -282,7 +323,8 @@ class KernelGraph:
                                          len(peers), sorted(lists[path], key=lambda a: a.line),
                                          names)
             elif pairing.builder is None:
-                pairing = self._pair_listless_launch(f"{path}:{data['label']}", names, prefer)
+                pairing = self._pair_listless_launch(path, f"{path}:{data['label']}", names,
+                                                     prefer)
             found.append(LaunchCall(node, path, str(data["label"]), str(data.get("function")),
                                     str(data.get("class")), str(data.get("receiver") or ""),
                                     int(data.get("line") or 0),
@@ -291,20 +333,45 @@ class KernelGraph:
                                     tuple(str(p) for p in data.get("launch_parameters") or [])))
         return found
 
-    def _pair_listless_launch(self, subject: str, names: list[str | None],
+    def launches_with_own_list(self, prefer: Mapping[str, str] | None = None
+                               ) -> list[tuple[LaunchCall, ArgList]]:
+        """Each launch() that pairs with no builder, with the KernelArgument list of its own
+        pack that it passes (`list_for_launch`), where that list pairs with no builder
+        either: the two copies the pack keeps of one argument list, to compare together."""
+        lists: dict[str, list[ArgList]] = {}
+        for arglist in self.argument_lists(prefer):
+            if arglist.pairing.builder is None and arglist.entries:
+                lists.setdefault(arglist.path, []).append(arglist)
+        calls = [c for c in self.launch_calls(prefer) if c.pairing.builder is None]
+        found = []
+        for call in calls:
+            own = sorted(lists.get(call.path, []), key=lambda a: a.line)
+            peers = [c for c in calls if c.path == call.path]
+            chosen = list_for_launch(call.receiver, peers.index(call), len(peers), own,
+                                     [a.name for a in call.kernel_arguments])
+            if chosen is not None:
+                found.append((call, chosen))
+        return found
+
+    def _pair_listless_launch(self, path: str, subject: str, names: list[str | None],
                               prefer: Mapping[str, str]) -> Pairing:
         """A launch() in a pack that keeps no KernelArgument list (the older era): the
         builder it passed at the base while that still declares arguments; else the
         builder (or signature factory) whose names it passes; else the closest b.param
-        builder by names."""
+        builder by names. Never, by names, a builder of another arch (`of_arch`)."""
         preferred = self.builder(prefer.get(subject))
         if preferred is not None:
             return Pairing(preferred, PairedBy.AS_AT_BASE)
-        exact = launch_by_names(names, list(self._builders.values()))
+        exact = launch_by_names(names, of_arch(path, list(self._builders.values())))
         if exact is not None:
             return Pairing(exact, PairedBy.NAMES)
-        near = launch_closest(names, self.param_builders())
-        return Pairing(near, PairedBy.CLOSEST) if near is not None else Pairing(None)
+        near = launch_closest(names, of_arch(path, self.param_builders()))
+        if near is not None:
+            return Pairing(near, PairedBy.CLOSEST)
+        if (launch_by_names(names, list(self._builders.values())) is not None
+                or launch_closest(names, self.param_builders()) is not None):
+            return Pairing(None, PairedBy.OTHER_ARCH_ONLY)
+        return Pairing(None)
 
     # ------------------------------------------------ kpack and AOT signatures
     def kpack_signatures(self, prefer: Mapping[str, str] | None = None) -> list[KpackSignature]:
@@ -326,7 +393,8 @@ class KernelGraph:
                 subject = f"{variant.path}:kpack-signature:{variant.name}"
                 preferred = next((b for b in builders if b.id == prefer.get(subject)), None)
                 pairing = (Pairing(preferred, PairedBy.BASE_PAIRING) if preferred is not None
-                           else Pairing(closest([e.name for e in entries], builders),
+                           else Pairing(closest([e.name for e in entries],
+                                                of_arch(variant.path, builders)),
                                         PairedBy.CLOSEST_NAMES))
                 if pairing.builder is None:
                     continue

@@ -13,6 +13,25 @@ from impact.graph.records import ArgList, Builder, PairedBy, Pairing
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _GENERIC_WORDS = {"launcher", "launch", "signature", "kernel", "args", "arguments", "list"}
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# `gfx950`, `gfx90a`, and `Gfx950` in a C++ file name, but not `Gfx950C` of `Gfx950ConvFwd`.
+PATH_ARCH = re.compile(r"[Gg]fx[0-9]+(?:[a-z](?![a-z]))?")
+
+
+def path_archs(path: str) -> frozenset[str]:
+    """The GPU architectures a path names (`kernels/gfx942/...`, `Gfx950...Native.cpp`)."""
+    return frozenset(m.group(0).lower() for m in PATH_ARCH.finditer(path))
+
+
+def same_arch(copy_path: str, builder_path: str) -> bool:
+    """Whether a copy may restate a builder as far as their paths go: unless both name
+    architectures and none in common (a gfx950 pack never restates a gfx942 builder)."""
+    mine, theirs = path_archs(copy_path), path_archs(builder_path)
+    return not mine or not theirs or bool(mine & theirs)
+
+
+def of_arch(copy_path: str, builders: list[Builder]) -> list[Builder]:
+    """The builders a copy at `copy_path` may be paired with by names (`same_arch`)."""
+    return [b for b in builders if same_arch(copy_path, b.path)]
 
 
 def name_forms(name: str | None) -> frozenset[str]:
@@ -162,3 +181,24 @@ def launch_by_list(receiver: str, position: int, launches: int, lists: list[ArgL
     if launches == len(lists):
         return Pairing(lists[position].pairing.builder, PairedBy.PACK_ORDER)
     return Pairing(None)
+
+
+def list_for_launch(receiver: str, position: int, launches: int, lists: list[ArgList],
+                    names: list[str | None]) -> ArgList | None:
+    """The list of its own pack a launch() passes when no builder pairs with either:
+    the only list; else the one whose names it passes (under `name_forms`, in order);
+    else the one its launcher is named for (segment with segment); else the list in the
+    same position when there are as many launches as lists; else none."""
+    if len(lists) <= 1:
+        return lists[0] if lists else None
+    for arglist in lists:
+        wanted = [e.name for e in arglist.entries]
+        if len(wanted) == len(names) and all(
+                n is not None and same_name(n, w) for n, w in zip(names, wanted, strict=True)):
+            return arglist
+    words = _words(receiver)
+    scored = sorted(((len(words & _words(a.name)), -i) for i, a in enumerate(lists)),
+                    reverse=True)
+    if scored[0][0] > 0 and scored[1][0] < scored[0][0]:
+        return lists[-scored[0][1]]
+    return lists[position] if launches == len(lists) else None

@@ -31,6 +31,7 @@ class PairedBy(enum.StrEnum):
     CLOSEST_NAMES = "closest names"     # a kpack signature: the closest b.param builder
     PRODUCER = "producer"               # an AOT kernel: the builder its producer calls
     SAME_SHAPE = "same kinds and sizes"  # a list with no names: the named list it equals
+    OTHER_ARCH_ONLY = "only another arch's builder"  # not paired: none of its own arch fits
     NONE = ""                           # not paired
 
 
@@ -363,6 +364,55 @@ class SymbolString:
     holder: str
 
 
+@dataclass(frozen=True)
+class MetadataRead:
+    """One read of a KMD metadata field by a C++ pack: the field (None when the reader
+    could not settle it: `construct` names what it saw), the constant it was spelled
+    through, and the lambda or helper that forwarded it to the getter (`via`)."""
+
+    path: str
+    line: int
+    field: str | None
+    constant: str | None
+    via: str | None
+    construct: str | None
+    function: str | None
+
+
+@dataclass(frozen=True)
+class DescriptorId:
+    """A descriptor file's own `id`, with its type."""
+
+    path: str
+    type: str
+    id: str
+
+
+@dataclass(frozen=True)
+class KmdField:
+    """One field a KMD declares."""
+
+    path: str
+    line: int
+    name: str
+    kmd: str | None  # the KMD's id
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A UED's engine: the ids it refers to (its KMD `metadata`, its UHD `heuristic`),
+    the knobs it names (fields of that KMD) and the native symbols its file names."""
+
+    path: str
+    line: int
+    name: str
+    id: str | None
+    metadata: str | None
+    heuristic: str | None
+    knobs: tuple[str, ...]
+    symbols: tuple[str, ...]
+
+
 __all__ = [
     "ALWAYS",
     "AotArgument",
@@ -372,15 +422,19 @@ __all__ = [
     "Builder",
     "Definition",
     "DefinitionSite",
+    "DescriptorId",
+    "Engine",
     "Family",
     "FunctionParam",
     "Kdp",
+    "KmdField",
     "KpackSignature",
     "LaunchArgument",
     "LaunchCall",
     "LaunchSurfaceEntry",
     "ListEntry",
     "Locator",
+    "MetadataRead",
     "PairedBy",
     "Pairing",
     "Param",

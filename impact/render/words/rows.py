@@ -45,12 +45,31 @@ REASONS: dict[Reason, str] = {
     Reason.GENERATED_HEADER_WITHOUT_SOURCE: "generated header edited without its schema or flags",
     Reason.CONTENT_CHANGED: "content changed",
 
+    # --- pack-launch
+    Reason.PACK_LAUNCH_COUNT_DIFFERS:
+        "launch() passes {count} arguments, the pack's own list ({list}) declares {entries}",
+    Reason.PACK_LAUNCH_ARGUMENT_MISPLACED:
+        "launch() passes '{argument}' as argument {position}, where the pack's own list "
+        "({list}) declares '{entry}'; the list declares it as argument {declared_at}",
+    Reason.PACK_LAUNCH_ARGUMENT_KIND_DIFFERS:
+        "launch() passes '{argument}' ({kind}/{size}) as argument {position}, where the "
+        "pack's own list ({list}) declares '{entry}' as {entry_kind}/{entry_size}",
+
+    # --- metadata-field
+    Reason.FIELD_NOT_IN_KMD:
+        "the matcher reads metadata field '{field}', which the KMD does not declare",
+    Reason.METADATA_FIELD_NOT_READ:
+        "a metadata read whose field could not be settled ({construct}, line {line})",
+
     # --- conflict
     Reason.MERGED_VIEW_NOT_COMPUTED: "merged view not computed: {why}",
     Reason.SURFACE_FILES_CONFLICT: "{count} surface file(s) conflict with the target tip",
 
     # --- kernargs
     Reason.RESTATED_BUILDER_GONE: "the builder this list restated ({builder_name}) is gone",
+    Reason.BUILDER_NOT_FOUND:
+        "builder not found for this {site} ({symbol}): its arguments are compared with no "
+        "builder",
     Reason.LIST_BUILT_BY_HELPER_CALLS: "list built by helper calls: not compared",
     Reason.LIST_ARGUMENT_TYPE_UNKNOWN:
         "type of '{argument}' is not one impact knows: kind and size not compared",
@@ -286,6 +305,13 @@ STEPS: dict[Step, str] = {
     Step.BUILDER_PARAM_NOW_UNDER: "b.param '{param}' now under {guard}",
     Step.BUILDER_PARAM_REMOVED: "b.param '{param}' removed",
     Step.COPY_PAIRED_WITH: "paired with {builder_name} ({how})",
+    Step.LIST_ENTRY_AT: "the list declares '{entry}' as argument {position}",
+    Step.PACK_READS_FIELD: "the pack reads metadata field '{field}' ({via})",
+    Step.KMD_DECLARES_NO_FIELD: "the KMD (found by {how}) declares no field '{field}'",
+    Step.PACK_READS_UNSETTLED_FIELD: "the pack reads a metadata field through {construct}",
+    Step.COPY_NOT_PAIRED: "the {site} {symbol} pairs with no builder",
+    Step.ONLY_OTHER_ARCH_BUILDER:
+        "only a builder of another arch shares its names: not paired across archs",
     Step.LIST_HAS_ENTRIES: "KernelArgument list has {count} entries",
     Step.LAUNCH_PASSES: "launch() passes {count} arguments",
     Step.LAUNCH_ARGUMENT_AT: "launch() passes '{argument}' as argument {position}",
