@@ -107,9 +107,9 @@ def _verdict(doc: dict) -> str:
     return doc["verdict"]["line"].removeprefix("Runtime impact: ")
 
 
-def _mismatches(doc: dict, ignore: set[str]) -> list[dict]:
-    return [r for r in doc["rows"] if r["status"] == "mismatch" and not r["preexisting"]
-            and r["subject"] not in ignore]
+def _mismatches(doc: dict, ignore: set[str], *, preexisting: bool = False) -> list[dict]:
+    return [r for r in doc["rows"] if r["status"] == "mismatch"
+            and (preexisting or not r["preexisting"]) and r["subject"] not in ignore]
 
 
 def _named(doc: dict, files: tuple[str, ...], ignore: set[str]) -> bool:
@@ -142,12 +142,13 @@ def run_tree(tree: str, root: Path, *, with_emit: bool) -> tuple[dict, list[Outc
     rows = TABLES[tree]()
     # A consistent tree: what a change on no contract reports as mismatched is a false alarm.
     noop = next((r for r in rows if r.noop), None)
-    alarms = {m["subject"] for m in _mismatches(runner.report(noop.head), set())} if noop else set()
+    alarms = ({m["subject"] for m in _mismatches(runner.report(noop.head), set(), preexisting=True)}
+              if noop else set())
     out = []
     for row in rows:
         doc = runner.report(row.head)
         got = Outcome(row.name, row.expect, _verdict(doc),
-                      mismatch_rows=len(_mismatches(doc, set())))
+                      mismatch_rows=len(_mismatches(doc, set(), preexisting=True)))
         if row.expect == BREAKS:
             got.both_sides = _named(doc, row.sides, alarms)
             if got.said != BREAKS:

@@ -473,7 +473,7 @@ class _Extractor:
 
     def function_facts(self, state: _FunctionState, line: int) -> None:
         self.facts.append(Fact(READS, state.name, line, {"names": sorted(state.reads)}))
-        calls = sorted(state.calls, key=lambda item: self.call_position(item[0]))
+        calls = sorted(self.through_partials(state), key=lambda item: self.call_position(item[0]))
         params: list[tuple[ast.Call, str, str | None]] = []
         for call, guard in calls:
             if id(call) in state.repeated:
@@ -511,6 +511,47 @@ class _Extractor:
                 elif self.on_root(call, modules, "KernelModule", ("add",)):
                     kernels.append(self.added_kernel(call, guard))
             self.facts.append(Fact(KERNEL_MODULE, state.name, line, {"kernels": kernels}))
+
+    _PARTIAL = frozenset({"partial", "functools.partial"})
+
+    def through_partials(self, state: _FunctionState) -> list[tuple[ast.Call, str]]:
+        """The function's calls, each call of a local bound once to
+        `functools.partial(b.param, ...)` read as the `b.param` call it makes (the partial's
+        arguments first, the call's keywords over the partial's). A local bound to such a
+        partial more than once keeps its calls as they are, made unplaceable: each is a
+        `b.param` whose name is not a literal, so it reads as a `param-unread` fact."""
+        partials: dict[str, ast.Call] = {}
+        for var, bound in state.bound.items():
+            if (dotted_name(bound.func) in self._PARTIAL and bound.args
+                    and isinstance(bound.args[0], ast.Attribute)
+                    and bound.args[0].attr == "param"
+                    and isinstance(bound.args[0].value, ast.Name)):
+                partials[var] = bound
+        if not partials:
+            return list(state.calls)
+        out = []
+        for call, guard in state.calls:
+            func = call.func
+            partial = partials.get(func.id) if isinstance(func, ast.Name) else None
+            if partial is None:
+                out.append((call, guard))
+                continue
+            method = ast.copy_location(
+                ast.Attribute(value=partial.args[0].value, attr="param", ctx=ast.Load()), func)
+            if state.stores.get(func.id) == 1:
+                keywords = {k.arg: k for k in partial.keywords if k.arg}
+                keywords.update({k.arg: k for k in call.keywords if k.arg})
+                spread = [k for k in (*partial.keywords, *call.keywords) if not k.arg]
+                made = ast.Call(func=method, args=[*partial.args[1:], *call.args],
+                                keywords=[*keywords.values(), *spread])
+            else:  # rebound: which partial a call makes is not settled statically
+                made = ast.Call(func=method, args=[ast.copy_location(
+                    ast.Name(id=func.id, ctx=ast.Load()), func)], keywords=[])
+            made = ast.copy_location(made, call)
+            if id(call) in state.repeated:
+                state.repeated.add(id(made))
+            out.append((made, guard))
+        return out
 
     def call_position(self, call: ast.Call) -> tuple[int, int]:
         func = call.func
