@@ -114,3 +114,43 @@ def test_a_braced_initialiser_of_two_strings_is_no_symbol() -> None:
     source = b'constexpr std::array<std::string_view, 2> kBoth{"a.b", "c.d"};\n'
     facts = extract_cpp_facts("packs/XNative.cpp", source)
     assert not [f for f in facts if f.kind == FactKind.CONSTEXPR_STRING]
+
+
+CONDITIONAL = """
+def build_k(spec, *, arch):
+    b = IRBuilder("k")
+    x = b.param("x_ptr", PtrType(F16))
+    bias = b.param("bias_ptr", PtrType(F16)) if spec.bias else None
+    sink = spec.sinks and b.param("sink_ptr", PtrType(F32))
+    alt = spec.fixed or b.param("alt", I32)
+    n = b.param("n", I32) if spec.wide else b.param("m", I32)
+    return b.finish()
+"""
+
+
+def test_a_b_param_in_a_conditional_expression_carries_its_condition() -> None:
+    facts = extract_python_facts("kernels/k.py", CONDITIONAL.encode(), package="kernels")
+    guards = {f.data["param"]: f.data["guard"] for f in facts if f.kind == FactKind.PARAM}
+    assert guards == {"x_ptr": "always", "bias_ptr": "spec.bias", "sink_ptr": "spec.sinks",
+                      "alt": "not (spec.fixed)", "n": "spec.wide", "m": "not (spec.wide)"}
+
+
+def test_the_ternary_guard_is_the_if_statement_guard() -> None:
+    ternary = """
+    def build_k(spec, *, arch):
+        b = IRBuilder("k")
+        bias = b.param("bias_ptr", PtrType(F16)) if spec.bias else None
+    """
+    statement = """
+    def build_k(spec, *, arch):
+        b = IRBuilder("k")
+        bias = None
+        if spec.bias:
+            bias = b.param("bias_ptr", PtrType(F16))
+    """
+    def guards(src: str) -> list[tuple[str, str]]:
+        facts = extract_python_facts("kernels/k.py", textwrap.dedent(src).encode(),
+                                     package="kernels")
+        return [(f.data["param"], f.data["guard"]) for f in facts if f.kind == FactKind.PARAM]
+
+    assert guards(ternary) == guards(statement) == [("bias_ptr", "spec.bias")]
