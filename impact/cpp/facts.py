@@ -363,7 +363,7 @@ class _Walker:
             name = self.text(name_node)
             self.declared(scope, name, node)
             if "constexpr" in specifiers and value is not None and not node.has_error:
-                string = self.string_value(value)
+                string = self.string_value(_braced_single(value))
                 if string is not None and _is_string_type(type_text, declarator):
                     self.constants[name] = string
                     self.facts.append(
@@ -537,3 +537,14 @@ def _isfunction_declarator(node: tree_sitter.Node | None) -> bool:
             return True
         node = node.child_by_field_name("declarator")
     return False
+
+
+def _braced_single(value: tree_sitter.Node) -> tree_sitter.Node:
+    """The one element of a braced or parenthesised initialiser (`std::string_view
+    kName{"a.b"}` and `kName("a.b")` hold the string `kName = "a.b"` does); `value`
+    itself otherwise."""
+    if value.type in ("initializer_list", "argument_list") and value.named_child_count == 1:
+        only = value.named_children[0]
+        if only.type not in ("comment",):
+            return only
+    return value

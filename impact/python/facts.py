@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,16 +121,47 @@ class _FunctionState:
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def _collect(node: ast.AST, state: _FunctionState, guard: str) -> None:
+def _and(guard: str, cond: str) -> str:
+    return cond if guard == "always" else f"{guard} and {cond}"
+
+
+def _branches(node: ast.AST, guard: str,
+              text: Callable[[ast.AST], str]) -> list[tuple[ast.AST, str]] | None:
+    """The parts of a conditional expression with the guard each runs under (`x if c else
+    y`: c always, x under c, y under not c; `a and b`: b under a; `a or b`: b under not a),
+    so a `b.param` written in one is as conditional as under an `if`; None for any other
+    node."""
+    if isinstance(node, ast.IfExp):
+        cond = text(node.test)
+        return [(node.test, guard), (node.body, _and(guard, cond)),
+                (node.orelse, _and(guard, f"not ({cond})"))]
+    if isinstance(node, ast.BoolOp):
+        out, held = [(node.values[0], guard)], guard
+        for before, value in zip(node.values, node.values[1:], strict=False):
+            cond = text(before)
+            held = _and(held, cond if isinstance(node.op, ast.And) else f"not ({cond})")
+            out.append((value, held))
+        return out
+    return None
+
+
+def _collect(node: ast.AST, state: _FunctionState, guard: str,
+             text: Callable[[ast.AST], str] | None = None) -> None:
     """Calls, call-bound names and reads of one piece of a function, not entering nested
     defs or classes. A read is a name or dotted name loaded, and (as libcst's expression
-    contexts counted them) a name an import or a `global`/`nonlocal` statement spells."""
-    stack = [(node, False)]
+    contexts counted them) a name an import or a `global`/`nonlocal` statement spells.
+    With `text` (a node's source), a call inside a conditional expression carries the
+    condition it runs under in its guard."""
+    stack = [(node, False, guard)]
     while stack:
-        current, repeated = stack.pop()
+        current, repeated, guard = stack.pop()
         if isinstance(current, _SCOPES):
             continue
         repeated = repeated or isinstance(current, _COMPREHENSIONS)
+        parts = _branches(current, guard, text) if text is not None else None
+        if parts is not None:
+            stack.extend((part, repeated, held) for part, held in reversed(parts))
+            continue
         if isinstance(current, ast.Call):
             state.calls.append((current, guard))
             if repeated:
@@ -159,7 +190,8 @@ def _collect(node: ast.AST, state: _FunctionState, guard: str) -> None:
             state.reads.update(alias.name for alias in current.names if alias.name != "*")
         elif isinstance(current, (ast.Global, ast.Nonlocal)):
             state.reads.update(current.names)
-        stack.extend((child, repeated) for child in reversed(list(ast.iter_child_nodes(current))))
+        stack.extend((child, repeated, guard)
+                     for child in reversed(list(ast.iter_child_nodes(current))))
 
 
 def _prefixes(dotted: str) -> list[str]:
@@ -246,7 +278,7 @@ class _Extractor:
 
     def scan(self, node: ast.AST | None, guard: list[str], func: _FunctionState | None) -> None:
         if node is not None and func is not None:
-            _collect(node, func, _join_guard(guard))
+            _collect(node, func, _join_guard(guard), self.text)
 
     def suite(self, body: list[ast.stmt], qual, scope, guard, func) -> None:
         self.block(body, qual, scope, guard, func)
@@ -473,7 +505,7 @@ class _Extractor:
 
     def function_facts(self, state: _FunctionState, line: int) -> None:
         self.facts.append(Fact(READS, state.name, line, {"names": sorted(state.reads)}))
-        calls = sorted(state.calls, key=lambda item: self.call_position(item[0]))
+        calls = sorted(self.through_partials(state), key=lambda item: self.call_position(item[0]))
         params: list[tuple[ast.Call, str, str | None]] = []
         for call, guard in calls:
             if id(call) in state.repeated:
@@ -511,6 +543,47 @@ class _Extractor:
                 elif self.on_root(call, modules, "KernelModule", ("add",)):
                     kernels.append(self.added_kernel(call, guard))
             self.facts.append(Fact(KERNEL_MODULE, state.name, line, {"kernels": kernels}))
+
+    _PARTIAL = frozenset({"partial", "functools.partial"})
+
+    def through_partials(self, state: _FunctionState) -> list[tuple[ast.Call, str]]:
+        """The function's calls, each call of a local bound once to
+        `functools.partial(b.param, ...)` read as the `b.param` call it makes (the partial's
+        arguments first, the call's keywords over the partial's). A local bound to such a
+        partial more than once keeps its calls as they are, made unplaceable: each is a
+        `b.param` whose name is not a literal, so it reads as a `param-unread` fact."""
+        partials: dict[str, ast.Call] = {}
+        for var, bound in state.bound.items():
+            if (dotted_name(bound.func) in self._PARTIAL and bound.args
+                    and isinstance(bound.args[0], ast.Attribute)
+                    and bound.args[0].attr == "param"
+                    and isinstance(bound.args[0].value, ast.Name)):
+                partials[var] = bound
+        if not partials:
+            return list(state.calls)
+        out = []
+        for call, guard in state.calls:
+            func = call.func
+            partial = partials.get(func.id) if isinstance(func, ast.Name) else None
+            if partial is None:
+                out.append((call, guard))
+                continue
+            method = ast.copy_location(
+                ast.Attribute(value=partial.args[0].value, attr="param", ctx=ast.Load()), func)
+            if state.stores.get(func.id) == 1:
+                keywords = {k.arg: k for k in partial.keywords if k.arg}
+                keywords.update({k.arg: k for k in call.keywords if k.arg})
+                spread = [k for k in (*partial.keywords, *call.keywords) if not k.arg]
+                made = ast.Call(func=method, args=[*partial.args[1:], *call.args],
+                                keywords=[*keywords.values(), *spread])
+            else:  # rebound: which partial a call makes is not settled statically
+                made = ast.Call(func=method, args=[ast.copy_location(
+                    ast.Name(id=func.id, ctx=ast.Load()), func)], keywords=[])
+            made = ast.copy_location(made, call)
+            if id(call) in state.repeated:
+                state.repeated.add(id(made))
+            out.append((made, guard))
+        return out
 
     def call_position(self, call: ast.Call) -> tuple[int, int]:
         func = call.func
