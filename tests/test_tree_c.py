@@ -89,9 +89,6 @@ def outcome(doc: dict, case: b.Case, view: str = "head",
 # -- expected failures today, each with the answer the tool gives ---------------------------
 # Filled from running this module against the readers as they are; see the closing report.
 XFAIL_BASE_HEAD: dict[str, str] = {
-    # No check compares a pack's getIntMetadata field names with the KMD's fields (the
-    # metadata reads are facts no check reads yet; the survey branch owns that reader).
-    "conv KMD field renamed while the pack reads the old name": "reads NEEDS-DEVICE gfx950",
     # A *_signature SignatureBuilder is paired with no copy, so one edited alone is compared
     # with nothing (builder vs its own signature: the survey branch's area).
     "rope_signature drops an entry alone": "reads NEEDS-DEVICE gfx950",
