@@ -16,74 +16,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Build
-from dulwich import porcelain
 from harness import report, verdict
+from tree_table import Table, named_both_sides, races_only
+from tree_table import params as _params
 
-from impact.fixtures import BuiltRepository, Change, Scenario
 from impact.fixtures import scenarios_c as b
-from impact.fixtures.tree import tree_files
 
-TREE = tree_files(b.TREE)
 BY_NAME = {case.name: case for case in b.CASES}
-
-
-def _repo(build, head: tuple, *, target: tuple = ()) -> BuiltRepository:
-    return build(Scenario(base=TREE, head=(Change("head", edits=head),),
-                          target=(Change("target", edits=target),) if target else ()))
-
-
-def worktree_report(build, edits: tuple, *, staged: bool) -> dict:
-    repo = build(Scenario(base=TREE), checkout=True)
-    files = dict(TREE)
-    for edit in edits:
-        edit(files)
-    changed = [p for p, data in files.items() if TREE.get(p) != data]
-    assert changed
-    for path in changed:
-        Path(repo.path, path).write_bytes(files[path])
-    if staged:
-        porcelain.add(str(repo.path), [str(Path(repo.path, p)) for p in changed])
-    return report(repo, worktree=True)
-
-
-def mismatch_subjects(doc: dict) -> set[str]:
-    return {r["subject"] for r in doc["rows"] if r["status"] == "mismatch"}
+TABLE = Table(b)
+_repo, worktree_report, outcome = TABLE.repo, TABLE.worktree_report, TABLE.outcome
 
 
 @pytest.fixture(scope="session")
 def false_alarms(tmp_path_factory) -> set[str]:
-    """Subjects a change that touches no contract reports as mismatched.  The tree is
-    consistent, so each is a false alarm; a BREAKS that only charges one of them to a
-    change (because the change touched its lines) is right for the wrong reason."""
-    build = Build(tmp_path_factory.mktemp("noop"))
-    repo = build(Scenario(base=TREE, head=(Change("noop", edits=b.CMAKE_COMMENT),)))
-    return mismatch_subjects(report(repo))
-
-
-def named_both_sides(doc: dict, view: str, files: tuple[str, ...],
-                     ignore: set[str] = frozenset()) -> bool:
-    """A mismatch charged to the change, in `view`, naming every file in `files` with a line
-    (rows on a subject in `ignore` do not count)."""
-    for row in doc["rows"]:
-        if row["view"] != view or row["status"] != "mismatch" or row["preexisting"]:
-            continue
-        if row["subject"] in ignore:
-            continue
-        named = {s["file"] for s in row["sides"] if isinstance(s.get("line"), int)}
-        if set(files) <= named:
-            return True
-    return False
-
-
-def outcome(doc: dict, case: b.Case, view: str = "head",
-            ignore: set[str] = frozenset()) -> str:
-    """What the report says, in the words a table cell needs."""
-    said = verdict(doc)
-    if case.expect == b.BREAKS and said == b.BREAKS and not named_both_sides(
-            doc, view, case.sides, ignore):
-        return "BREAKS without both sides as file:line"
-    return said
+    return TABLE.false_alarms(tmp_path_factory)
 
 
 # -- expected failures today, each with the answer the tool gives ---------------------------
@@ -93,25 +39,8 @@ XFAIL_BASE_HEAD: dict[str, str] = {
     # with nothing (builder vs its own signature: the survey branch's area).
     "rope_signature drops an entry alone": "reads NEEDS-DEVICE gfx950",
 }
-# With an unrelated target commit the merged view reads as the head view does.
-XFAIL_TARGET: dict[str, str] = {
-    name: reason for name, reason in XFAIL_BASE_HEAD.items()
-    if name in {c.name for c in b.CASES if c.race}}
+XFAIL_TARGET: dict[str, str] = races_only(XFAIL_BASE_HEAD, b.CASES)
 XFAIL_WORKTREE: dict[str, str] = dict(XFAIL_TARGET)
-
-
-def _params(cases, xfails: dict[str, str], *extra) -> list:
-    out = []
-    for case in cases:
-        for more in extra or ((),):
-            marks = ()
-            key = case.name if not more else f"{case.name} [{more[0]}]"
-            reason = xfails.get(key, xfails.get(case.name))
-            if reason:
-                marks = (pytest.mark.xfail(strict=True, reason=reason),)
-            out.append(pytest.param(case, *more, marks=marks,
-                                    id=case.name if not more else f"{case.name}-{more[0]}"))
-    return out
 
 
 RACES = [c for c in b.CASES if c.race]
@@ -175,7 +104,7 @@ SHIPPED = 14  # 4 conv + 4 norm + 3 softmax + 3 rope
 
 def test_tree_c_packer_builds_every_variant(tmp_path) -> None:
     root = tmp_path / "tree"
-    for path, data in TREE.items():
+    for path, data in TABLE.files.items():
         Path(root, path).parent.mkdir(parents=True, exist_ok=True)
         Path(root, path).write_bytes(data)
     hkp = root / b.HKP
@@ -192,10 +121,10 @@ def test_tree_c_packer_builds_every_variant(tmp_path) -> None:
 
 @pytest.mark.parametrize("case", b.CASES, ids=[c.name for c in b.CASES])
 def test_every_edit_applies_and_changes_something(case: b.Case) -> None:
-    files = dict(TREE)
+    files = dict(TABLE.files)
     for edit in case.head:
         edit(files)
-    assert files != TREE
+    assert files != TABLE.files
 
 
 _IR = """
@@ -214,7 +143,7 @@ print(json.dumps(out))
 
 def shipped_ir(tmp_path: Path, edits: tuple) -> dict[str, str]:
     """IR digest of every shipped variant, built by the tree's own producer."""
-    files = dict(TREE)
+    files = dict(TABLE.files)
     for edit in edits:
         edit(files)
     root = tmp_path / f"tree{len(list(tmp_path.iterdir()))}"

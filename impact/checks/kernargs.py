@@ -244,14 +244,12 @@ def _unpaired_copies(graph: SymbolGraph, prefer: Mapping[str, str]) -> dict[str,
         if arglist.pairing.builder is None:
             found[arglist.subject] = _Unpaired(
                 arglist.subject, _Copy.LIST, arglist.path, arglist.line, arglist.name,
-                arglist.pairing.how, (tuple((e.kind, e.size, e.name) for e in arglist.entries),
-                                      arglist.dynamic))
+                arglist.pairing.how, arglist.shape)
     for call in graph.kernels.launch_calls(prefer):
         if call.pairing.builder is None:
             found[call.subject] = _Unpaired(
                 call.subject, _Copy.LAUNCH, call.path, call.line, call.receiver,
-                call.pairing.how, (call.arguments, tuple((a.name, a.kind, a.size)
-                                                         for a in call.kernel_arguments)))
+                call.pairing.how, call.shape)
     return found
 
 
@@ -516,8 +514,8 @@ class KernargsCheck(Check):
                 continue
             if old.path in touched or old.builder.path in touched:
                 still = new_lists[subject]
-                list_changed = tuple((e.kind, e.size, e.name) for e in still.entries) != tuple(
-                    (e.kind, e.size, e.name) for e in old.entries) or still.dynamic != old.dynamic
+                list_changed = still.shape != (
+                    tuple((e.kind, e.size, e.name) for e in old.entries), old.dynamic)
                 yield self._make(scope, old, Status.CHANGED, Reason.RESTATED_BUILDER_GONE,
                                  {}, [], (list_changed, True), compared=False)
         yield from self._unpaired(scope, old_graph, new_graph, prefer,

@@ -27,14 +27,6 @@ class _Problem:
     hops: list[Hop] = field(default_factory=list)
 
 
-def _launch_own(call: LaunchCall) -> tuple[Any, ...]:
-    return (call.arguments, tuple((a.name, a.kind, a.size) for a in call.kernel_arguments))
-
-
-def _list_own(arglist: ArgList) -> tuple[Any, ...]:
-    return (tuple((e.kind, e.size, e.name) for e in arglist.entries), arglist.dynamic)
-
-
 def _problem(call: LaunchCall, arglist: ArgList) -> _Problem | None:
     """The first disagreement of the launch() with the list: count, then each argument's
     name (one the list declares at another position is misplaced), then its kind and size
@@ -123,8 +115,8 @@ class PackLaunchCheck(Check):
                 continue
             before_call, before_list = old_calls.get(call.subject), old_lists.get(
                 arglist.subject)
-            call_changed = before_call is None or _launch_own(before_call) != _launch_own(call)
-            list_changed = before_list is None or _list_own(before_list) != _list_own(arglist)
+            call_changed = before_call is None or before_call.shape != call.shape
+            list_changed = before_list is None or before_list.shape != arglist.shape
             sides = (Side(call.path, call.line, view,
                           Role.CHANGED if call_changed else Role.COUNTERPART, call.receiver),
                      Side(arglist.path, arglist.line, view,

@@ -135,6 +135,12 @@ class ArgList:
     def subject(self) -> str:
         return f"{self.path}:{self.name}"
 
+    @property
+    def shape(self) -> tuple[Any, ...]:
+        """What the list restates (each entry's kind, size and name; whether it is built at
+        run time): equal shapes mean the copy did not move."""
+        return tuple((e.kind, e.size, e.name) for e in self.entries), self.dynamic
+
 
 @dataclass(frozen=True)
 class LaunchArgument:
@@ -169,6 +175,12 @@ class LaunchCall:
     @property
     def subject(self) -> str:
         return f"{self.path}:{self.name}"
+
+    @property
+    def shape(self) -> tuple[Any, ...]:
+        """What the call passes (its arguments' texts, names, kinds and sizes): equal
+        shapes mean the copy did not move."""
+        return self.arguments, tuple((a.name, a.kind, a.size) for a in self.kernel_arguments)
 
 
 @dataclass(frozen=True)
