@@ -63,3 +63,14 @@ def test_the_kmd_is_found_by_family_name_without_a_ued() -> None:
     doc = _doc(replace(P950, '"block_m";', '"block_m_tile";'), base={P950: MATCHER, KMD: kmd()})
     (row,) = _mismatches(doc)
     assert json.dumps(row["details"]).count("block_m_tile")
+
+
+def test_a_new_read_whose_field_cannot_be_settled_reads_changed_never_inert() -> None:
+    # The field comes from a struct member: nothing in the file says which field it is.
+    doc = _doc(replace(P950, "           && integerMetadata(kernel, BLOCK_M_FIELD).has_value();",
+                       "           && integerMetadata(kernel, BLOCK_M_FIELD).has_value()\n"
+                       "           && kernel.getIntMetadata(problem.extraField) > 0;"))
+    rows = [r for r in doc["rows"] if r["contract"] == "metadata-field"
+            and r["status"] == "changed"]
+    assert [r["details"]["construct"] for r in rows] == ["problem.extraField"]
+    assert verdict(doc) not in ("NONE", "N/A")
